@@ -1,0 +1,180 @@
+/**
+ * @file heap.h
+ * @brief Heaps: sub-allocators over a type's pool.
+ *
+ * A heap manages offsets inside its own range of a type's pool (like VMA's
+ * virtual blocks); only the type's backend turns an offset into a pointer (host
+ * placements) or a device handle. Three kinds:
+ *  - GENERAL: O(1) allocate/free with coalescing (TLSF), any power-of-two
+ *    alignment.
+ *  - LINEAR: bump allocation for per-step scratch; tmem_heap_reset() frees all.
+ *    With TMEM_HEAP_RING it wraps around, freeing in FIFO order.
+ *  - PLACEMENT: the caller gives the offset (the planner's output); checked
+ *    against bounds and, in debug contexts, against live non-aliasable
+ *    allocations.
+ *
+ * @par Aliasing
+ * An allocation marked aliasable (TMEM_ALLOC_ALIASABLE at creation, or later
+ * tmem_heap_make_aliasable(), Metal's makeAliasable) gives its bytes back for
+ * reuse while it stays "live" for its owner. In a debug context, aliased and
+ * freed bytes are poisoned (0xDD) and tmem_heap_check_alias() reports whether
+ * an aliased allocation's bytes were overwritten by a later one.
+ *
+ * @par Purgeable state
+ * NON_VOLATILE (normal), VOLATILE (the OS may drop the contents under
+ * pressure; the context purges it first when a budget is hit), EMPTY (dropped
+ * now). Going back to NON_VOLATILE reports whether contents were lost.
+ *
+ * @par Threads
+ * A heap is externally synchronized: one thread at a time per heap, unless
+ * created with TMEM_HEAP_THREAD_SAFE (a lock per heap). Different heaps may be
+ * used from different threads freely; budgets are shared safely.
+ */
+#ifndef TYPEDMEM_HEAP_H
+#define TYPEDMEM_HEAP_H
+
+#include "context.h"
+
+TMEM_EXTERN_C_BEGIN
+
+typedef struct tmem_heap tmem_heap;
+
+typedef enum tmem_heap_kind {
+    TMEM_HEAP_GENERAL = 0,
+    TMEM_HEAP_LINEAR,
+    TMEM_HEAP_PLACEMENT
+} tmem_heap_kind;
+
+typedef enum tmem_heap_flag {
+    TMEM_HEAP_RING = 1u << 0,        /**< LINEAR only: wrap around, free FIFO */
+    TMEM_HEAP_THREAD_SAFE = 1u << 1, /**< internal lock */
+    TMEM_HEAP_COMMIT_ALL = 1u << 2,  /**< commit the whole size at creation */
+} tmem_heap_flag;
+
+/** @brief Describes a heap. Zeroed = defaults. */
+typedef struct tmem_heap_desc {
+    tmem_heap_kind kind;
+    tmem_type *type;      /**< required: the pool it sub-allocates from */
+    tmem_role role;       /**< default role charged for its allocations */
+    uint64_t size;        /**< bytes of the pool's range it manages; required */
+    uint32_t flags;       /**< tmem_heap_flag bits */
+    const char *name;     /**< for reports; copied; may be NULL */
+} tmem_heap_desc;
+
+typedef enum tmem_alloc_flag {
+    TMEM_ALLOC_ALIASABLE = 1u << 0, /**< bytes may be reused by later allocations */
+    TMEM_ALLOC_ZERO = 1u << 1,      /**< zero the bytes (host placements) */
+} tmem_alloc_flag;
+
+/** @brief Describes one allocation. Zeroed = defaults (alignment 16, heap's role). */
+typedef struct tmem_alloc_desc {
+    uint64_t size;        /**< bytes, > 0 */
+    uint64_t alignment;   /**< power of two; 0 = 16 */
+    uint64_t offset;      /**< PLACEMENT heaps only: where to place it */
+    uint32_t flags;       /**< tmem_alloc_flag bits */
+    int32_t role;         /**< tmem_role, or -1 for the heap's role */
+    const char *name;     /**< for traces/reports; not copied beyond 31 bytes */
+} tmem_alloc_desc;
+
+/** @brief Where an allocation landed. */
+typedef struct tmem_alloc_info {
+    uint64_t offset;      /**< within the heap; TMEM_OFFSET_NONE on failure */
+    uint64_t size;        /**< the size asked for */
+    void *ptr;            /**< host address, NULL for device placements or failure */
+} tmem_alloc_info;
+
+/** @brief Size and alignment an allocation of `size` needs in this type
+ *  before anything is allocated (Metal's heapBufferSizeAndAlign): size rounded
+ *  to the heap granule, alignment at least the requested one. */
+typedef struct tmem_size_align {
+    uint64_t size;
+    uint64_t alignment;
+} tmem_size_align;
+
+typedef enum tmem_purgeable {
+    TMEM_PURGEABLE_KEEP_CURRENT = 0, /**< query only */
+    TMEM_PURGEABLE_NON_VOLATILE,
+    TMEM_PURGEABLE_VOLATILE,
+    TMEM_PURGEABLE_EMPTY
+} tmem_purgeable;
+
+/** @brief Read-back of a heap. */
+typedef struct tmem_heap_info {
+    tmem_heap_kind kind;
+    uint64_t size;
+    uint64_t used;            /**< bytes in live non-aliased allocations */
+    uint64_t committed;
+    uint64_t peak_used;
+    uint64_t largest_free;    /**< largest allocation that would succeed now */
+    uint64_t live_count;
+    tmem_purgeable purgeable;
+} tmem_heap_info;
+
+/** @brief Size and alignment query for `type` (no heap needed).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW */
+TMEM_API TMEM_NODISCARD tmem_status tmem_type_size_and_align(const tmem_type *type, uint64_t size, uint64_t alignment, tmem_size_align *out);
+
+/** @brief Create a heap over `desc->type`'s pool.
+ *  @param[out] out  NULL on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (pool reserve exhausted)
+ *          | TMEM_E_BUDGET (COMMIT_ALL over budget) | TMEM_E_NO_MEMORY */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem_heap **out);
+
+/** @brief Destroy a heap; live allocations are released with it. NULL is a no-op. */
+TMEM_API void tmem_heap_destroy(tmem_heap *heap);
+
+/** @brief Allocate host memory (the fast path): GENERAL and LINEAR heaps.
+ *  @param[out] out  NULL on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (size 0, PLACEMENT heap, device type)
+ *          | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW | TMEM_E_FULL | TMEM_E_BUDGET
+ *          | TMEM_E_NO_MEMORY */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, void **out);
+
+/** @brief Free a pointer from tmem_heap_alloc / tmem_heap_alloc_ex.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_FOREIGN (not from this
+ *          heap) | TMEM_E_DOUBLE_FREE */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free(tmem_heap *heap, void *ptr);
+
+/** @brief Allocate with a full description (offset, flags, role, name).
+ *  @return as tmem_heap_alloc, plus TMEM_E_OVERLAP (PLACEMENT: range overlaps a
+ *          live non-aliasable allocation) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tmem_alloc_info *out);
+
+/** @brief Free by offset (any heap kind, device placements too).
+ *  @return TMEM_OK | TMEM_E_FOREIGN | TMEM_E_DOUBLE_FREE | TMEM_E_INVALID_ARG */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset);
+
+/** @brief Mark a live allocation aliasable: its bytes may be reused by later
+ *  allocations; it must still be freed. @return TMEM_OK | TMEM_E_FOREIGN |
+ *  TMEM_E_DOUBLE_FREE */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_make_aliasable(tmem_heap *heap, uint64_t offset);
+
+/** @brief Debug contexts: TMEM_OK if the aliasable allocation at `offset` was
+ *  not reused, TMEM_E_OVERLAP if a later allocation took (some of) its bytes —
+ *  reading it now is a use-after-alias. TMEM_E_UNSUPPORTED without DEBUG. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_check_alias(tmem_heap *heap, uint64_t offset);
+
+/** @brief Free everything (LINEAR: rewind; others: free all live allocations).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_reset(tmem_heap *heap);
+
+/** @brief Set the purgeable state and read the old one.
+ *  @param[out] old_state may be NULL.
+ *  @param[out] lost  may be NULL; when moving to NON_VOLATILE, true if the
+ *               contents were dropped since the heap became VOLATILE.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (device) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state, tmem_purgeable *old_state, bool *lost);
+
+/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_get_info(const tmem_heap *heap, tmem_heap_info *out);
+
+/** @brief Host pointer for an offset (NULL for device placements or out of range). */
+TMEM_API void *tmem_heap_ptr(const tmem_heap *heap, uint64_t offset);
+
+/** @brief Walk the heap's metadata and verify invariants (slow).
+ *  @return TMEM_OK | TMEM_E_CORRUPT */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_check(const tmem_heap *heap);
+
+TMEM_EXTERN_C_END
+
+#endif /* TYPEDMEM_HEAP_H */

@@ -1,0 +1,75 @@
+/**
+ * @file system.h
+ * @brief What the OS says about this process and machine: footprint, limits,
+ *        features. Read-only queries; no context needed.
+ */
+#ifndef TYPEDMEM_SYSTEM_H
+#define TYPEDMEM_SYSTEM_H
+
+#include "status.h"
+
+TMEM_EXTERN_C_BEGIN
+
+/** @brief The process's memory as the OS accounts it, in bytes
+ *  (Linux: /proc/self/smaps_rollup). Private_Dirty is what counts against a
+ *  phone's per-app limit; clean file-backed pages can be dropped and re-read. */
+typedef struct tmem_footprint {
+    uint64_t rss;
+    uint64_t private_dirty;
+    uint64_t private_clean;
+    uint64_t shared_clean;
+    uint64_t shared_dirty;
+    uint64_t anonymous;
+    uint64_t swap;
+} tmem_footprint;
+
+/** @brief Memory limits that apply to this process. 0 means "none found". */
+typedef struct tmem_system_limits {
+    uint64_t cgroup_max;    /**< cgroup v2 memory.max ("max" reads as 0). */
+    uint64_t cgroup_high;   /**< cgroup v2 memory.high ("max" reads as 0). */
+    uint64_t cgroup_current;/**< cgroup v2 memory.current. */
+    uint64_t mem_total;     /**< /proc/meminfo MemTotal. */
+    uint64_t mem_available; /**< /proc/meminfo MemAvailable. */
+    uint64_t effective;     /**< The limit typedmem would use as a default
+                                 budget: min(cgroup_max, cgroup_high) if any,
+                                 else mem_available. */
+} tmem_system_limits;
+
+/** @brief Features the OS layer found at run time. */
+typedef struct tmem_system_info {
+    uint64_t page_size;
+    uint64_t huge_page_size;     /**< Default hugetlb page size; 0 if unknown. */
+    uint64_t huge_pages_free;    /**< Free hugetlb pages (HugePages_Free). */
+    bool memfd;                  /**< memfd_create works. */
+    bool memfd_seals;            /**< F_ADD_SEALS works on a memfd. */
+    bool seal_future_write;      /**< F_SEAL_FUTURE_WRITE is accepted. */
+    bool thp;                    /**< Transparent huge pages can be advised. */
+    bool madv_free;              /**< MADV_FREE accepted. */
+    bool madv_cold;              /**< MADV_COLD accepted. */
+    bool madv_pageout;           /**< MADV_PAGEOUT accepted. */
+    bool psi;                    /**< /proc/pressure/memory is readable. */
+    bool cgroup_v2;              /**< This process sits in a cgroup v2 with a memory controller. */
+} tmem_system_info;
+
+/** @brief Read this process's footprint.
+ *  @param[out] out  Zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (out NULL) | TMEM_E_UNSUPPORTED (no
+ *          smaps_rollup) | TMEM_E_IO
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_footprint_read(tmem_footprint *out);
+
+/** @brief Discover the memory limits that apply to this process.
+ *  @param[out] out  Zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED | TMEM_E_IO
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_system_limits_read(tmem_system_limits *out);
+
+/** @brief Probe OS features (memfd, seals, huge pages, madvise kinds, PSI).
+ *  Probing creates and destroys a tiny memfd and mapping.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_system_info_read(tmem_system_info *out);
+
+TMEM_EXTERN_C_END
+
+#endif /* TYPEDMEM_SYSTEM_H */

@@ -1,0 +1,14 @@
+/**
+ * @file typedmem.h
+ * @brief Umbrella header: include this to get the whole public API.
+ */
+#ifndef TYPEDMEM_H
+#define TYPEDMEM_H
+
+#include "common.h"
+#include "status.h"
+#include "system.h"
+#include "context.h"
+#include "heap.h"
+
+#endif /* TYPEDMEM_H */

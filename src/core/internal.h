@@ -1,0 +1,122 @@
+/*
+ * Internal contract between the layers above the OS: core <-> heap <-> trace
+ * <-> surface/kv/model. Nothing here is public; names are tmem__<module>_*.
+ *
+ * Groups follow the file that defines them (mimalloc's internal.h habit).
+ */
+#ifndef TMEM_CORE_INTERNAL_H
+#define TMEM_CORE_INTERNAL_H
+
+#include "typedmem/context.h"
+#include "typedmem/heap.h"
+
+/* ---- assertions (internal.h) ----
+ * TMEM_DEBUG 0: none; 1: tmem__assert; 2: + tmem__assert_internal;
+ * 3: + tmem__assert_expensive (whole-structure walks). Asserts are for
+ * internal invariants only, never for caller input. */
+#ifndef TMEM_DEBUG
+#define TMEM_DEBUG 0
+#endif
+void tmem__assert_fail(const char *expr, const char *file, int line);
+#if TMEM_DEBUG >= 1
+#define tmem__assert(e) ((e) ? (void)0 : tmem__assert_fail(#e, __FILE__, __LINE__))
+#else
+#define tmem__assert(e) ((void)0)
+#endif
+#if TMEM_DEBUG >= 2
+#define tmem__assert_internal(e) tmem__assert(e)
+#else
+#define tmem__assert_internal(e) ((void)0)
+#endif
+#if TMEM_DEBUG >= 3
+#define tmem__assert_expensive(e) tmem__assert(e)
+#else
+#define tmem__assert_expensive(e) ((void)0)
+#endif
+/* Defensive checks kept in release builds (SQLite's ALWAYS/NEVER). */
+#define TMEM_ALWAYS(x) (x)
+#define TMEM_NEVER(x) (x)
+
+/* Every internal error starts here: one place to break on (status.c). */
+tmem_status tmem__err(tmem_status code);
+
+/* Overflow-checked arithmetic; return true on overflow. */
+static inline bool tmem__add_overflow(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_add_overflow(a, b, r); }
+static inline bool tmem__mul_overflow(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_mul_overflow(a, b, r); }
+static inline bool tmem__is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+/* Round up to a power-of-two alignment; false on overflow. */
+static inline bool tmem__align_up(uint64_t x, uint64_t align, uint64_t *r) {
+    uint64_t t;
+    if (tmem__add_overflow(x, align - 1, &t)) return false;
+    *r = t & ~(align - 1);
+    return true;
+}
+
+/* ---- context (context.c) ---- */
+/* Metadata allocation through the context's allocator. */
+void *tmem__malloc(tmem_context *ctx, size_t size);
+void *tmem__calloc(tmem_context *ctx, size_t count, size_t size);
+void tmem__free(tmem_context *ctx, void *ptr, size_t size);
+/* The context's lock (a plain mutex); used for registries and budgets. */
+void tmem__context_lock(tmem_context *ctx);
+void tmem__context_unlock(tmem_context *ctx);
+bool tmem__context_debug(const tmem_context *ctx);
+/* Heaps register so the context can purge, check, report and destroy them. */
+tmem_status tmem__context_add_heap(tmem_context *ctx, tmem_heap *heap);
+void tmem__context_remove_heap(tmem_context *ctx, tmem_heap *heap);
+/* Cleanup hooks for objects owned by other layers (surfaces, kv caches,
+ * models): run in reverse order at tmem_context_destroy. */
+typedef void (*tmem__destroy_fn)(void *object);
+tmem_status tmem__context_add_owned(tmem_context *ctx, void *object, tmem__destroy_fn fn);
+void tmem__context_remove_owned(tmem_context *ctx, void *object);
+
+/* ---- types and pools (type.c, pool.c) ---- */
+tmem_context *tmem__type_context(const tmem_type *type);
+uint32_t tmem__type_index(const tmem_type *type);
+tmem_placement tmem__type_placement(const tmem_type *type);
+uint32_t tmem__type_flags(const tmem_type *type);
+/* Take a sub-range of the type's reserved pool for a heap (first fit over the
+ * pool's free ranges). TMEM_E_FULL when the reserve has no room. */
+tmem_status tmem__pool_carve(tmem_type *type, uint64_t size, uint64_t align, uint64_t *out_offset);
+void tmem__pool_uncarve(tmem_type *type, uint64_t offset, uint64_t size);
+/* Commit the pages of [offset, offset+size) not yet committed, charging only
+ * the new bytes to the type and context budgets; runs reclaim steps first if
+ * a budget would be crossed; TMEM_E_BUDGET if still over (nothing changed). */
+tmem_status tmem__pool_commit(tmem_type *type, uint64_t offset, uint64_t size);
+/* Decommit the whole pages inside [offset, offset+size) and uncharge them. */
+void tmem__pool_decommit(tmem_type *type, uint64_t offset, uint64_t size);
+/* Advise the OS on whole committed pages (purgeable heaps): VOLATILE ->
+ * MADV_FREE, EMPTY -> MADV_DONTNEED. Stays committed and charged. */
+tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size, tmem_purgeable state);
+/* Host address for an offset of the pool; NULL for device placements. */
+void *tmem__pool_ptr(const tmem_type *type, uint64_t offset);
+/* Page granule of commits in this pool. */
+uint64_t tmem__pool_granule(const tmem_type *type);
+/* Charge / uncharge bytes that are committed outside a pool (a surface's
+ * memfd, a mapped model file): same budget and reclaim rules as a commit.
+ * `clean` bytes are file-backed and go to the clean counter. */
+tmem_status tmem__type_charge(tmem_type *type, uint64_t bytes, bool clean);
+void tmem__type_uncharge(tmem_type *type, uint64_t bytes, bool clean);
+
+/* ---- accounting (stats.c) ---- */
+/* In-use bytes of live allocations by type and role (not commits). */
+void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes);
+void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes);
+
+/* ---- heaps (heap.c) ---- */
+/* Reclaim: purge this heap if VOLATILE; returns the bytes dropped. */
+uint64_t tmem__heap_purge_volatile(tmem_heap *heap);
+tmem_type *tmem__heap_type(const tmem_heap *heap);
+
+/* ---- trace (trace.c): cheap when off ---- */
+typedef enum tmem__trace_kind {
+    TMEM__TRACE_ALLOC, TMEM__TRACE_FREE, TMEM__TRACE_ALIAS, TMEM__TRACE_PURGE,
+    TMEM__TRACE_COMMIT, TMEM__TRACE_DECOMMIT, TMEM__TRACE_LOCK,
+    TMEM__TRACE_UNLOCK, TMEM__TRACE_EVICT, TMEM__TRACE_BUDGET_DENIED,
+    TMEM__TRACE_PRESSURE, TMEM__TRACE_MARK
+} tmem__trace_kind;
+/* Record an event if tracing is on for ctx (one branch when off). type may
+ * be NULL; role -1 = none; name may be NULL. */
+void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size, uint64_t offset, const char *name);
+
+#endif /* TMEM_CORE_INTERNAL_H */

@@ -1,0 +1,141 @@
+/*
+ * The porting contract: the only functions in typedmem that call the OS.
+ *
+ * Every function returns TMEM_OK or a tmem_status and, on failure, leaves its
+ * outputs at NULL / -1 / 0 and the address space as it was. Addresses and sizes
+ * passed to reserve/commit/decommit/release/advise/lock must be multiples of
+ * tmem__os_page_size() unless stated. Linux is the first implementation
+ * (os_linux*.c); other POSIX systems compile and return TMEM_E_UNSUPPORTED for
+ * what they lack.
+ *
+ * Fault injection (tests): every call below except the pure queries (page
+ * sizes) first asks tmem__os_fault_hit(call); when armed it fails the chosen
+ * call with the chosen errno mapped to a status, without touching the OS.
+ */
+#ifndef TMEM_OS_H
+#define TMEM_OS_H
+
+#include "typedmem/status.h"
+#include "typedmem/system.h"
+
+/* Every OS entry point, for fault injection and call counting. */
+#define TMEM__OS_CALL_LIST(X)                                                  \
+    X(RESERVE) X(RELEASE) X(COMMIT) X(DECOMMIT) X(MAP_ANON) X(UNMAP)           \
+    X(MEMFD_CREATE) X(MEMFD_SEAL) X(FD_SEALS) X(FD_RESIZE) X(MAP_FD)           \
+    X(FILE_OPEN) X(FD_SIZE) X(CLOSE) X(ADVISE) X(LOCK) X(UNLOCK)               \
+    X(RESIDENCY) X(FOOTPRINT) X(LIMITS) X(PRESSURE)
+
+typedef enum tmem__os_call {
+#define TMEM__OS_CALL_ENUM_(n) TMEM__OS_##n,
+    TMEM__OS_CALL_LIST(TMEM__OS_CALL_ENUM_)
+#undef TMEM__OS_CALL_ENUM_
+    TMEM__OS_CALL_COUNT,
+    TMEM__OS_ANY = TMEM__OS_CALL_COUNT /* arm: count every call */
+} tmem__os_call;
+
+/* ---- queries (never fail, never injected) ---- */
+size_t tmem__os_page_size(void);
+size_t tmem__os_huge_page_size(void); /* 0 when unknown */
+
+/* ---- address space ---- */
+enum tmem__os_map_flag {
+    TMEM__OS_MAP_POPULATE = 1u << 0, /* fault pages in now (MAP_POPULATE) */
+    TMEM__OS_MAP_HUGE = 1u << 1,     /* MAP_HUGETLB, falling back to THP advice */
+    TMEM__OS_MAP_LOCKED = 1u << 2,   /* mlock after mapping */
+};
+
+/* Reserve size bytes of address space (PROT_NONE, no commit charge) aligned to
+ * align (power of two >= page size). */
+tmem_status tmem__os_reserve(size_t size, size_t align, void **out);
+/* Give a reserved or mapped range back. */
+tmem_status tmem__os_release(void *addr, size_t size);
+/* Make [addr, addr+size) inside a reservation readable and writable. */
+tmem_status tmem__os_commit(void *addr, size_t size, unsigned map_flags);
+/* Drop the pages and make the range inaccessible again (stays reserved). */
+tmem_status tmem__os_decommit(void *addr, size_t size);
+/* Anonymous private read-write mapping. *used_huge tells whether MAP_HUGETLB
+ * succeeded (may be NULL). */
+tmem_status tmem__os_map_anon(size_t size, unsigned map_flags, void **out, bool *used_huge);
+tmem_status tmem__os_unmap(void *addr, size_t size);
+
+/* ---- memfd and files ---- */
+enum tmem__os_seal {
+    TMEM__OS_SEAL_SEAL = 1u << 0,
+    TMEM__OS_SEAL_SHRINK = 1u << 1,
+    TMEM__OS_SEAL_GROW = 1u << 2,
+    TMEM__OS_SEAL_WRITE = 1u << 3,
+    TMEM__OS_SEAL_FUTURE_WRITE = 1u << 4,
+};
+/* A memfd of size bytes that allows sealing (close-on-exec). */
+tmem_status tmem__os_memfd_create(const char *name, uint64_t size, int *out_fd);
+tmem_status tmem__os_memfd_seal(int fd, unsigned seals);
+tmem_status tmem__os_fd_seals(int fd, unsigned *out_seals);
+tmem_status tmem__os_fd_resize(int fd, uint64_t size);
+/* Map size bytes of fd at offset (page-aligned). writable=false maps
+ * PROT_READ; shared=true maps MAP_SHARED, else MAP_PRIVATE. */
+tmem_status tmem__os_map_fd(int fd, uint64_t offset, size_t size, bool writable, bool shared, void **out);
+/* Open a regular file read-only (close-on-exec) and report its size. */
+tmem_status tmem__os_file_open(const char *path, int *out_fd, uint64_t *out_size);
+tmem_status tmem__os_fd_size(int fd, uint64_t *out_size);
+tmem_status tmem__os_close(int fd);
+
+/* ---- advice, locking, residency ---- */
+typedef enum tmem__os_advice {
+    TMEM__OS_ADVISE_DONTNEED, /* drop now; next touch reads zeros (anon) */
+    TMEM__OS_ADVISE_FREE,     /* drop lazily under pressure (MADV_FREE) */
+    TMEM__OS_ADVISE_WILLNEED,
+    TMEM__OS_ADVISE_COLD,     /* MADV_COLD: deactivate */
+    TMEM__OS_ADVISE_PAGEOUT,  /* MADV_PAGEOUT: reclaim now */
+    TMEM__OS_ADVISE_HUGEPAGE,
+    TMEM__OS_ADVISE_NOHUGEPAGE,
+} tmem__os_advice;
+/* TMEM_E_UNSUPPORTED when the kernel lacks that advice. */
+tmem_status tmem__os_advise(void *addr, size_t size, tmem__os_advice advice);
+tmem_status tmem__os_lock(void *addr, size_t size);
+tmem_status tmem__os_unlock(void *addr, size_t size);
+/* Count resident pages in [addr, addr+size) (mincore). */
+tmem_status tmem__os_residency(void *addr, size_t size, size_t *out_resident_pages);
+
+/* ---- footprint, limits, pressure ---- */
+tmem_status tmem__os_footprint(tmem_footprint *out);
+tmem_status tmem__os_limits(tmem_system_limits *out);
+/* Memory pressure signals: PSI "some avg10" (percent*100) and the cgroup's
+ * memory.events counters. Fields the OS lacks read as 0; TMEM_E_UNSUPPORTED
+ * when neither source exists. */
+typedef struct tmem__os_pressure_info {
+    uint32_t psi_some_avg10_x100;
+    uint32_t psi_full_avg10_x100;
+    uint64_t events_high, events_max, events_oom, events_oom_kill;
+    bool has_psi, has_events;
+} tmem__os_pressure_info;
+tmem_status tmem__os_pressure(tmem__os_pressure_info *out);
+
+/* ---- fault injection and accounting for tests ---- */
+/* Arm: after `countdown` more successful calls of kind `which` (TMEM__OS_ANY
+ * counts all kinds), the next one fails with `err` (an errno value). With
+ * persistent=true every later call of that kind fails too until disarmed.
+ * State is per thread. */
+void tmem__os_fault_arm(tmem__os_call which, uint64_t countdown, bool persistent, int err);
+void tmem__os_fault_disarm(void);
+/* Number of calls made on this thread since the last reset (for sweeps). */
+uint64_t tmem__os_fault_calls(void);
+void tmem__os_fault_reset_count(void);
+/* Did this thread's armed fault fire? */
+bool tmem__os_fault_fired(void);
+/* Benign section: calls inside (hints such as WILLNEED, THP advice) are not
+ * failed by injection, so a sweep does not report harmless paths. Nests. */
+void tmem__os_benign_begin(void);
+void tmem__os_benign_end(void);
+/* Live mappings and fds created through this layer (process-wide, atomic):
+ * leak checks compare before and after. */
+int64_t tmem__os_live_mappings(void);
+int64_t tmem__os_live_fds(void);
+
+/* The hook every injectable call runs first; returns TMEM_OK or the injected
+ * failure. */
+tmem_status tmem__os_fault_hit(tmem__os_call call);
+/* errno -> status: ENOMEM/EAGAIN -> NO_MEMORY, EPERM/EACCES -> PERMISSION,
+ * EINVAL -> INVALID_ARG, ENOSYS/EOPNOTSUPP -> UNSUPPORTED, EIO -> IO, else OS. */
+tmem_status tmem__os_status_from_errno(int err);
+
+#endif /* TMEM_OS_H */

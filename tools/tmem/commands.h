@@ -1,0 +1,17 @@
+/* Subcommands of the tmem command line. Each lives in its own file
+ * (cmd_<name>.c) and returns a process exit code. */
+#ifndef TMEM_TOOL_COMMANDS_H
+#define TMEM_TOOL_COMMANDS_H
+
+typedef int (*tmem_cmd_fn)(int argc, char **argv);
+
+typedef struct tmem_cmd {
+    const char *name;
+    const char *usage;  /* one line */
+    tmem_cmd_fn run;
+} tmem_cmd;
+
+/* Declared here, defined in cmd_<name>.c; registered in main.c. */
+/* (add one declaration per cmd_<name>.c here) */
+
+#endif

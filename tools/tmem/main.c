@@ -1,0 +1,34 @@
+/* tmem: the typedmem command line. Dispatches to cmd_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+#include "typedmem/typedmem.h"
+
+static int cmd_version(int argc, char **argv) {
+    (void)argc; (void)argv;
+    printf("typedmem %d.%d.%d\n", TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH);
+    return 0;
+}
+
+/* One line per subcommand; keep sorted by how often people use them. */
+static const tmem_cmd commands[] = {
+    {"version", "tmem version                       print the library version", cmd_version},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "typedmem %d.%d.%d -- typed memory for on-device inference\n\nusage:\n",
+            TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(f, "  %s\n", commands[i].usage);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tmem: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
