@@ -70,6 +70,14 @@ typedef void (*tmem__destroy_fn)(void *object);
 tmem_status tmem__context_add_owned(tmem_context *ctx, void *object, tmem__destroy_fn fn);
 void tmem__context_remove_owned(tmem_context *ctx, void *object);
 
+/* The trace layer keeps its state in the context (NULL when tracing is off).
+ * Owned by src/trace; the context only stores the pointer and calls
+ * tmem__trace_destroy at context destroy. */
+struct tmem__tracer;
+struct tmem__tracer *tmem__context_tracer(const tmem_context *ctx);
+void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer);
+void tmem__trace_destroy(tmem_context *ctx, struct tmem__tracer *tracer);
+
 /* ---- types and pools (type.c, pool.c) ---- */
 tmem_context *tmem__type_context(const tmem_type *type);
 uint32_t tmem__type_index(const tmem_type *type);

@@ -13,6 +13,7 @@ static int cmd_version(int argc, char **argv) {
 /* One line per subcommand; keep sorted by how often people use them. */
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
+    {"bench", "tmem bench <name> [--json]         benchmarks: ours vs baselines, same run", tmem_cmd_bench},
 };
 
 static void usage(FILE *f) {

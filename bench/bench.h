@@ -1,0 +1,20 @@
+/* Benchmarks run by `tmem bench <name> [--json]`. Each prints ours vs a
+ * baseline measured in the same run, as ratios, plus the command that
+ * reproduces it; returns a process exit code. One file per bench
+ * (bench_<name>.c), registered in tools/tmem/cmd_bench.c. */
+#ifndef TMEM_BENCH_H
+#define TMEM_BENCH_H
+
+#include <stdbool.h>
+
+typedef int (*tmem_bench_fn)(int argc, char **argv, bool json);
+
+typedef struct tmem_bench {
+    const char *name;
+    const char *what;  /* one line */
+    tmem_bench_fn run;
+} tmem_bench;
+
+/* (add one declaration per bench_<name>.c here) */
+
+#endif

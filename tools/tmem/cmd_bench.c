@@ -1,0 +1,30 @@
+/* tmem bench <name> [--json] [options]: dispatch to bench/bench_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+#include "bench.h"
+
+/* One line per bench; the list ends with a NULL name. */
+static const tmem_bench benches[] = {
+    {NULL, NULL, NULL}
+};
+
+static void list(FILE *f) {
+    fprintf(f, "usage: tmem bench <name> [--json] [options]\nbenches:\n");
+    for (const tmem_bench *b = benches; b->name; b++) fprintf(f, "  %-10s %s\n", b->name, b->what);
+}
+
+int tmem_cmd_bench(int argc, char **argv) {
+    if (argc < 2) {
+        list(stderr);
+        return 2;
+    }
+    bool json = false;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--json")) json = true;
+    for (const tmem_bench *b = benches; b->name; b++)
+        if (!strcmp(argv[1], b->name)) return b->run(argc - 1, argv + 1, json);
+    fprintf(stderr, "tmem bench: unknown bench '%s'\n", argv[1]);
+    list(stderr);
+    return 2;
+}
