@@ -12,6 +12,11 @@
 void tmem__os_count_mapping(int delta);
 void tmem__os_count_fd(int delta);
 
+/* ---- locking (os_advise.c) ---- */
+/* mlock's errno as a status: over RLIMIT_MEMLOCK (ENOMEM/EPERM for an
+ * unprivileged process) is TMEM_E_PERMISSION, EAGAIN is TMEM_E_NO_MEMORY. */
+tmem_status tmem__os_lock_errno_status(int err);
+
 /* ---- pure parsers (os_parse.c) ----
  * Each takes text of `len` bytes (not necessarily NUL-terminated, any
  * content), never reads past it, never allocates, and fills its outputs only
@@ -71,5 +76,9 @@ tmem_status tmem__os_meminfo_read(tmem__os_meminfo *out);
 /* The cgroup v2 directory of this process with a memory controller
  * (memory.max readable), into buf. TMEM_E_NOT_FOUND when none. */
 tmem_status tmem__os_cgroup_v2_dir(char *buf, size_t cap);
+
+/* THP is not switched off ("[never]" in
+ * /sys/kernel/mm/transparent_hugepage/enabled). */
+bool tmem__os_thp_enabled(void);
 
 #endif /* TMEM_OS_INTERNAL_H */
