@@ -127,4 +127,9 @@ typedef enum tmem__trace_kind {
  * be NULL; role -1 = none; name may be NULL. */
 void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size, uint64_t offset, const char *name);
 
+/* ---- config (config.c) ---- */
+/* Load the file named by env TMEM_CONFIG into ctx (TMEM_CONTEXT_READ_ENV);
+ * TMEM_OK when the variable is unset or empty. */
+tmem_status tmem__config_load_env(tmem_context *ctx);
+
 #endif /* TMEM_CORE_INTERNAL_H */
