@@ -118,15 +118,11 @@ tmem_status tmem__os_residency(void *addr, size_t size, size_t *out_resident_pag
     if (st != TMEM_OK) return st;
     /* mincore in chunks so the vector stays on the stack. */
     enum { CHUNK = 1024 };
-#if defined(__linux__)
-    unsigned char vec[CHUNK];
-#else
-    char vec[CHUNK];
-#endif
+    unsigned char vec[CHUNK]; /* passed as void *: Linux wants unsigned char *, the BSDs char * */
     size_t page = tmem__os_page_size(), pages = size / page, resident = 0;
     for (size_t done = 0; done < pages;) {
         size_t n = pages - done < CHUNK ? pages - done : CHUNK;
-        if (mincore((char *)addr + done * page, n * page, vec) != 0) return tmem__os_status_from_errno(errno);
+        if (mincore((char *)addr + done * page, n * page, (void *)vec) != 0) return tmem__os_status_from_errno(errno);
         for (size_t i = 0; i < n; i++) resident += vec[i] & 1;
         done += n;
     }
