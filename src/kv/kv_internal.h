@@ -92,6 +92,7 @@ struct tmem_kv_cache {
     uint64_t snap_bytes;
     uint64_t next_snap_id;
     uint64_t snaps_dropped;
+    kv_snaprec *protect_snap; /* being copied from: the policy skips it */
 
     bool reclaim_registered;
 };
