@@ -17,7 +17,7 @@ tmem_status tmem__kv_blocks_init(tmem_kv_cache *c) {
 
 void tmem__kv_blocks_fini(tmem_kv_cache *c) {
     for (uint32_t i = 0; i < c->block_cap; i++)
-        if (c->blocks[i].refs) (void)tmem_heap_free(c->kv_heap, c->blocks[i].ptr);
+        if (c->blocks[i].refs && tmem_heap_free(c->kv_heap, c->blocks[i].ptr) != TMEM_OK) tmem__assert(!"kv block not from its heap");
     tmem__free(c->ctx, c->blocks, (size_t)c->block_cap * sizeof *c->blocks);
     c->blocks = NULL;
     c->block_cap = 0;

@@ -85,9 +85,16 @@ static void cache_free(tmem_kv_cache *c) {
     tmem__free(c->ctx, c, sizeof *c);
 }
 
+static void unregister(tmem_kv_cache *c) {
+    /* registered by create, so it is found */
+    if (c->reclaim_registered && tmem_context_remove_reclaim(c->ctx, tmem__kv_reclaim_step, c) != TMEM_OK)
+        tmem__assert(!"kv reclaim step vanished");
+    c->reclaim_registered = false;
+}
+
 static void owned_destroy(void *object) {
     tmem_kv_cache *c = object;
-    if (c->reclaim_registered) (void)tmem_context_remove_reclaim(c->ctx, tmem__kv_reclaim_step, c);
+    unregister(c);
     cache_free(c);
 }
 
@@ -159,7 +166,7 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
     *out = c;
     return TMEM_OK;
 fail:
-    if (c->reclaim_registered) (void)tmem_context_remove_reclaim(ctx, tmem__kv_reclaim_step, c);
+    unregister(c);
     cache_free(c);
     return st;
 }
