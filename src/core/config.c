@@ -222,13 +222,18 @@ static bool parse_flags(span v, uint32_t *out, span *bad) {
     return true;
 }
 
-/* "/memory/<name>", printable, no spaces, < 64 bytes (tmem_type_create's rule). */
+/* "/memory/<name>": letters, digits and "-_./", < 64 bytes (tmem_type_create's
+ * rule, checked here so the error can name the line). */
 static bool type_name_ok(span s) {
     static const char prefix[] = "/memory/";
     size_t n = span_len(s);
     if (n <= sizeof prefix - 1 || n >= CFG_NAME_CAP || memcmp(s.p, prefix, sizeof prefix - 1) != 0) return false;
-    for (size_t i = 0; i < n; i++)
-        if (s.p[i] <= ' ' || s.p[i] > '~') return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s.p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+              c == '.' || c == '/'))
+            return false;
+    }
     return true;
 }
 
@@ -270,7 +275,7 @@ static tmem_status parse_header(parser *ps, span body, uint32_t line) {
     if (span_is(kind, "type")) {
         if (!name.p || name.p == name.end) return PARSE_FAIL(line, "[type] needs a name, e.g. [type /memory/kv]");
         if (!type_name_ok(name))
-            return PARSE_FAIL(line, "bad type name '%s' (want /memory/<name>, printable, no spaces, < 64 bytes)",
+            return PARSE_FAIL(line, "bad type name '%s' (want /memory/<name>: letters, digits, -_./, < 64 bytes)",
                               show(name, a, sizeof a));
         config *cfg = ps->cfg;
         for (uint32_t i = 0; i < cfg->ntypes; i++)
