@@ -98,6 +98,10 @@ void tmem__pool_decommit(tmem_type *type, uint64_t offset, uint64_t size);
 tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size, tmem_purgeable state);
 /* Host address for an offset of the pool; NULL for device placements. */
 void *tmem__pool_ptr(const tmem_type *type, uint64_t offset);
+/* Bytes of [offset, offset+size) resident in memory now (committed granules
+ * only; mincore on the host). For purgeable heaps: "were the contents lost?".
+ * TMEM_E_UNSUPPORTED when the backend cannot tell. */
+tmem_status tmem__pool_residency(tmem_type *type, uint64_t offset, uint64_t size, uint64_t *out_bytes);
 /* Page granule of commits in this pool. */
 uint64_t tmem__pool_granule(const tmem_type *type);
 /* Charge / uncharge bytes that are committed outside a pool (a surface's
