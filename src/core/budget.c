@@ -220,6 +220,7 @@ tmem_status tmem__budget_admit(tmem_type *type, tmem__need_fn need, void *arg, u
     tmem_context *ctx = type->ctx;
     fit_probe fp = {type, need, arg};
     *out_bytes = 0;
+    uint64_t prev_over = UINT64_MAX;
     tmem__context_lock(ctx);
     for (unsigned round = 0;; round++) {
         uint64_t bytes = need(type, arg);
@@ -230,8 +231,11 @@ tmem_status tmem__budget_admit(tmem_type *type, tmem__need_fn need, void *arg, u
         tmem_type *who;
         uint64_t over = shortfall_locked(ctx, type, bytes, &who);
         /* Reclaim needs the lock fully released: not from inside a step, not
-         * when the caller holds the context lock itself. */
-        bool can = round < 4 && ctx->lock_depth == 1 && !tmem__reclaim_active(ctx);
+         * when the caller holds the context lock itself. Another round only
+         * when the last one got closer (another thread may have taken what
+         * it freed). */
+        bool can = round < 4 && over < prev_over && ctx->lock_depth == 1 && !tmem__reclaim_active(ctx);
+        prev_over = over;
         if (!can) {
             ctx->denials++;
             type->denials++;
