@@ -185,7 +185,6 @@ static uint64_t run_steps(tmem_context *ctx, tmem_type *type, uint64_t needed, f
         }
         tmem__context_unlock(ctx);
         got += n;
-        if (n) tmem__trace(ctx, TMEM__TRACE_EVICT, type, -1, n, TMEM_OFFSET_NONE, "reclaim");
         if (probe_fits(ctx, fp)) break;
     }
     return got;

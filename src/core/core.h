@@ -222,13 +222,13 @@ extern const char *const tmem__pressure_names[3];
 uint64_t tmem__astat_current(const tmem__astat *s);
 void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out);
 
-/* ---- strbuf.c: bounded text builder for JSON and tables ---- */
-typedef struct tmem__sb {
+/* ---- textbuf.c: bounded text writer for JSON and tables (no allocation) ---- */
+typedef struct tmem__tb {
     char *buf;
     size_t cap, len;  /* len counts every byte asked for, even past cap */
-} tmem__sb;
-void tmem__sb_printf(tmem__sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tmem__sb_json_string(tmem__sb *sb, const char *s);
-tmem_status tmem__sb_finish(tmem__sb *sb, size_t *needed);
+} tmem__tb;
+void tmem__tb_printf(tmem__tb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tmem__tb_json_string(tmem__tb *sb, const char *s);
+tmem_status tmem__tb_finish(tmem__tb *sb, size_t *needed);
 
 #endif /* TMEM_CORE_CORE_H */

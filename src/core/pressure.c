@@ -51,7 +51,7 @@ void tmem__pressure_notify(tmem_context *ctx) {
         tmem_pressure_fn fn = ctx->pressure_fn;
         void *user = ctx->pressure_user;
         tmem__context_unlock(ctx);
-        tmem__trace(ctx, TMEM__TRACE_PRESSURE, NULL, -1, (uint64_t)lvl, TMEM_OFFSET_NONE, tmem__pressure_names[lvl]);
+        tmem__trace(ctx, TMEM__TRACE_PRESSURE, NULL, -1, 0, (uint64_t)lvl, tmem__pressure_names[lvl]);
         if (fn) fn(ctx, (tmem_pressure)lvl, user);
         atomic_store_explicit(&ctx->notifying, 0, memory_order_release);
     }

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "core/core.h"
 
-void tmem__sb_printf(tmem__sb *sb, const char *fmt, ...) {
+void tmem__tb_printf(tmem__tb *sb, const char *fmt, ...) {
     char tmp[512];
     va_list ap;
     va_start(ap, fmt);
@@ -20,17 +20,17 @@ void tmem__sb_printf(tmem__sb *sb, const char *fmt, ...) {
     sb->len += len;
 }
 
-void tmem__sb_json_string(tmem__sb *sb, const char *s) {
-    tmem__sb_printf(sb, "\"");
+void tmem__tb_json_string(tmem__tb *sb, const char *s) {
+    tmem__tb_printf(sb, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') tmem__sb_printf(sb, "\\%c", *p);
-        else if (*p < 0x20) tmem__sb_printf(sb, "\\u%04x", *p);
-        else tmem__sb_printf(sb, "%c", *p);
+        if (*p == '"' || *p == '\\') tmem__tb_printf(sb, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f) tmem__tb_printf(sb, "\\u%04x", *p); /* bytes, not UTF-8: stay valid JSON */
+        else tmem__tb_printf(sb, "%c", *p);
     }
-    tmem__sb_printf(sb, "\"");
+    tmem__tb_printf(sb, "\"");
 }
 
-tmem_status tmem__sb_finish(tmem__sb *sb, size_t *needed) {
+tmem_status tmem__tb_finish(tmem__tb *sb, size_t *needed) {
     if (needed) *needed = sb->len + 1;
     if (sb->buf && sb->cap) {
         sb->buf[sb->len < sb->cap ? sb->len : sb->cap - 1] = '\0';
