@@ -17,14 +17,17 @@ bool tmem__type_valid(const tmem_type *type) {
     return type && type->magic == TMEM__TYPE_MAGIC && tmem__context_valid(type->ctx);
 }
 
-/* "/memory/<name>": printable, no spaces, at most 63 bytes in all. */
+/* "/memory/<name>": letters, digits and "-_./", at most 63 bytes in all, so
+ * a name never needs quoting in JSON, tables or config files. */
 static bool name_ok(const char *name) {
     static const char prefix[] = "/memory/";
     if (!name || strncmp(name, prefix, sizeof prefix - 1) != 0) return false;
     size_t n = strnlen(name, 64);
     if (n >= 64 || n == sizeof prefix - 1) return false;
     for (size_t i = 0; i < n; i++)
-        if (name[i] <= ' ' || name[i] > '~') return false;
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '-' || name[i] == '_' || name[i] == '.' || name[i] == '/'))
+            return false;
     return true;
 }
 

@@ -19,7 +19,7 @@ static void test_create_rules(void) {
     REQUIRE(ctx);
     tmem_type_desc td = {0};
     tmem_type *t = (tmem_type *)1;
-    const char *bad_names[] = {NULL, "", "kv", "/memory/", "/mem/kv", "/memory/a b", "/memory/tab\t",
+    const char *bad_names[] = {NULL, "", "kv", "/memory/", "/mem/kv", "/memory/a b", "/memory/tab\t", "/memory/q\"uote", "/memory/back\\slash",
                                "/memory/0123456789012345678901234567890123456789012345678901234567"};
     for (size_t i = 0; i < sizeof bad_names / sizeof *bad_names; i++) {
         td.name = bad_names[i];
