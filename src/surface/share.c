@@ -80,11 +80,11 @@ void tmem_surface_share_close(tmem_surface_share *share) {
     }
 }
 
-/* fd_seals on something that is not a memfd fails with EINVAL: for the
- * importer that simply means "not sealed". */
+/* fd_seals on something that is not a memfd reports TMEM_E_UNSUPPORTED:
+ * for the importer that simply means "not sealed". */
 static tmem_status read_seals(int fd, unsigned *seals) {
     tmem_status st = tmem__os_fd_seals(fd, seals);
-    if (st == TMEM_E_INVALID_ARG) {
+    if (st == TMEM_E_UNSUPPORTED) {
         *seals = 0;
         return TMEM_OK;
     }

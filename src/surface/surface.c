@@ -55,7 +55,9 @@ static void surface_teardown(tmem_surface *s, bool unlink_owned) {
     if (s->ctl_map_size) (void)tmem__os_unmap(s->ctl, s->ctl_map_size);
     if (s->pix_fd >= 0) (void)tmem__os_close(s->pix_fd);
     if (s->ctl_fd >= 0) (void)tmem__os_close(s->ctl_fd);
-    if (s->heap) (void)tmem_heap_free_offset(s->heap, s->heap_offset);
+    if (s->heap && tmem_heap_free_offset(s->heap, s->heap_offset) != TMEM_OK) {
+        /* Cannot happen for an offset the heap gave us; nothing to undo. */
+    }
     if (s->local_ctl) tmem__free(ctx, s->local_ctl, sizeof *s->local_ctl);
     if (s->charged) tmem__type_uncharge(s->charged_type, s->charged, false);
     s->magic = 0;

@@ -110,7 +110,7 @@ tmem_status tmem__wire_decode(const uint8_t *buf, size_t len, tmem__wire_desc *o
     if (l.row_alignment != sd.row_alignment || l.plane_count != get32(buf + OFF_PLANES) ||
         l.alloc_size != get64(buf + OFF_ALLOC))
         return tmem__err(TMEM_E_CORRUPT);
-    uint64_t pixel_bytes, control_bytes;
+    uint64_t pixel_bytes = 0, control_bytes = 0;
     if (tmem__surface_memfd_sizes(&l, &pixel_bytes, &control_bytes) != TMEM_OK) return tmem__err(TMEM_E_CORRUPT);
     if (pixel_bytes != get64(buf + OFF_PIXEL_BYTES) || control_bytes != get64(buf + OFF_CONTROL_BYTES))
         return tmem__err(TMEM_E_CORRUPT);
