@@ -181,7 +181,6 @@ static bool simulate(tmem_kv_cache *c, deficit d, const cand *a, uint32_t na, ui
     }
     if (met(d)) return true;
     if (flags & TMEM_KV_POLICY_NO_EVICT) return false;
-    memset(refs, 0, (size_t)c->block_cap * sizeof *refs);
     for (uint32_t i = 0; i < c->block_cap; i++) refs[i] = c->blocks[i].refs;
     for (uint32_t i = 0; i < na && !met(d); i++) {
         const kv_seqrec *s = &c->seqs[a[i].slot];
