@@ -41,7 +41,7 @@ static tmem_status dtype_bytes(tmem_kv_dtype dtype, uint64_t elements, uint64_t 
 tmem_status tmem_kv_dtype_bytes(tmem_kv_dtype dtype, uint64_t elements, uint64_t *out) {
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     *out = 0;
-    uint64_t r;
+    uint64_t r = 0;
     tmem_status st = dtype_bytes(dtype, elements, &r);
     if (st == TMEM_OK) *out = r;
     return st;
