@@ -340,15 +340,16 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_truncate(tmem_kv_cache *cache, t
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_rollback(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t tokens);
 
 /** @brief New sequence sharing all of `src`'s blocks (copy-on-write) with a
- *  copy of its recurrent state.
+ *  copy of its recurrent state: tmem_kv_seq_fork_at(src's length).
  *  @param[out] out  TMEM_KV_SEQ_NONE on failure.
  *  @return as tmem_kv_seq_create, plus TMEM_E_NOT_FOUND / TMEM_E_STATE for src
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_fork(tmem_kv_cache *cache, tmem_kv_seq src, tmem_kv_seq *out);
 
 /** @brief New sequence sharing `src`'s first `tokens` tokens; with a recurrent
- *  layout its state comes from src's snapshot at `tokens` (or src's current
- *  state when tokens == src's length).
+ *  layout its state comes from src's snapshot at `tokens` (or, when there is
+ *  none and tokens == src's length, from src's current state) — the same
+ *  rule as tmem_kv_seq_rollback.
  *  @return as tmem_kv_seq_fork, plus TMEM_E_INVALID_ARG (tokens > length)
  *          and TMEM_E_NOT_FOUND (no snapshot at tokens) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t tokens, tmem_kv_seq *out);

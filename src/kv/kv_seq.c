@@ -104,7 +104,7 @@ uint64_t tmem__kv_seq_evict(tmem_kv_cache *c, kv_seqrec *s, tmem_kv_evict_reason
     c->live--;
     c->evicted++;
     c->seqs_evicted++;
-    tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->kv_type, TMEM_ROLE_KV_CACHE, ev.bytes, ev.seq, "kv sequence");
+    tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->kv_type, TMEM_ROLE_KV_CACHE, ev.bytes, 0, "kv sequence");
     tmem__kv_report(c, &ev);
     return ev.bytes;
 }
@@ -255,9 +255,10 @@ tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t 
     kv_snaprec *snap = NULL;
     tmem_status st = tmem__kv_seq_get(cache, src, &p);
     if (st == TMEM_OK && tokens > p->tokens) st = tmem__err(TMEM_E_INVALID_ARG);
-    if (st == TMEM_OK && cache->has_state && tokens != p->tokens) {
+    if (st == TMEM_OK && cache->has_state) {
+        /* same rule as rollback: the snapshot at `tokens` if there is one */
         snap = tmem__kv_snap_find(cache, (uint32_t)(p - cache->seqs), tokens);
-        if (!snap) st = tmem__err(TMEM_E_NOT_FOUND);
+        if (!snap && tokens != p->tokens) st = tmem__err(TMEM_E_NOT_FOUND);
     }
     if (st != TMEM_OK) goto out;
     /* Keep the parent and the snapshot we copy from out of the policy's reach. */
@@ -270,7 +271,7 @@ tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t 
         st = table_reserve(cache, s, nb);
         if (st == TMEM_OK) {
             for (uint32_t i = 0; i < nb; i++) tmem__kv_block_ref(cache, p->table[i]);
-            memcpy(s->table, p->table, (size_t)nb * sizeof *s->table);
+            if (nb) memcpy(s->table, p->table, (size_t)nb * sizeof *s->table);
             s->nblocks = nb;
             s->tokens = tokens;
             if (snap) tmem__kv_snap_touch(cache, snap);

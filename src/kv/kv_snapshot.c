@@ -40,7 +40,7 @@ uint64_t tmem__kv_snap_drop(tmem_kv_cache *c, kv_snaprec *s, int reason) {
         tmem_kv_event ev = {TMEM_KV_EVENT_SNAPSHOT_DROPPED, (tmem_kv_evict_reason)reason,
                             tmem__kv_seq_handle(c, q), s->id, s->tokens, bytes};
         c->snaps_dropped++;
-        tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->snap_type, TMEM_ROLE_RECURRENT_STATE, bytes, s->id, "kv snapshot");
+        tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->snap_type, TMEM_ROLE_RECURRENT_STATE, bytes, 0, "kv snapshot");
         tmem__kv_report(c, &ev);
     }
     lru_unlink(c, s);
