@@ -14,6 +14,8 @@
 #define KVT_BLOCK_BYTES (KVT_TOKEN_BYTES * KVT_BLOCK_TOKENS)
 /* 2 layers x (3 x 128 conv + 2 x 32 x 32 state) x f32 = 19,456 B */
 #define KVT_STATE_BYTES 19456u
+/* what a state slot or snapshot commits: rounded up to 4 KiB pool pages */
+#define KVT_STATE_SLOT 20480u
 
 typedef struct kvt_events {
     int seq_evicted, snap_dropped;
@@ -71,8 +73,8 @@ static inline tmem_kv_cache_desc kvt_desc(bool recurrent, kvt_events *ev) {
     tmem_kv_cache_desc d = {0};
     d.kv = kvt_kv_layout();
     if (recurrent) d.recurrent = kvt_rec_layout();
-    d.kv_heap_size = 16ull << 20;
-    d.state_heap_size = 16ull << 20;
+    d.kv_pool_bytes = 16ull << 20;
+    d.state_pool_bytes = 16ull << 20;
     d.snapshot_budget = 0;
     d.on_evict = kvt_on_evict;
     d.user = ev;

@@ -115,7 +115,7 @@ static void test_shadow(void) {
     REQUIRE(ctx);
     tmem_kv_cache_desc d = kvt_desc(true, NULL);
     d.on_evict = on_evict;
-    d.snapshot_budget = 6ull * KVT_STATE_BYTES;
+    d.snapshot_budget = 6ull * KVT_STATE_SLOT;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     uint64_t forks = 0, writes = 0, rollbacks = 0;

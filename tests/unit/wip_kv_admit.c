@@ -16,7 +16,7 @@ static void test_admit_evicts_lru(void) {
     REQUIRE(ctx);
     kvt_events ev = {0};
     tmem_kv_cache_desc d = kvt_desc(false, &ev);
-    d.kv_heap_size = 1ull << 20;
+    d.kv_pool_bytes = 1ull << 20;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     tmem_kv_seq a = make_seq(c, 16), b = make_seq(c, 16), cc = make_seq(c, 16);
@@ -66,7 +66,7 @@ static void test_admit_spares_pinned_and_requester(void) {
     REQUIRE(ctx);
     kvt_events ev = {0};
     tmem_kv_cache_desc d = kvt_desc(false, &ev);
-    d.kv_heap_size = 1ull << 20;
+    d.kv_pool_bytes = 1ull << 20;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     tmem_kv_seq a = make_seq(c, 16), b = make_seq(c, 16), r = make_seq(c, 8);
@@ -115,7 +115,7 @@ static void test_admit_snapshots_first(void) {
     REQUIRE(ctx);
     kvt_events ev = {0};
     tmem_kv_cache_desc d = kvt_desc(true, &ev);
-    d.kv_heap_size = d.state_heap_size = 4ull << 20;
+    d.kv_pool_bytes = d.state_pool_bytes = 4ull << 20;
     d.snapshot_budget = 4ull << 20;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
@@ -130,7 +130,7 @@ static void test_admit_snapshots_first(void) {
     /* ask for what is free plus two snapshots' worth, as "other" bytes */
     tmem_kv_request rq = {0};
     rq.context_tokens = 4;
-    rq.extra_bytes = bi.available + 2ull * KVT_STATE_BYTES - KVT_BLOCK_BYTES - KVT_STATE_BYTES;
+    rq.extra_bytes = bi.available + 2ull * KVT_STATE_SLOT - KVT_BLOCK_BYTES - KVT_STATE_SLOT;
     tmem_kv_admission ad;
     CHECK_OK(tmem_kv_admit(c, &rq, &ad));
     CHECK(ad.admitted && ad.snapshots_dropped == 2 && ad.sequences_evicted == 0);
@@ -153,7 +153,7 @@ static void test_prefill_chunk(void) {
     REQUIRE(ctx);
     kvt_events ev = {0};
     tmem_kv_cache_desc d = kvt_desc(false, &ev);
-    d.kv_heap_size = 2ull << 20;
+    d.kv_pool_bytes = 2ull << 20;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     tmem_kv_seq old = make_seq(c, 64); /* 64 KiB an eviction could give back */
@@ -213,7 +213,7 @@ static void test_estimate_fn(void) {
     REQUIRE(ctx);
     kvt_events ev = {0};
     tmem_kv_cache_desc d = kvt_desc(false, &ev);
-    d.kv_heap_size = 1ull << 20;
+    d.kv_pool_bytes = 1ull << 20;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     uint64_t per = 1ull << 30;
@@ -262,7 +262,7 @@ static void test_context_reclaim_hook(void) {
     REQUIRE_OK(tmem_heap_create(ctx, &hd, &h));
     kvt_events ev = {0};
     tmem_kv_cache_desc d = kvt_desc(false, &ev);
-    d.kv_heap_size = 1ull << 20;
+    d.kv_pool_bytes = 1ull << 20;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     tmem_kv_seq a = make_seq(c, 64), b = make_seq(c, 64); /* 128 KiB */
@@ -301,13 +301,13 @@ static void test_manual_reclaim(void) {
     uint64_t freed;
     /* one snapshot is enough for a few bytes */
     CHECK_OK(tmem_kv_cache_reclaim(c, 1, &freed));
-    CHECK(freed == KVT_STATE_BYTES && ev.snap_dropped == 1 && ev.seq_evicted == 0);
+    CHECK(freed == KVT_STATE_SLOT && ev.snap_dropped == 1 && ev.seq_evicted == 0);
     /* then whole sequences, LRU first */
     CHECK_OK(tmem_kv_cache_reclaim(c, 1, &freed));
     CHECK(ev.seq_evicted == 1 && ev.last_seq == a);
-    CHECK(freed == 2 * KVT_BLOCK_BYTES + KVT_STATE_BYTES);
+    CHECK(freed == 2 * KVT_BLOCK_BYTES + KVT_STATE_SLOT);
     CHECK_ST(tmem_kv_cache_reclaim(c, 1ull << 40, &freed), TMEM_E_BUDGET);
-    CHECK(ev.seq_evicted == 2 && freed == 2 * KVT_BLOCK_BYTES + KVT_STATE_BYTES);
+    CHECK(ev.seq_evicted == 2 && freed == 2 * KVT_BLOCK_BYTES + KVT_STATE_SLOT);
     CHECK_OK(tmem_kv_cache_check(c));
     tmem_kv_cache_destroy(c);
     tmem_context_destroy(ctx);

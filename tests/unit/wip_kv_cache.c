@@ -42,7 +42,7 @@ static void test_append_and_address(void) {
     CHECK_OK(tmem_type_find(ctx, "/memory/kv", &kvt));
     tmem_type_stats ts;
     CHECK_OK(tmem_type_get_stats(kvt, &ts));
-    CHECK(ts.committed.current >= 3 * KVT_BLOCK_BYTES);
+    CHECK(ts.committed.current == 3 * KVT_BLOCK_BYTES);
     CHECK_OK(tmem_kv_cache_check(c));
     CHECK_OK(tmem_kv_seq_free(c, s));
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
@@ -199,7 +199,7 @@ static void test_fork_at_snapshot(void) {
     CHECK_OK(tmem_kv_cache_check(c));
     tmem_kv_cache_stats st;
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
-    CHECK(st.sequences == 3 && st.state_bytes == 3ull * KVT_STATE_BYTES && st.snapshots == 1);
+    CHECK(st.sequences == 3 && st.state_bytes == 3ull * KVT_STATE_SLOT && st.snapshots == 1);
     tmem_kv_cache_destroy(c);
     tmem_context_destroy(ctx);
 }
@@ -209,7 +209,7 @@ static void test_snapshot_lru(void) {
     REQUIRE(ctx);
     kvt_events ev = {0};
     tmem_kv_cache_desc d = kvt_desc(true, &ev);
-    d.snapshot_budget = 3ull * KVT_STATE_BYTES; /* room for three */
+    d.snapshot_budget = 3ull * KVT_STATE_SLOT; /* room for three */
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     tmem_kv_seq s;
@@ -237,7 +237,7 @@ static void test_snapshot_lru(void) {
     CHECK_OK(tmem_kv_seq_append(c, s, 1));
     CHECK_OK(tmem_kv_snapshot_take(c, s, &sn[3]));
     CHECK(ev.snap_dropped == 1 && ev.last_snap == sn[1] && ev.last_reason == TMEM_KV_REASON_SNAPSHOT_BUDGET);
-    CHECK(ev.last_seq == s && ev.bytes == KVT_STATE_BYTES);
+    CHECK(ev.last_seq == s && ev.bytes == KVT_STATE_SLOT);
     CHECK_ST(tmem_kv_snapshot_find(c, s, 2, &found), TMEM_E_NOT_FOUND);
     CHECK_OK(tmem_kv_snapshot_find(c, s, 1, &found));
     /* then the one at 3 */
@@ -246,13 +246,13 @@ static void test_snapshot_lru(void) {
     CHECK(ev.snap_dropped == 2 && ev.last_snap == sn[2]);
     tmem_kv_cache_stats st;
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
-    CHECK(st.snapshots == 3 && st.snapshot_bytes == 3ull * KVT_STATE_BYTES && st.snaps_dropped == 2);
+    CHECK(st.snapshots == 3 && st.snapshot_bytes == 3ull * KVT_STATE_SLOT && st.snaps_dropped == 2);
     /* the snapshot type is charged */
     tmem_type *t;
     CHECK_OK(tmem_type_find(ctx, "/memory/snapshots", &t));
     tmem_type_stats ts;
     CHECK_OK(tmem_type_get_stats(t, &ts));
-    CHECK(ts.committed.current >= 3ull * KVT_STATE_BYTES);
+    CHECK(ts.committed.current == 3ull * KVT_STATE_SLOT); /* dropped ones were decommitted */
     CHECK_OK(tmem_kv_cache_check(c));
     tmem_kv_cache_destroy(c);
     tmem_context_destroy(ctx);
@@ -311,7 +311,7 @@ static void test_one_sided(void) {
     CHECK_OK(tmem_kv_seq_rollback(c, s, 100));
     tmem_kv_cache_stats st;
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
-    CHECK(st.blocks_used == 0 && st.state_bytes == KVT_STATE_BYTES);
+    CHECK(st.blocks_used == 0 && st.state_bytes == KVT_STATE_SLOT);
     CHECK_OK(tmem_kv_cache_check(c));
     tmem_kv_cache_destroy(c);
     d = kvt_desc(false, &ev);
