@@ -72,6 +72,11 @@ void tmem__context_remove_heap(tmem_context *ctx, tmem_heap *heap);
 typedef void (*tmem__destroy_fn)(void *object);
 tmem_status tmem__context_add_owned(tmem_context *ctx, void *object, tmem__destroy_fn fn);
 void tmem__context_remove_owned(tmem_context *ctx, void *object);
+/* The newest owned object registered with destroy function fn, or NULL: a
+ * layer's per-context singleton (the surface registry) without a field in the
+ * context. Call with the context lock held when the answer decides whether to
+ * add one. */
+void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn);
 
 /* The trace layer keeps its state in the context (NULL when tracing is off).
  * Owned by src/trace; the context only stores the pointer and calls
@@ -151,5 +156,10 @@ static inline void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const t
     struct tmem__tracer *tracer = tmem__context_tracer(ctx);
     if (__builtin_expect(tracer != NULL, 0)) tmem__trace_emit(tracer, kind, type, role, size, offset, name);
 }
+
+/* ---- config (config.c) ---- */
+/* Load the file named by env TMEM_CONFIG into ctx (TMEM_CONTEXT_READ_ENV);
+ * TMEM_OK when the variable is unset or empty. */
+tmem_status tmem__config_load_env(tmem_context *ctx);
 
 #endif /* TMEM_CORE_INTERNAL_H */
