@@ -165,10 +165,15 @@ static tmem_status validate_desc(const tmem_context_desc *d) {
     return TMEM_OK;
 }
 
+/* Discovery is best effort (a fenced, benign OS call): a system that tells
+ * us nothing gets no process budget, only type budgets apply. */
 static uint64_t discover_budget(void) {
     tmem_system_limits lim;
-    if (tmem_system_limits_read(&lim) == TMEM_OK && lim.effective) return lim.effective;
-    return UINT64_MAX; /* no limit found: only type budgets apply */
+    tmem__os_benign_begin();
+    tmem_status st = tmem_system_limits_read(&lim);
+    tmem__os_benign_end();
+    if (st == TMEM_OK && lim.effective) return lim.effective;
+    return UINT64_MAX;
 }
 
 static tmem_status init_locks(tmem_context *ctx) {
