@@ -10,5 +10,6 @@
 #include "system.h"
 #include "context.h"
 #include "heap.h"
+#include "model.h"
 
 #endif /* TYPEDMEM_H */

@@ -14,6 +14,7 @@ static int cmd_version(int argc, char **argv) {
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
     {"bench", "tmem bench <name> [--json]         benchmarks: ours vs baselines, same run", tmem_cmd_bench},
+    {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
 };
 
 static void usage(FILE *f) {
