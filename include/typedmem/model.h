@@ -61,6 +61,7 @@
 #define TYPEDMEM_MODEL_H
 
 #include "context.h"
+#include "kv.h"
 
 TMEM_EXTERN_C_BEGIN
 
@@ -325,6 +326,11 @@ TMEM_API uint32_t tmem_dtype_ggml(tmem_dtype dtype);
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
 TMEM_API TMEM_NODISCARD tmem_status tmem_dtype_from_name(const char *name, tmem_dtype *out);
 
+/** @brief Parse a KV / state dtype name ("f16", "bf16", "f32", "q8_0"),
+ *  the inverse of tmem_kv_dtype_name. @return TMEM_OK | TMEM_E_INVALID_ARG |
+ *  TMEM_E_NOT_FOUND */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_dtype_from_name(const char *name, tmem_kv_dtype *out);
+
 /** @brief The memory-relevant shape of a model. Layer i is full attention
  *  when full_attn_interval is 0 or (i + 1) % full_attn_interval == 0, else a
  *  Gated DeltaNet (linear attention) layer (llama.cpp's rule for qwen35 /
@@ -389,18 +395,34 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_validate(const tmem_model_desc *m
 /** @brief Number of full-attention and linear-attention layers. */
 TMEM_API void tmem_model_layer_counts(const tmem_model_desc *m, uint32_t *full, uint32_t *linear);
 
-/** @brief KV-cache bytes per token of context: sum over full-attention layers
- *  of K and V rows (n_head_kv * head_dim) in `kv_type` (a ggml type).
- *  Qwen3.5-0.8B, F16: 6 * 2 * 2 * 256 * 2 = 12,288.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_bytes_per_token(const tmem_model_desc *m, uint32_t kv_type, uint64_t *out);
+/** @brief The paged KV cache's layout for this model: the full-attention
+ *  layers, KV heads and head dim, in `dtype` with `block_tokens` per block
+ *  (0 = the cache's default). Feed it to tmem_kv_cache_create, or to the
+ *  kv.h size functions: the fit calculator uses exactly those, so what it
+ *  predicts is what the cache allocates.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, dtype; no full-attention
+ *          layer: layers would be 0) | TMEM_E_UNSUPPORTED (K and V head dims
+ *          differ: the cache keeps one head_dim) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, uint32_t block_tokens, tmem_kv_layout *out);
 
-/** @brief Recurrent state per sequence: per linear layer the delta-rule state
- *  (value heads * key dim * value dim) plus the conv state ((kernel - 1) *
- *  (inner + 2 * key heads * key dim)), in `state_type`.
- *  Qwen3.5-0.8B, F16: 18 * (16*128*128 + 3*6144) * 2 = 10,100,736.
+/** @brief The recurrent-state layout (Gated DeltaNet layers: value heads x
+ *  key dim x value dim delta state plus (kernel - 1) x (inner + 2 x key
+ *  heads x key dim) conv history), in `dtype` (DEFAULT = f32).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype; no linear layer) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_recurrent_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, tmem_recurrent_layout *out);
+
+/** @brief KV-cache bytes per token of context (0 for a model without
+ *  full-attention layers), through tmem_kv_layout_token_bytes.
+ *  Qwen3.5-0.8B, F16: 6 * 2 * 2 * 256 * 2 = 12,288.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype, q8_0 with a head
+ *          dim not a multiple of 32) | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_bytes_per_token(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
+
+/** @brief Recurrent state per sequence (0 for a dense model), through
+ *  tmem_recurrent_layout_bytes. Qwen3.5-0.8B, F16:
+ *  18 * (16*128*128 + 3*6144) * 2 = 10,100,736.
  *  @return as tmem_model_kv_bytes_per_token */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_recurrent_bytes(const tmem_model_desc *m, uint32_t state_type, uint64_t *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_recurrent_bytes(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
 
 /** @brief Vision tokens for an image of width x height pixels: each side is
  *  rounded to the nearest multiple of patch*merge (at least one), then
@@ -462,10 +484,10 @@ typedef struct tmem_fit_desc {
     uint32_t n_seqs;          /**< 0 = 1 */
     uint64_t budget;          /**< bytes; 0 = report only (fits is true) */
     tmem_dtype weight_dtype;  /**< DEFAULT = exact GGUF bytes, else BF16 */
-    tmem_dtype kv_dtype;      /**< DEFAULT = F16 */
-    tmem_dtype state_dtype;   /**< DEFAULT = F32 (as llama.cpp stores it) */
+    tmem_kv_dtype kv_dtype;   /**< DEFAULT = f16 */
+    tmem_kv_dtype state_dtype;/**< DEFAULT = f32 (as llama.cpp stores it) */
     uint32_t prefill_chunk;   /**< tokens per prefill step; 0 = 512 */
-    uint32_t kv_block_tokens; /**< paged-KV block; 0 = 16 */
+    uint32_t kv_block_tokens; /**< paged-KV block; 0 = TMEM_KV_DEFAULT_BLOCK_TOKENS */
     uint32_t graph_flags;     /**< tmem_model_graph_flag */
 } tmem_fit_desc;
 

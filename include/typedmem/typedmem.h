@@ -10,6 +10,7 @@
 #include "system.h"
 #include "context.h"
 #include "heap.h"
+#include "trace.h"
 #include "model.h"
 
 #endif /* TYPEDMEM_H */

@@ -116,15 +116,24 @@ void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes);
 uint64_t tmem__heap_purge_volatile(tmem_heap *heap);
 tmem_type *tmem__heap_type(const tmem_heap *heap);
 
-/* ---- trace (trace.c): cheap when off ---- */
+/* ---- trace (src/trace/tracer.c): cheap when off ---- */
 typedef enum tmem__trace_kind {
     TMEM__TRACE_ALLOC, TMEM__TRACE_FREE, TMEM__TRACE_ALIAS, TMEM__TRACE_PURGE,
     TMEM__TRACE_COMMIT, TMEM__TRACE_DECOMMIT, TMEM__TRACE_LOCK,
     TMEM__TRACE_UNLOCK, TMEM__TRACE_EVICT, TMEM__TRACE_BUDGET_DENIED,
-    TMEM__TRACE_PRESSURE, TMEM__TRACE_MARK
+    TMEM__TRACE_PRESSURE, TMEM__TRACE_MARK,
+    TMEM__TRACE_KIND_COUNT /* same values as the public tmem_trace_kind */
 } tmem__trace_kind;
+/* The slow half of tmem__trace: records the event (src/trace/tracer.c). */
+void tmem__trace_emit(struct tmem__tracer *tracer, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size, uint64_t offset, const char *name);
 /* Record an event if tracing is on for ctx (one branch when off). type may
- * be NULL; role -1 = none; name may be NULL. */
-void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size, uint64_t offset, const char *name);
+ * be NULL; role -1 = none; name may be NULL (copied, bounded). What size and
+ * offset mean per kind is in include/typedmem/trace.h (tmem_trace_kind); a
+ * FREE must carry the type and offset of its ALLOC (pool offsets), so the
+ * report can match them. */
+static inline void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size, uint64_t offset, const char *name) {
+    struct tmem__tracer *tracer = tmem__context_tracer(ctx);
+    if (__builtin_expect(tracer != NULL, 0)) tmem__trace_emit(tracer, kind, type, role, size, offset, name);
+}
 
 #endif /* TMEM_CORE_INTERNAL_H */

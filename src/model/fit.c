@@ -12,7 +12,6 @@
 #include <string.h>
 
 #define DEFAULT_CHUNK 512u
-#define DEFAULT_BLOCK 16u
 #define GRAPH_CAP 64u
 
 /* Default type of each role (the context's default role policy). */
@@ -28,7 +27,8 @@ static const char *role_type(tmem_role r) {
 typedef struct req {
     const tmem_model_desc *m;
     uint32_t n_seqs, chunk, block, flags;
-    uint32_t weight_type, vision_weight_type, kv_type, state_type;
+    uint32_t weight_type, vision_weight_type;
+    tmem_kv_dtype kv_type, state_type;
     bool exact_weights;
     tmem_model_params params;
 } req;
@@ -93,9 +93,15 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     /* KV cache in whole blocks, recurrent state per sequence */
     if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
     if ((st = tmem_model_recurrent_bytes(m, r->state_type, &o->recurrent_bytes_per_seq))) return st;
-    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv, state;
-    if (tmem__mul_overflow(blocks, r->block, &o->kv_tokens) ||
-        tmem__mul_overflow(o->kv_tokens, o->kv_bytes_per_token, &kv) || tmem__mul_overflow(kv, r->n_seqs, &kv) ||
+    /* what the paged cache allocates: whole blocks per sequence */
+    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state;
+    if (full) {
+        tmem_kv_layout kl;
+        if ((st = tmem_model_kv_layout(m, r->kv_type, r->block, &kl)) ||
+            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, &kv)))
+            return st;
+    }
+    if (tmem__mul_overflow(blocks, r->block, &o->kv_tokens) || tmem__mul_overflow(kv, r->n_seqs, &kv) ||
         tmem__mul_overflow(o->recurrent_bytes_per_seq, r->n_seqs, &state))
         return tmem__err(TMEM_E_OVERFLOW);
 
@@ -216,18 +222,18 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     if ((d->image_width != 0) != (d->image_height != 0)) return tmem__err(TMEM_E_INVALID_ARG);
     if (d->image_width && !d->model->vis_depth) return tmem__err(TMEM_E_INVALID_ARG);
     if (d->graph_flags & ~(uint32_t)TMEM_MODEL_GRAPH_NO_FLASH_ATTN) return tmem__err(TMEM_E_INVALID_ARG);
-    if ((unsigned)d->weight_dtype >= TMEM_DTYPE_COUNT || (unsigned)d->kv_dtype >= TMEM_DTYPE_COUNT ||
-        (unsigned)d->state_dtype >= TMEM_DTYPE_COUNT)
+    if ((unsigned)d->weight_dtype >= TMEM_DTYPE_COUNT || (unsigned)d->kv_dtype >= TMEM_KV_DTYPE_COUNT ||
+        (unsigned)d->state_dtype >= TMEM_KV_DTYPE_COUNT)
         return tmem__err(TMEM_E_INVALID_ARG);
     r->n_seqs = d->n_seqs ? d->n_seqs : 1;
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
-    r->block = d->kv_block_tokens ? d->kv_block_tokens : DEFAULT_BLOCK;
+    r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
     r->exact_weights = d->weight_dtype == TMEM_DTYPE_DEFAULT && d->model->file_weight_bytes;
     r->weight_type = tmem_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_DTYPE_BF16);
     r->vision_weight_type = r->weight_type;
-    r->kv_type = tmem_dtype_ggml(d->kv_dtype ? d->kv_dtype : TMEM_DTYPE_F16);
-    r->state_type = tmem_dtype_ggml(d->state_dtype ? d->state_dtype : TMEM_DTYPE_F32);
+    r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;
+    r->state_type = d->state_dtype ? d->state_dtype : TMEM_KV_DTYPE_F32;
     return tmem_model_param_count(d->model, &r->params);
 }
 

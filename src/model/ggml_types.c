@@ -108,3 +108,13 @@ tmem_status tmem_dtype_from_name(const char *name, tmem_dtype *out) {
         }
     return tmem__err(TMEM_E_NOT_FOUND);
 }
+
+tmem_status tmem_kv_dtype_from_name(const char *name, tmem_kv_dtype *out) {
+    if (!name || !out) return tmem__err(TMEM_E_INVALID_ARG);
+    for (int i = 1; i < TMEM_KV_DTYPE_COUNT; i++)
+        if (!strcasecmp(tmem_kv_dtype_name((tmem_kv_dtype)i), name)) {
+            *out = (tmem_kv_dtype)i;
+            return TMEM_OK;
+        }
+    return tmem__err(TMEM_E_NOT_FOUND);
+}

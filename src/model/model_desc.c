@@ -114,43 +114,70 @@ tmem_status tmem_model_validate(const tmem_model_desc *m) {
 
 /* ---- per-role sizes ---- */
 
-tmem_status tmem_model_kv_bytes_per_token(const tmem_model_desc *m, uint32_t kv_type, uint64_t *out) {
-    if (out) *out = 0;
+/* The cache's layouts (kv.h) built from the model: the KV cache, the fit
+ * calculator and the admission code all size memory through them. */
+tmem_status tmem_model_kv_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, uint32_t block_tokens,
+                                 tmem_kv_layout *out) {
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
+    memset(out, 0, sizeof *out);
     tmem_status st = tmem_model_validate(m);
     if (st) return st;
     uint32_t full;
     tmem_model_layer_counts(m, &full, NULL);
-    uint64_t k, v, per_layer, total;
-    if ((st = tmem_ggml_row_size(kv_type, (uint64_t)m->n_head_kv * m->head_dim_k, &k))) return st;
-    if ((st = tmem_ggml_row_size(kv_type, (uint64_t)m->n_head_kv * m->head_dim_v, &v))) return st;
-    if (tmem__add_overflow(k, v, &per_layer) || tmem__mul_overflow(per_layer, full, &total))
-        return tmem__err(TMEM_E_OVERFLOW);
-    *out = total;
+    if (!full || (unsigned)dtype >= TMEM_KV_DTYPE_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
+    if (m->head_dim_k != m->head_dim_v) return tmem__err(TMEM_E_UNSUPPORTED);
+    out->layers = full;
+    out->kv_heads = m->n_head_kv;
+    out->head_dim = m->head_dim_k;
+    out->dtype = dtype;
+    out->block_tokens = block_tokens;
     return TMEM_OK;
 }
 
-tmem_status tmem_model_recurrent_bytes(const tmem_model_desc *m, uint32_t state_type, uint64_t *out) {
-    if (out) *out = 0;
+tmem_status tmem_model_recurrent_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, tmem_recurrent_layout *out) {
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
+    memset(out, 0, sizeof *out);
     tmem_status st = tmem_model_validate(m);
     if (st) return st;
     uint32_t linear;
     tmem_model_layer_counts(m, NULL, &linear);
-    if (!linear) return TMEM_OK;
-    uint64_t dv = m->ssm_inner_size / m->ssm_time_step_rank;
-    /* delta-rule state: one dk x dv matrix per value head */
-    uint64_t s_elems = (uint64_t)m->ssm_time_step_rank * m->ssm_state_size * dv;
-    /* conv state: the last kernel-1 inputs of the conv over q, k (key heads) and v */
-    uint64_t conv_ch = (uint64_t)m->ssm_inner_size + 2ull * m->ssm_group_count * m->ssm_state_size;
-    uint64_t r_elems = (uint64_t)(m->ssm_conv_kernel - 1) * conv_ch;
-    uint64_t s, r, per_layer, total;
-    if ((st = tmem_ggml_row_size(state_type, s_elems, &s))) return st;
-    if ((st = tmem_ggml_row_size(state_type, r_elems, &r))) return st;
-    if (tmem__add_overflow(s, r, &per_layer) || tmem__mul_overflow(per_layer, linear, &total))
-        return tmem__err(TMEM_E_OVERFLOW);
-    *out = total;
+    if (!linear || (unsigned)dtype >= TMEM_KV_DTYPE_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
+    out->layers = linear;
+    out->key_heads = m->ssm_group_count;
+    out->value_heads = m->ssm_time_step_rank;
+    out->key_dim = m->ssm_state_size;
+    out->value_dim = m->ssm_inner_size / m->ssm_time_step_rank;
+    out->conv_kernel = m->ssm_conv_kernel;
+    /* conv over q, k (key heads) and v (value heads): inner + 2 * key heads * key dim */
+    out->conv_channels = m->ssm_inner_size + 2 * m->ssm_group_count * m->ssm_state_size;
+    out->dtype = dtype;
     return TMEM_OK;
+}
+
+tmem_status tmem_model_kv_bytes_per_token(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out) {
+    if (!out) return tmem__err(TMEM_E_INVALID_ARG);
+    *out = 0;
+    tmem_status st = tmem_model_validate(m);
+    if (st) return st;
+    uint32_t full;
+    tmem_model_layer_counts(m, &full, NULL);
+    if (!full) return (unsigned)dtype < TMEM_KV_DTYPE_COUNT ? TMEM_OK : tmem__err(TMEM_E_INVALID_ARG);
+    tmem_kv_layout l;
+    if ((st = tmem_model_kv_layout(m, dtype, 0, &l))) return st;
+    return tmem_kv_layout_token_bytes(&l, out);
+}
+
+tmem_status tmem_model_recurrent_bytes(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out) {
+    if (!out) return tmem__err(TMEM_E_INVALID_ARG);
+    *out = 0;
+    tmem_status st = tmem_model_validate(m);
+    if (st) return st;
+    uint32_t linear;
+    tmem_model_layer_counts(m, NULL, &linear);
+    if (!linear) return (unsigned)dtype < TMEM_KV_DTYPE_COUNT ? TMEM_OK : tmem__err(TMEM_E_INVALID_ARG);
+    tmem_recurrent_layout l;
+    if ((st = tmem_model_recurrent_layout(m, dtype, &l))) return st;
+    return tmem_recurrent_layout_bytes(&l, out);
 }
 
 tmem_status tmem_model_vision_tokens(const tmem_model_desc *m, uint32_t width, uint32_t height, uint64_t *tokens,

@@ -23,38 +23,49 @@ static void test_kv_and_state(void) {
     CHECK(full == 6 && linear == 18);
     uint64_t b;
     /* 6 full-attention layers x (K + V) x 2 KV heads x 256 x 2 bytes */
-    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_GGML_F16, &b));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_F16, &b));
     CHECK_MSG(b == 12288, "kv f16 %llu", (unsigned long long)b);
-    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_GGML_F32, &b));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_F32, &b));
     CHECK(b == 24576);
     /* q8_0: 512 values = 16 blocks of 34 bytes, x2 x6 */
-    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_GGML_Q8_0, &b));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_Q8_0, &b));
     CHECK(b == 6 * 2 * 16 * 34);
     /* 18 DeltaNet layers x (16*128*128 delta state + 3 * (2048 + 2*16*128) conv) x 2 bytes */
-    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_GGML_F16, &b));
+    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F16, &b));
     CHECK_MSG(b == 10100736, "state f16 %llu", (unsigned long long)b);
-    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_GGML_F32, &b));
+    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F32, &b));
     CHECK(b == 20201472);
-    CHECK_ST(tmem_model_kv_bytes_per_token(&m, 4, &b), TMEM_E_UNSUPPORTED);
-    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_GGML_Q4_K, &b)); /* 512 values = 2 blocks of 144 */
-    CHECK(b == 6 * 2 * 2 * 144);
+    CHECK_ST(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_COUNT, &b), TMEM_E_INVALID_ARG);
+    /* the layouts the cache takes carry the same numbers */
+    tmem_kv_layout kl;
+    CHECK_OK(tmem_model_kv_layout(&m, TMEM_KV_DTYPE_F16, 0, &kl));
+    CHECK(kl.layers == 6 && kl.kv_heads == 2 && kl.head_dim == 256);
+    tmem_recurrent_layout rl;
+    CHECK_OK(tmem_model_recurrent_layout(&m, TMEM_KV_DTYPE_F16, &rl));
+    CHECK(rl.layers == 18 && rl.key_heads == 16 && rl.value_heads == 16 && rl.key_dim == 128 && rl.value_dim == 128 &&
+          rl.conv_kernel == 4 && rl.conv_channels == 6144);
+    tmem_model_desc dense = preset("llama-3.2-1b");
+    CHECK_ST(tmem_model_recurrent_layout(&dense, TMEM_KV_DTYPE_F16, &rl), TMEM_E_INVALID_ARG);
+    tmem_model_desc mla = m;
+    mla.head_dim_v = 128;
+    CHECK_ST(tmem_model_kv_layout(&mla, TMEM_KV_DTYPE_F16, 0, &kl), TMEM_E_UNSUPPORTED);
     tmem_model_desc odd = m;
     odd.head_dim_k = odd.head_dim_v = 40; /* 80-value rows are not whole q8_0 blocks */
-    CHECK_ST(tmem_model_kv_bytes_per_token(&odd, TMEM_GGML_Q8_0, &b), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_model_kv_bytes_per_token(&odd, TMEM_KV_DTYPE_Q8_0, &b), TMEM_E_INVALID_ARG);
 
     tmem_model_desc q9 = preset("qwen3.5-9b");
-    CHECK_OK(tmem_model_kv_bytes_per_token(&q9, TMEM_GGML_F16, &b));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&q9, TMEM_KV_DTYPE_F16, &b));
     CHECK(b == 8ull * 2 * 4 * 256 * 2);
     /* 24 layers x (32 value heads x 128 x 128 + 3 x (4096 + 2*16*128)) x 2 */
-    CHECK_OK(tmem_model_recurrent_bytes(&q9, TMEM_GGML_F16, &b));
+    CHECK_OK(tmem_model_recurrent_bytes(&q9, TMEM_KV_DTYPE_F16, &b));
     CHECK(b == 24ull * (32 * 128 * 128 + 3 * (4096 + 4096)) * 2);
     tmem_model_desc l = preset("llama-3.2-1b");
-    CHECK_OK(tmem_model_kv_bytes_per_token(&l, TMEM_GGML_F16, &b));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&l, TMEM_KV_DTYPE_F16, &b));
     CHECK(b == 16ull * 2 * 8 * 64 * 2);
-    CHECK_OK(tmem_model_recurrent_bytes(&l, TMEM_GGML_F16, &b));
+    CHECK_OK(tmem_model_recurrent_bytes(&l, TMEM_KV_DTYPE_F16, &b));
     CHECK(b == 0);
     tmem_model_desc q3 = preset("qwen3-0.6b");
-    CHECK_OK(tmem_model_kv_bytes_per_token(&q3, TMEM_GGML_BF16, &b));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&q3, TMEM_KV_DTYPE_BF16, &b));
     CHECK(b == 28ull * 2 * 8 * 128 * 2);
 }
 
@@ -215,9 +226,9 @@ static void test_fit_breakdown(void) {
     CHECK(r2.kv_tokens == 8208 && find_item(&r2, "kv_cache")->bytes == 8208ull * 12288 && r2.fits);
     CHECK(!find_item(&r2, "image") && !find_item(&r2, "weights.vision"));
     /* dtype choices */
-    f.kv_dtype = TMEM_DTYPE_Q8_0;
+    f.kv_dtype = TMEM_KV_DTYPE_Q8_0;
     f.weight_dtype = TMEM_DTYPE_Q4_K;
-    f.state_dtype = TMEM_DTYPE_F16;
+    f.state_dtype = TMEM_KV_DTYPE_F16;
     REQUIRE_OK(tmem_fit(&f, &r2));
     CHECK(r2.kv_bytes_per_token == 6528 && r2.recurrent_bytes_per_seq == 10100736);
     CHECK(find_item(&r2, "weights.text")->bytes == ((p.total - p.vision + 255) / 256) * 144);
@@ -320,10 +331,10 @@ static void test_from_gguf(void) {
     CHECK(m.file_weight_bytes == 1024 * 16 / 32 * 34 + 2 * (1024 * 16 / 256 * 144));
     CHECK(m.file_weight_type == TMEM_GGML_Q4_K);
     uint64_t a, b;
-    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_GGML_F16, &a));
-    CHECK_OK(tmem_model_kv_bytes_per_token(&p, TMEM_GGML_F16, &b));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_F16, &a));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&p, TMEM_KV_DTYPE_F16, &b));
     CHECK(a == b && a == 12288);
-    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_GGML_F16, &a));
+    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F16, &a));
     CHECK(a == 10100736);
     /* exact weight bytes flow into the fit */
     tmem_fit_desc f = request(&m, 1024, 0, 0);

@@ -65,6 +65,10 @@ static const char *role_label(tmem_role r) {
     return (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? names[r] : "user";
 }
 
+static const char *kv_label(tmem_kv_dtype d, const char *def) {
+    return d == TMEM_KV_DTYPE_DEFAULT ? def : tmem_kv_dtype_name(d);
+}
+
 static const char *dtype_label(tmem_dtype d, const char *def) {
     if (d == TMEM_DTYPE_DEFAULT) return def;
     tmem_ggml_type_info ti;
@@ -87,9 +91,9 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
            "\"kv_block_tokens\":%u,\"flash_attn\":%s,\"kv_dtype\":\"%s\",\"state_dtype\":\"%s\",\"weight_dtype\":\"%s\"},",
            f->ctx_tokens, r->kv_tokens, f->image_width, f->image_height, r->image_tokens, r->image_patches,
            f->n_seqs ? f->n_seqs : 1, f->prefill_chunk ? f->prefill_chunk : 512,
-           f->kv_block_tokens ? f->kv_block_tokens : 16,
-           (f->graph_flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN) ? "false" : "true", dtype_label(f->kv_dtype, "f16"),
-           dtype_label(f->state_dtype, "f32"), wt.name ? wt.name : dtype_label(f->weight_dtype, "bf16"));
+           f->kv_block_tokens ? f->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS,
+           (f->graph_flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN) ? "false" : "true", kv_label(f->kv_dtype, "f16"),
+           kv_label(f->state_dtype, "f32"), wt.name ? wt.name : dtype_label(f->weight_dtype, "bf16"));
     printf("\"kv_bytes_per_token\":%" PRIu64 ",\"recurrent_bytes_per_seq\":%" PRIu64 ",", r->kv_bytes_per_token,
            r->recurrent_bytes_per_seq);
     printf("\"items\":[");
@@ -140,7 +144,7 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
         printf(", image %ux%u -> %" PRIu64 " tokens (%" PRIu64 " patches)", f->image_width, f->image_height,
                r->image_tokens, r->image_patches);
     printf("\n  KV %s: %" PRIu64 " B/token; recurrent state %s: %" PRIu64 " B/sequence\n\n",
-           dtype_label(f->kv_dtype, "f16"), r->kv_bytes_per_token, dtype_label(f->state_dtype, "f32"),
+           kv_label(f->kv_dtype, "f16"), r->kv_bytes_per_token, kv_label(f->state_dtype, "f32"),
            r->recurrent_bytes_per_seq);
     printf("%-22s %-20s %-18s %16s %11s\n", "type", "role", "what", "bytes", "MiB");
     for (uint32_t i = 0; i < r->item_count; i++) {
@@ -187,8 +191,8 @@ int tmem_cmd_fit(int argc, char **argv) {
             ok = sscanf(v, "%u%c%u", &w, &x, &h) == 3 && (x == 'x' || x == 'X') && w && h;
             f.image_width = w;
             f.image_height = h;
-        } else if (!strcmp(a, "--kv-dtype")) ok = tmem_dtype_from_name(v, &f.kv_dtype) == TMEM_OK;
-        else if (!strcmp(a, "--state-dtype")) ok = tmem_dtype_from_name(v, &f.state_dtype) == TMEM_OK;
+        } else if (!strcmp(a, "--kv-dtype")) ok = tmem_kv_dtype_from_name(v, &f.kv_dtype) == TMEM_OK;
+        else if (!strcmp(a, "--state-dtype")) ok = tmem_kv_dtype_from_name(v, &f.state_dtype) == TMEM_OK;
         else if (!strcmp(a, "--weights")) ok = tmem_dtype_from_name(v, &f.weight_dtype) == TMEM_OK;
         else if (!strcmp(a, "--seqs")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.n_seqs = (uint32_t)n; }
         else if (!strcmp(a, "--chunk")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.prefill_chunk = (uint32_t)n; }
