@@ -312,19 +312,19 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_write(const tmem_gguf_write
 /* ====================================================================== */
 
 /** @brief Storage types for the fit calculator. Zero = the default noted at
- *  each field. Maps onto ggml types (tmem_dtype_ggml). */
-typedef enum tmem_dtype {
-    TMEM_DTYPE_DEFAULT = 0,
-    TMEM_DTYPE_F32, TMEM_DTYPE_F16, TMEM_DTYPE_BF16, TMEM_DTYPE_Q8_0,
-    TMEM_DTYPE_Q4_0, TMEM_DTYPE_Q4_K, TMEM_DTYPE_Q5_K, TMEM_DTYPE_Q6_K,
-    TMEM_DTYPE_COUNT
-} tmem_dtype;
+ *  each field. Maps onto ggml types (tmem_weight_dtype_ggml). */
+typedef enum tmem_weight_dtype {
+    TMEM_WEIGHT_DEFAULT = 0,
+    TMEM_WEIGHT_F32, TMEM_WEIGHT_F16, TMEM_WEIGHT_BF16, TMEM_WEIGHT_Q8_0,
+    TMEM_WEIGHT_Q4_0, TMEM_WEIGHT_Q4_K, TMEM_WEIGHT_Q5_K, TMEM_WEIGHT_Q6_K,
+    TMEM_WEIGHT_COUNT
+} tmem_weight_dtype;
 
 /** @brief The ggml type of a dtype (DEFAULT -> TMEM_GGML_TYPE_LIMIT). */
-TMEM_API uint32_t tmem_dtype_ggml(tmem_dtype dtype);
+TMEM_API uint32_t tmem_weight_dtype_ggml(tmem_weight_dtype dtype);
 /** @brief Parse "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k".
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
-TMEM_API TMEM_NODISCARD tmem_status tmem_dtype_from_name(const char *name, tmem_dtype *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out);
 
 /** @brief Parse a KV / state dtype name ("f16", "bf16", "f32", "q8_0"),
  *  the inverse of tmem_kv_dtype_name. @return TMEM_OK | TMEM_E_INVALID_ARG |
@@ -479,11 +479,12 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_layer_graph(const tmem_model_desc
 /** @brief A fit question. Zeroed fields take the defaults noted. */
 typedef struct tmem_fit_desc {
     const tmem_model_desc *model; /**< required */
+    tmem_context *ctx;        /**< optional: name each line's type by this context's role policy */
     uint64_t ctx_tokens;      /**< context per sequence, image tokens included; required */
     uint32_t image_width, image_height; /**< 0 = no image */
     uint32_t n_seqs;          /**< 0 = 1 */
     uint64_t budget;          /**< bytes; 0 = report only (fits is true) */
-    tmem_dtype weight_dtype;  /**< DEFAULT = exact GGUF bytes, else BF16 */
+    tmem_weight_dtype weight_dtype;  /**< DEFAULT = exact GGUF bytes, else BF16 */
     tmem_kv_dtype kv_dtype;   /**< DEFAULT = f16 */
     tmem_kv_dtype state_dtype;/**< DEFAULT = f32 (as llama.cpp stores it) */
     uint32_t prefill_chunk;   /**< tokens per prefill step; 0 = 512 */
@@ -495,7 +496,8 @@ typedef struct tmem_fit_desc {
 typedef struct tmem_fit_item {
     const char *what;         /**< "weights.text", "kv_cache", ... (JSON key) */
     tmem_role role;
-    const char *type_name;    /**< default type of the role: "/memory/weights" ... */
+    char type_name[64];       /**< the role's type: from tmem_fit_desc::ctx's role policy, else
+                                   the builtin default ("/memory/weights", "/memory/kv", ...) */
     bool clean;               /**< file-backed clean pages (weights) */
     uint64_t bytes;
 } tmem_fit_item;
@@ -514,8 +516,10 @@ typedef struct tmem_fit_result {
     uint64_t recurrent_bytes_per_seq;
     uint64_t image_tokens, image_patches;
     uint64_t kv_tokens;       /**< ctx rounded up to whole KV blocks */
-    uint64_t activation_lower_bound; /**< largest sum of live bytes over the graphs' steps */
-    uint64_t activation_arena;       /**< the arena used (planner's answer or the bound) */
+    uint64_t activation_lower_bound; /**< prefill: largest sum of live bytes over the layer graphs' steps */
+    uint64_t activation_arena;       /**< prefill arena used (planner's answer or the bound) */
+    uint64_t vision_lower_bound;     /**< vision encoder block graph, same measures */
+    uint64_t vision_arena;
     bool arena_from_planner;  /**< false: the sweep lower bound stands in (see docs/model.md) */
     /* searched whenever budget != 0: */
     uint64_t max_ctx_tokens;  /**< largest ctx (whole KV blocks) that fits with the image; 0 = none */

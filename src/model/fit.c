@@ -9,23 +9,34 @@
  * every line does.
  */
 #include "model_internal.h"
+#include <stdio.h>
 #include <string.h>
 
 #define DEFAULT_CHUNK 512u
 #define GRAPH_CAP 64u
 
-/* Default type of each role (the context's default role policy). */
-static const char *role_type(tmem_role r) {
-    switch (r) {
-    case TMEM_ROLE_WEIGHTS: return "/memory/weights";
-    case TMEM_ROLE_KV_CACHE: case TMEM_ROLE_RECURRENT_STATE: return "/memory/kv";
-    case TMEM_ROLE_IMAGE: return "/memory/images";
-    default: return "/memory/activations";
+/* The builtin type of each role (src/core/defaults.c), for requests made
+ * without a context. */
+static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
+    [TMEM_ROLE_WEIGHTS] = "/memory/weights",   [TMEM_ROLE_KV_CACHE] = "/memory/kv",
+    [TMEM_ROLE_RECURRENT_STATE] = "/memory/state", [TMEM_ROLE_ACTIVATION] = "/memory/activations",
+    [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
+    [TMEM_ROLE_VISION_INTERMEDIATE] = "/memory/vision", [TMEM_ROLE_OUTPUT_TOKENS] = "/memory/tokens",
+};
+
+static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
+    tmem_type *t;
+    tmem_type_info info;
+    if (ctx && tmem_role_get_type(ctx, r, &t) == TMEM_OK && tmem_type_get_info(t, &info) == TMEM_OK) {
+        snprintf(out, cap, "%s", info.name);
+        return;
     }
+    snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
 }
 
 typedef struct req {
     const tmem_model_desc *m;
+    tmem_context *ctx;
     uint32_t n_seqs, chunk, block, flags;
     uint32_t weight_type, vision_weight_type;
     tmem_kv_dtype kv_type, state_type;
@@ -62,11 +73,12 @@ static tmem_status layer_arena(const req *r, tmem_model_layer_kind kind, uint64_
     return plan_arena(bufs, count, lb, arena, planned);
 }
 
-static void item(tmem_fit_result *o, const char *what, tmem_role role, bool clean, uint64_t bytes, bool *overflow) {
+static void item(const req *r, tmem_fit_result *o, const char *what, tmem_role role, bool clean, uint64_t bytes,
+                 bool *overflow) {
     tmem_fit_item *it = &o->items[o->item_count++];
     it->what = what;
     it->role = role;
-    it->type_name = role_type(role);
+    role_type(r->ctx, role, it->type_name, sizeof it->type_name);
     it->clean = clean;
     it->bytes = bytes;
     if (tmem__add_overflow(o->total, bytes, &o->total)) *overflow = true;
@@ -105,8 +117,9 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
         tmem__mul_overflow(o->recurrent_bytes_per_seq, r->n_seqs, &state))
         return tmem__err(TMEM_E_OVERFLOW);
 
-    /* activations: one arena reused layer after layer, and by the vision
-     * encoder before prefill: the largest of the layer kinds' arenas */
+    /* activations: one arena reused layer after layer of the prefill, the
+     * largest of the layer kinds' arenas; the vision encoder has its own
+     * (its role maps to its own type) */
     uint64_t chunk = ctx < r->chunk ? ctx : r->chunk, lb, ar;
     bool planned = true, p;
     if (full) {
@@ -123,10 +136,9 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     }
     uint64_t vis_embd = 0, img = 0;
     if (image) {
-        if ((st = layer_arena(r, TMEM_MODEL_LAYER_VISION, o->image_patches, o->image_patches, &lb, &ar, &p)))
+        if ((st = layer_arena(r, TMEM_MODEL_LAYER_VISION, o->image_patches, o->image_patches,
+                              &o->vision_lower_bound, &o->vision_arena, &p)))
             return st;
-        if (lb > o->activation_lower_bound) o->activation_lower_bound = lb;
-        if (ar > o->activation_arena) o->activation_arena = ar;
         planned &= p;
         /* merged embeddings wait for the prefill that consumes them */
         uint64_t px, pv;
@@ -142,16 +154,17 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     uint64_t logits;
     if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits)) return tmem__err(TMEM_E_OVERFLOW);
 
-    item(o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
-    if (image) item(o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
-    item(o, "kv_cache", TMEM_ROLE_KV_CACHE, false, kv, &ovf);
-    if (linear) item(o, "recurrent_state", TMEM_ROLE_RECURRENT_STATE, false, state, &ovf);
-    item(o, "activations", TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
+    item(r, o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
+    if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
+    item(r, o, "kv_cache", TMEM_ROLE_KV_CACHE, false, kv, &ovf);
+    if (linear) item(r, o, "recurrent_state", TMEM_ROLE_RECURRENT_STATE, false, state, &ovf);
+    item(r, o, "activations", TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
     if (image) {
-        item(o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
-        item(o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
+        item(r, o, "vision_activations", TMEM_ROLE_VISION_INTERMEDIATE, false, o->vision_arena, &ovf);
+        item(r, o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
+        item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
     }
-    item(o, "logits", TMEM_ROLE_OUTPUT_TOKENS, false, logits, &ovf);
+    item(r, o, "logits", TMEM_ROLE_OUTPUT_TOKENS, false, logits, &ovf);
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 
@@ -217,20 +230,21 @@ static void search_image(const req *r, uint64_t budget, uint64_t ctx, uint32_t i
 static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     memset(r, 0, sizeof *r);
     r->m = d->model;
+    r->ctx = d->ctx;
     tmem_status st = tmem_model_validate(d->model);
     if (st) return st;
     if ((d->image_width != 0) != (d->image_height != 0)) return tmem__err(TMEM_E_INVALID_ARG);
     if (d->image_width && !d->model->vis_depth) return tmem__err(TMEM_E_INVALID_ARG);
     if (d->graph_flags & ~(uint32_t)TMEM_MODEL_GRAPH_NO_FLASH_ATTN) return tmem__err(TMEM_E_INVALID_ARG);
-    if ((unsigned)d->weight_dtype >= TMEM_DTYPE_COUNT || (unsigned)d->kv_dtype >= TMEM_KV_DTYPE_COUNT ||
+    if ((unsigned)d->weight_dtype >= TMEM_WEIGHT_COUNT || (unsigned)d->kv_dtype >= TMEM_KV_DTYPE_COUNT ||
         (unsigned)d->state_dtype >= TMEM_KV_DTYPE_COUNT)
         return tmem__err(TMEM_E_INVALID_ARG);
     r->n_seqs = d->n_seqs ? d->n_seqs : 1;
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
-    r->exact_weights = d->weight_dtype == TMEM_DTYPE_DEFAULT && d->model->file_weight_bytes;
-    r->weight_type = tmem_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_DTYPE_BF16);
+    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT && d->model->file_weight_bytes;
+    r->weight_type = tmem_weight_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16);
     r->vision_weight_type = r->weight_type;
     r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;
     r->state_type = d->state_dtype ? d->state_dtype : TMEM_KV_DTYPE_F32;

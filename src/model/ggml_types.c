@@ -82,28 +82,28 @@ tmem_status tmem_ggml_type_from_name(const char *name, uint32_t *out) {
 
 /* ---- the fit calculator's dtypes ---- */
 
-static const struct { const char *name; uint32_t ggml; } dtype_table[TMEM_DTYPE_COUNT] = {
-    [TMEM_DTYPE_DEFAULT] = {"default", TMEM_GGML_TYPE_LIMIT},
-    [TMEM_DTYPE_F32] = {"f32", TMEM_GGML_F32},
-    [TMEM_DTYPE_F16] = {"f16", TMEM_GGML_F16},
-    [TMEM_DTYPE_BF16] = {"bf16", TMEM_GGML_BF16},
-    [TMEM_DTYPE_Q8_0] = {"q8_0", TMEM_GGML_Q8_0},
-    [TMEM_DTYPE_Q4_0] = {"q4_0", TMEM_GGML_Q4_0},
-    [TMEM_DTYPE_Q4_K] = {"q4_k", TMEM_GGML_Q4_K},
-    [TMEM_DTYPE_Q5_K] = {"q5_k", TMEM_GGML_Q5_K},
-    [TMEM_DTYPE_Q6_K] = {"q6_k", TMEM_GGML_Q6_K},
+static const struct { const char *name; uint32_t ggml; } dtype_table[TMEM_WEIGHT_COUNT] = {
+    [TMEM_WEIGHT_DEFAULT] = {"default", TMEM_GGML_TYPE_LIMIT},
+    [TMEM_WEIGHT_F32] = {"f32", TMEM_GGML_F32},
+    [TMEM_WEIGHT_F16] = {"f16", TMEM_GGML_F16},
+    [TMEM_WEIGHT_BF16] = {"bf16", TMEM_GGML_BF16},
+    [TMEM_WEIGHT_Q8_0] = {"q8_0", TMEM_GGML_Q8_0},
+    [TMEM_WEIGHT_Q4_0] = {"q4_0", TMEM_GGML_Q4_0},
+    [TMEM_WEIGHT_Q4_K] = {"q4_k", TMEM_GGML_Q4_K},
+    [TMEM_WEIGHT_Q5_K] = {"q5_k", TMEM_GGML_Q5_K},
+    [TMEM_WEIGHT_Q6_K] = {"q6_k", TMEM_GGML_Q6_K},
 };
 
-uint32_t tmem_dtype_ggml(tmem_dtype dtype) {
-    if ((unsigned)dtype >= TMEM_DTYPE_COUNT) return TMEM_GGML_TYPE_LIMIT;
+uint32_t tmem_weight_dtype_ggml(tmem_weight_dtype dtype) {
+    if ((unsigned)dtype >= TMEM_WEIGHT_COUNT) return TMEM_GGML_TYPE_LIMIT;
     return dtype_table[dtype].ggml;
 }
 
-tmem_status tmem_dtype_from_name(const char *name, tmem_dtype *out) {
+tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out) {
     if (!name || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    for (int i = 1; i < TMEM_DTYPE_COUNT; i++)
+    for (int i = 1; i < TMEM_WEIGHT_COUNT; i++)
         if (!strcasecmp(dtype_table[i].name, name)) {
-            *out = (tmem_dtype)i;
+            *out = (tmem_weight_dtype)i;
             return TMEM_OK;
         }
     return tmem__err(TMEM_E_NOT_FOUND);

@@ -214,6 +214,10 @@ static void test_fit_breakdown(void) {
     CHECK(lg->bytes == 248320ull * 4);
     CHECK(find_item(&r, "vision_embeddings")->bytes == 1024ull * 1024 * 4);
     CHECK(r.activation_arena >= r.activation_lower_bound && r.activation_lower_bound > 0);
+    CHECK(r.vision_arena >= r.vision_lower_bound && r.vision_lower_bound > 0);
+    CHECK(find_item(&r, "vision_activations")->bytes == r.vision_arena);
+    CHECK(find_item(&r, "activations")->bytes == r.activation_arena);
+    CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/state"));
     /* 2 sequences double KV, state and logits, nothing else */
     f.n_seqs = 2;
     tmem_fit_result r2;
@@ -227,7 +231,7 @@ static void test_fit_breakdown(void) {
     CHECK(!find_item(&r2, "image") && !find_item(&r2, "weights.vision"));
     /* dtype choices */
     f.kv_dtype = TMEM_KV_DTYPE_Q8_0;
-    f.weight_dtype = TMEM_DTYPE_Q4_K;
+    f.weight_dtype = TMEM_WEIGHT_Q4_K;
     f.state_dtype = TMEM_KV_DTYPE_F16;
     REQUIRE_OK(tmem_fit(&f, &r2));
     CHECK(r2.kv_bytes_per_token == 6528 && r2.recurrent_bytes_per_seq == 10100736);
@@ -286,6 +290,30 @@ static void test_fit_limits(void) {
     f = request(&m, 4096, 0, 1ull << 50);
     REQUIRE_OK(tmem_fit(&f, &r));
     CHECK(r.fits && r.max_ctx_tokens == 262144);
+}
+
+/* With a context, each line names the type the context's policy maps its role to. */
+static void test_fit_ctx_policy(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 30;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_type_desc td = {0};
+    td.name = "/memory/hybrid_state";
+    td.placement = TMEM_PLACEMENT_HOST;
+    td.lifetime = TMEM_LIFETIME_GROWING;
+    tmem_type *t;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &t));
+    REQUIRE_OK(tmem_role_set_type(ctx, TMEM_ROLE_RECURRENT_STATE, t));
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f = request(&m, 4096, 0, 0);
+    f.ctx = ctx;
+    tmem_fit_result r;
+    CHECK_OK(tmem_fit(&f, &r));
+    CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/hybrid_state"));
+    CHECK(!strcmp(find_item(&r, "kv_cache")->type_name, "/memory/kv"));
+    CHECK(!strcmp(find_item(&r, "weights.text")->type_name, "/memory/weights"));
+    tmem_context_destroy(ctx);
 }
 
 /* A GGUF with llama.cpp's qwen35 keys reads back as the preset's text shape. */
@@ -433,6 +461,7 @@ int main(void) {
     RUN(test_layer_graphs);
     RUN(test_fit_breakdown);
     RUN(test_fit_limits);
+    RUN(test_fit_ctx_policy);
     RUN(test_from_gguf);
     RUN(test_cli);
     return tmem_test_finish();

@@ -69,10 +69,10 @@ static const char *kv_label(tmem_kv_dtype d, const char *def) {
     return d == TMEM_KV_DTYPE_DEFAULT ? def : tmem_kv_dtype_name(d);
 }
 
-static const char *dtype_label(tmem_dtype d, const char *def) {
-    if (d == TMEM_DTYPE_DEFAULT) return def;
+static const char *dtype_label(tmem_weight_dtype d, const char *def) {
+    if (d == TMEM_WEIGHT_DEFAULT) return def;
     tmem_ggml_type_info ti;
-    return tmem_ggml_type_get_info(tmem_dtype_ggml(d), &ti) == TMEM_OK ? ti.name : "?";
+    return tmem_ggml_type_get_info(tmem_weight_dtype_ggml(d), &ti) == TMEM_OK ? ti.name : "?";
 }
 
 static double mib(uint64_t b) { return (double)b / 1048576.0; }
@@ -81,7 +81,7 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
     tmem_ggml_type_info wt = {0};
-    if (f->weight_dtype == TMEM_DTYPE_DEFAULT && m->file_weight_bytes)
+    if (f->weight_dtype == TMEM_WEIGHT_DEFAULT && m->file_weight_bytes)
         if (tmem_ggml_type_get_info(m->file_weight_type, &wt) != TMEM_OK) wt.name = NULL;
     printf("{\"version\":1,\"model\":{\"name\":\"%s\",\"arch\":\"%s\",\"layers\":%u,\"full_attention_layers\":%u,"
            "\"linear_attention_layers\":%u,\"hidden\":%u,\"vocab\":%u,\"has_vision\":%s},",
@@ -127,10 +127,11 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     }
     printf("},\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
            "\"max_ctx_tokens\":%" PRIu64 ",\"max_image\":{\"width\":%u,\"height\":%u},"
-           "\"activation\":{\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64 ",\"from_planner\":%s}}\n",
+           "\"activation\":{\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64 ",\"vision_lower_bound\":%" PRIu64
+           ",\"vision_arena\":%" PRIu64 ",\"from_planner\":%s}}\n",
            r->total, r->total_dirty, r->budget, r->fits ? "true" : "false", r->max_ctx_tokens, r->max_image_width,
-           r->max_image_height, r->activation_lower_bound, r->activation_arena,
-           r->arena_from_planner ? "true" : "false");
+           r->max_image_height, r->activation_lower_bound, r->activation_arena, r->vision_lower_bound,
+           r->vision_arena, r->arena_from_planner ? "true" : "false");
 }
 
 static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r) {
@@ -154,8 +155,8 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     }
     printf("%-62s %16" PRIu64 " %11.2f\n", "total", r->total, mib(r->total));
     printf("%-62s %16" PRIu64 " %11.2f\n", "  of which private dirty", r->total_dirty, mib(r->total_dirty));
-    printf("\nactivation arena %.2f MiB (%s)\n", mib(r->activation_arena),
-           r->arena_from_planner ? "planned" : "sweep lower bound; planner not wired in");
+    printf("\nprefill activation arena %.2f MiB, vision encoder arena %.2f MiB (%s)\n", mib(r->activation_arena),
+           mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner not wired in");
     if (!r->budget) return;
     printf("budget %.2f MiB: %s\n", mib(r->budget), r->fits ? "FITS" : "DOES NOT FIT");
     if (r->max_ctx_tokens) printf("largest context that fits: %" PRIu64 " tokens\n", r->max_ctx_tokens);
@@ -193,7 +194,7 @@ int tmem_cmd_fit(int argc, char **argv) {
             f.image_height = h;
         } else if (!strcmp(a, "--kv-dtype")) ok = tmem_kv_dtype_from_name(v, &f.kv_dtype) == TMEM_OK;
         else if (!strcmp(a, "--state-dtype")) ok = tmem_kv_dtype_from_name(v, &f.state_dtype) == TMEM_OK;
-        else if (!strcmp(a, "--weights")) ok = tmem_dtype_from_name(v, &f.weight_dtype) == TMEM_OK;
+        else if (!strcmp(a, "--weights")) ok = tmem_weight_dtype_from_name(v, &f.weight_dtype) == TMEM_OK;
         else if (!strcmp(a, "--seqs")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.n_seqs = (uint32_t)n; }
         else if (!strcmp(a, "--chunk")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.prefill_chunk = (uint32_t)n; }
         else if (!strcmp(a, "--block")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.kv_block_tokens = (uint32_t)n; }
@@ -246,6 +247,7 @@ int tmem_cmd_fit(int argc, char **argv) {
         goto done;
     }
     f.model = &m;
+    f.ctx = ctx; /* with --gguf: name types by the context's role policy */
     tmem_fit_result r;
     tmem_status st = tmem_fit(&f, &r);
     if (st) {
