@@ -12,5 +12,6 @@
 #include "heap.h"
 #include "trace.h"
 #include "plan.h"
+#include "model.h"
 
 #endif /* TYPEDMEM_H */

@@ -18,6 +18,7 @@ static const tmem_cmd commands[] = {
     {"info", "tmem info [--json]                 limits, OS features and the default memory types", tmem_cmd_info},
     {"stats", "tmem stats [--json]                accounting of a small demo session", tmem_cmd_stats},
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
+    {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
 };
 
 static void usage(FILE *f) {
