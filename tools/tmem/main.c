@@ -14,6 +14,9 @@ static int cmd_version(int argc, char **argv) {
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
     {"bench", "tmem bench <name> [--json]         benchmarks: ours vs baselines, same run", tmem_cmd_bench},
+    {"info", "tmem info [--json]                 limits, OS features and the default memory types", tmem_cmd_info},
+    {"stats", "tmem stats [--json]                accounting of a small demo session", tmem_cmd_stats},
+    {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
 };
 
 static void usage(FILE *f) {
