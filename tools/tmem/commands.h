@@ -14,5 +14,6 @@ typedef struct tmem_cmd {
 /* Declared here, defined in cmd_<name>.c; registered in main.c. */
 /* (add one declaration per cmd_<name>.c here) */
 int tmem_cmd_bench(int argc, char **argv);
+int tmem_cmd_report(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static int cmd_version(int argc, char **argv) {
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
     {"bench", "tmem bench <name> [--json]         benchmarks: ours vs baselines, same run", tmem_cmd_bench},
+    {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
 };
 
 static void usage(FILE *f) {
