@@ -124,7 +124,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     if (budget_on_scale && d->budget > top) top = d->budget;
     if (top == 0) top = 1024;
     uint64_t step = nice_bytes_step(top);
-    l.y_max = (top / step + 1) * step;
+    if (tmem__mul_overflow(top / step + 1, step, &l.y_max)) l.y_max = UINT64_MAX; /* hostile sizes */
     time_unit tu = pick_time_unit(l.t_end);
     uint64_t tstep = nice_decimal(l.t_end / tu.ns) * tu.ns;
 
@@ -136,12 +136,14 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     char a[32], b[32];
     /* grid + axes */
     tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
-    for (uint64_t v = 0; v <= l.y_max; v += step) {
+    for (uint64_t k = 0; k <= l.y_max / step; k++) { /* counted: v += step could wrap */
+        uint64_t v = k * step;
         axis_units(v, a, sizeof a);
         tmem__sb_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
                         LEFT, LEFT + l.cols, yof(&l, v), yof(&l, v), LEFT - 6, yof(&l, v) + 4, a);
     }
-    for (uint64_t t = 0; t <= l.t_end; t += tstep) {
+    for (uint64_t k = 0; k <= l.t_end / tstep; k++) {
+        uint64_t t = k * tstep;
         time_label(t, tu, a, sizeof a);
         tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
                         xof(&l, t), xof(&l, t), TOP, TOP + l.plot_h, xof(&l, t), TOP + l.plot_h + 16, a);
@@ -158,12 +160,12 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(t));
         for (uint32_t c = 0; c < l.cols; c++) { /* upper edge, left to right */
             uint64_t sum = 0;
-            for (uint32_t u = 0; u <= t; u++) sum += vals[(size_t)c * span + u];
+            for (uint32_t u = 0; u <= t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
             tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, sum));
         }
         for (uint32_t c = l.cols; c-- > 0;) { /* lower edge back */
             uint64_t sum = 0;
-            for (uint32_t u = 0; u < t; u++) sum += vals[(size_t)c * span + u];
+            for (uint32_t u = 0; u < t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
             tmem__sb_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
         }
         tmem__sb_puts(sb, "Z\"><title>");
