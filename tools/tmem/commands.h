@@ -19,5 +19,6 @@ int tmem_cmd_stats(int argc, char **argv);
 int tmem_cmd_demo(int argc, char **argv);
 int tmem_cmd_plan(int argc, char **argv);
 int tmem_cmd_fit(int argc, char **argv);
+int tmem_cmd_report(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const tmem_cmd commands[] = {
     {"stats", "tmem stats [--json]                accounting of a small demo session", tmem_cmd_stats},
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
     {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
+    {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
 };
 
 static void usage(FILE *f) {
