@@ -67,10 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             f.model = &m;
             f.ctx_tokens = 4096;
             tmem_fit_result r;
-            (void)tmem_fit(&f, &r);
-            uint64_t b;
-            (void)tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_Q8_0, &b);
-            (void)tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F16, &b);
+            uint64_t b = 0;
+            /* results are checked by the unit tests; here only "no crash" */
+            if (tmem_fit(&f, &r) == TMEM_OK) b += r.total;
+            if (tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_Q8_0, &b) == TMEM_OK) b++;
+            if (tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F16, &b) == TMEM_OK) b++;
+            sink = b;
         }
         tmem_gguf_close(g);
     }
