@@ -340,7 +340,7 @@ static void put_file(const char *dir, const char *name, const uint8_t *b, size_t
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
-    CHECK_MSG(f != NULL, "cannot write %s", path);
+    CHECK_MSG(f != NULL, "cannot write %.200s", name);
     if (!f) return;
     CHECK(fwrite(b, 1, n, f) == n);
     fclose(f);
