@@ -78,7 +78,6 @@ static void file_put(struct tmem__tracer *t, const uint8_t *rec, size_t n) {
 static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size,
                    uint64_t offset, const char *name) {
     if (!atomic_load_explicit(&t->on, memory_order_acquire)) return false;
-    if ((t->flags & TMEM_TRACE_NO_COMMITS) && (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT)) return false;
     tmem_trace_event ev;
     ev.size = size;
     ev.offset = offset;
@@ -93,6 +92,8 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
 
     pthread_mutex_lock(&t->lock);
     bool on = atomic_load_explicit(&t->on, memory_order_relaxed);
+    /* flags change at start, under this lock: read them here */
+    if (on && (t->flags & TMEM_TRACE_NO_COMMITS) && (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT)) on = false;
     if (on) {
         uint64_t now = now_ns() - t->t0;
         ev.time_ns = t->last = now > t->last ? now : t->last;

@@ -2,7 +2,9 @@
  * restarted under them: every event is counted exactly once, each thread's
  * own events stay in order, and nothing races (run under TSan: label tsan). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include "harness.h"
 #include "trace/trace_internal.h"
@@ -15,6 +17,8 @@ typedef struct worker {
     uint64_t ok, refused;
 } worker;
 
+static atomic_int finished;
+
 static void *emit(void *arg) {
     worker *w = arg;
     char name[32];
@@ -24,6 +28,7 @@ static void *emit(void *arg) {
         if (st == TMEM_OK) w->ok++;
         else if (st == TMEM_E_STATE) w->refused++;
     }
+    atomic_fetch_add(&finished, 1);
     return NULL;
 }
 
@@ -88,15 +93,20 @@ static void test_stop_start_under_load(void) {
     REQUIRE_OK(tmem_trace_start(ctx, &td));
     worker w[THREADS];
     pthread_t th[THREADS];
+    atomic_store(&finished, 0);
     run_threads(ctx, w, th);
     uint64_t recorded = 0;
-    for (int k = 0; k < 50; k++) {
+    int cycles = 0;
+    while (cycles < 5 || atomic_load(&finished) < THREADS) {
         tmem_trace_info info;
         CHECK_OK(tmem_trace_stop(ctx));
+        nanosleep(&(struct timespec){0, 20000}, NULL); /* let marks hit the stopped tracer */
+        cycles++;
         CHECK_OK(tmem_trace_get_info(ctx, &info));
         CHECK(!info.on && info.dropped == (info.recorded > 1024 ? info.recorded - 1024 : 0));
         recorded += info.recorded;
         REQUIRE_OK(tmem_trace_start(ctx, &td));
+        nanosleep(&(struct timespec){0, 50000}, NULL); /* and let some be recorded */
     }
     for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
     tmem_trace_info info;
@@ -106,7 +116,7 @@ static void test_stop_start_under_load(void) {
     for (int i = 0; i < THREADS; i++) ok += w[i].ok, refused += w[i].refused;
     CHECK(ok + refused == (uint64_t)THREADS * PER_THREAD);
     CHECK_MSG(recorded == ok, "recorded %llu, accepted %llu", (unsigned long long)recorded, (unsigned long long)ok);
-    printf("accepted %llu, refused while stopped %llu\n", (unsigned long long)ok, (unsigned long long)refused);
+    printf("%d stop/start cycles: accepted %llu, refused while stopped %llu\n", cycles, (unsigned long long)ok, (unsigned long long)refused);
     tmem_context_destroy(ctx);
 }
 

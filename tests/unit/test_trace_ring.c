@@ -155,7 +155,8 @@ static void test_file_stream(void) {
     CHECK_ST(tmem_trace_snapshot(ctx, &d), TMEM_E_STATE); /* file only: no ring */
     tmem_trace_info info;
     CHECK_OK(tmem_trace_get_info(ctx, &info));
-    CHECK(info.capacity == 0 && info.recorded >= 64 + 16 + 1 && info.file_bytes > 4096 && info.file_errors == 0);
+    CHECK(info.capacity == 0 && info.recorded >= 64 + 16 + 1 && info.file_errors == 0);
+    CHECK(info.file_bytes >= TMEM__TRACE_HEADER_SIZE + info.recorded * 31); /* written + buffered */
     CHECK_OK(tmem_trace_stop(ctx));
 
     REQUIRE_OK(tmem_trace_load(path, &d));
