@@ -404,7 +404,11 @@ static tmem_status parse_line(parser *ps, span s, uint32_t line) {
     s = trim(s);
     if (s.p == s.end) return TMEM_OK;
     if (*s.p == '[') {
-        if (s.end[-1] != ']') return PARSE_FAIL(line, "section header '%s' lacks its closing ']'", show(s, a, sizeof a));
+        if (s.end[-1] != ']') {
+            const char *close = memchr(s.p, ']', span_len(s));
+            if (close) return PARSE_FAIL(line, "text after ']' in section header '%s'", show(s, a, sizeof a));
+            return PARSE_FAIL(line, "section header '%s' lacks its closing ']'", show(s, a, sizeof a));
+        }
         return parse_header(ps, trim((span){s.p + 1, s.end - 1}), line);
     }
     const char *eq = memchr(s.p, '=', span_len(s));

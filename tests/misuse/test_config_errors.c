@@ -17,6 +17,7 @@ static const bad_case k_cases[] = {
     {"\n\n= 5\n", 3, "missing key"},
     {"budget =   # nothing\n", 1, "missing value for 'budget'"},
     {"[type /memory/kv\n", 1, "closing ']'"},
+    {"\n[type /memory/kv] budget = 1\n", 2, "text after ']'"},
     {"[pool /memory/kv]\n", 1, "unknown section '[pool /memory/kv]'"},
     {"[type]\n", 1, "[type] needs a name"},
     {"[role]\n", 1, "[role] needs a name"},
