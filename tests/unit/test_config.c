@@ -184,6 +184,55 @@ static void test_sizes_and_syntax(void) {
     tmem_context_destroy(ctx);
 }
 
+/* The apply phase: the file's context budget is in force when populated
+ * types are charged; a refusal by the OS or a backend hits the risky types
+ * first, so the usual failure leaves nothing behind and the budget restored. */
+static tmem_context *small_ctx(void) {
+    tmem_context_desc d = {0};
+    d.budget = 1u << 20;
+    d.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    tmem_context *ctx = NULL;
+    return tmem_context_create(&d, &ctx) == TMEM_OK ? ctx : NULL;
+}
+
+static void test_apply_phase(void) {
+    tmem_context *ctx = small_ctx();
+    REQUIRE(ctx);
+    static const char grow[] = "budget = 64MiB\n[type /memory/pop]\nflags = populate\nbudget = 8MiB\n";
+    tmem_config_error err;
+    CHECK_OK(tmem_config_load_string(ctx, S(grow), &err));
+    CHECK_MSG(err.message[0] == '\0', "%s", err.message);
+    tmem_type *t;
+    REQUIRE_OK(tmem_type_find(ctx, "/memory/pop", &t));
+    tmem_type_stats ts;
+    CHECK_OK(tmem_type_get_stats(t, &ts));
+    CHECK(ts.committed.current == 8u << 20); /* populated at creation */
+    tmem_context_destroy(ctx);
+
+    /* populate over the (unchanged) context budget: TMEM_E_BUDGET on the
+     * type's line; the plain type declared before it was not created */
+    ctx = small_ctx();
+    REQUIRE(ctx);
+    static const char over[] = "[type /memory/plain]\n"
+                               "[type /memory/big]\nflags = populate\nreserve = 8MiB\n"
+                               "[role scratch]\ntype = /memory/plain\n";
+    CHECK_ST(tmem_config_load_string(ctx, S(over), &err), TMEM_E_BUDGET);
+    CHECK_MSG(err.line == 2 && strstr(err.message, "/memory/big") && strstr(err.message, "0 types created"), "%s", err.message);
+    CHECK(tmem_type_count(ctx) == 0);
+    CHECK_ST(tmem_role_get_type(ctx, TMEM_ROLE_SCRATCH, &t), TMEM_E_NOT_FOUND);
+
+    /* device placement without a backend, with a budget change: refused,
+     * nothing created, the budget put back */
+    static const char dev[] = "budget = 2GiB\n[type /memory/host]\n[type /memory/gpu]\nplacement = device\nbudget = 1GiB\n";
+    CHECK_ST(tmem_config_load_string(ctx, S(dev), &err), TMEM_E_UNSUPPORTED);
+    CHECK(err.line == 3);
+    CHECK(tmem_type_count(ctx) == 0);
+    tmem_budget_info b;
+    CHECK_OK(tmem_context_budget(ctx, &b));
+    CHECK(b.budget == 1u << 20);
+    tmem_context_destroy(ctx);
+}
+
 static bool write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "wb");
     if (!f) return false;
@@ -292,6 +341,7 @@ int main(void) {
     RUN(test_example);
     RUN(test_tune_defaults);
     RUN(test_sizes_and_syntax);
+    RUN(test_apply_phase);
     RUN(test_file_and_env);
     RUN(test_fault_sweep);
     return tmem_test_finish();
