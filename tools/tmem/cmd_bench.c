@@ -6,6 +6,7 @@
 
 /* One line per bench; the list ends with a NULL name. */
 static const tmem_bench benches[] = {
+    {"heap", "general heap vs glibc malloc, mimalloc, jemalloc: mixed sizes, ops/s and latency", tmem_bench_heap},
     {NULL, NULL, NULL}
 };
 
