@@ -46,6 +46,7 @@ typedef struct frame {
 } frame;
 
 typedef struct mchange { uint32_t buf; uint64_t old; } mchange;
+typedef struct bstate { uint64_t off, min; } bstate;
 typedef struct pre { double k[3]; uint32_t idx; } pre;
 typedef struct schange { uint32_t sec; uint64_t old; } schange;
 
@@ -67,7 +68,8 @@ typedef struct search {
     uint32_t *sm_start, *sm;    /* free members of each section (CSR), or NULL */
     uint64_t *base_min, *total0;
     /* state shared by all levels */
-    uint64_t *off, *minoff, *floor, *tot;
+    bstate *st;                 /* per buffer: offset (or NONE) and minimum offset */
+    uint64_t *floor, *tot;
     uint32_t *cuts;             /* unplaced buffers spanning boundary k */
     uint32_t *rank;
     uint32_t *stamp, stamp_now; /* affected-section marks */
@@ -140,10 +142,10 @@ static bool grow(void **p, size_t *cap, size_t elem) {
 
 static bool set_min(search *s, uint32_t u, uint64_t v) {
     if (s->mlen == s->mcap && !grow((void **)&s->mlog, &s->mcap, sizeof *s->mlog)) return false;
-    s->mlog[s->mlen++] = (mchange){u, s->minoff[u]};
-    hash_toggle(s, u, s->minoff[u]);
+    s->mlog[s->mlen++] = (mchange){u, s->st[u].min};
+    hash_toggle(s, u, s->st[u].min);
     hash_toggle(s, u, v);
-    s->minoff[u] = v;
+    s->st[u].min = v;
     return true;
 }
 
@@ -159,7 +161,7 @@ static uint64_t section_min(const search *s, uint32_t sec) {
     uint64_t m = UINT64_MAX;
     for (uint32_t e = s->sm_start[sec]; e < s->sm_start[sec + 1]; e++) {
         uint32_t u = s->sm[e];
-        if (s->off[u] == TMEM_OFFSET_NONE && s->minoff[u] < m) m = s->minoff[u];
+        if (s->st[u].off == TMEM_OFFSET_NONE && s->st[u].min < m) m = s->st[u].min;
     }
     return m;
 }
@@ -180,8 +182,8 @@ static void mark_dirty(search *s, uint32_t sec) {
  * so only those sections are rescanned. */
 static bool place(search *s, uint32_t b, bool *hatless) {
     const tmem__plan_inst *in = s->in;
-    uint64_t o = s->minoff[b], h = o + in->size[b];
-    s->off[b] = o;
+    uint64_t o = s->st[b].min, h = o + in->size[b];
+    s->st[b].off = o;
     s->pstack[s->plen++] = b;
     hash_toggle(s, b, o);
     if (++s->stamp_now == 0) {
@@ -198,9 +200,9 @@ static bool place(search *s, uint32_t b, bool *hatless) {
     *hatless = true;
     for (uint32_t e = s->nb_start[b]; e < s->nb_start[b + 1]; e++) {
         uint32_t u = s->nb[e];
-        if (s->off[u] != TMEM_OFFSET_NONE) continue;
+        if (s->st[u].off != TMEM_OFFSET_NONE) continue;
         *hatless = false;
-        uint64_t old = s->minoff[u];
+        uint64_t old = s->st[u].min;
         if (old >= h) continue;
         if (!set_min(s, u, bump(s, u, h))) return false;
         if (s->sm)
@@ -220,13 +222,13 @@ static void rollback(search *s, uint32_t pmark, uint32_t mmark, uint32_t smark) 
     const tmem__plan_inst *in = s->in;
     while (s->plen > pmark) {
         uint32_t b = s->pstack[--s->plen];
-        s->off[b] = TMEM_OFFSET_NONE;
+        s->st[b].off = TMEM_OFFSET_NONE;
         for (uint32_t k = in->lo[b] + 1; k < in->hi[b]; k++) s->cuts[k]++;
         for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) s->tot[sec] += in->size[b];
     }
     while (s->mlen > mmark) {
         mchange *c = &s->mlog[--s->mlen];
-        s->minoff[c->buf] = c->old;
+        s->st[c->buf].min = c->old;
     }
     while (s->slen > smark) {
         schange *c = &s->slog[--s->slen];
@@ -254,7 +256,7 @@ static void list_restore(level *L, uint32_t b, uint32_t p) {
 }
 
 static bool cand_less(const search *s, uint32_t a, uint32_t b) {
-    if (s->minoff[a] != s->minoff[b]) return s->minoff[a] < s->minoff[b];
+    if (s->st[a].min != s->st[b].min) return s->st[a].min < s->st[b].min;
     return s->rank[a] < s->rank[b];
 }
 
@@ -290,14 +292,14 @@ static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, 
     uint64_t mh = UINT64_MAX;
     for (uint32_t k = 0; k < L->nun; k++) {
         uint32_t u = L->unplaced[k];
-        uint64_t t = s->minoff[u] + s->in->size[u];
+        uint64_t t = s->st[u].min + s->in->size[u];
         if (t > s->cap) return 0;   /* u fits nowhere any more */
         if (t < mh) mh = t;
     }
     uint32_t c = 0, *out = L->cand + beg;
     for (uint32_t k = 0; k < L->nun; k++) {
         uint32_t u = L->unplaced[k];
-        uint64_t m = s->minoff[u];
+        uint64_t m = s->st[u].min;
         if (m >= mh || m > omax) continue;
         if (m < thr_off || (m == thr_off && (int64_t)s->rank[u] <= thr_rank)) continue;
         uint32_t j = c++;
@@ -389,7 +391,7 @@ static int split_and_solve(search *s, int nest, uint32_t slo, uint32_t shi, uint
         C->nun = 0;
         for (uint32_t k = 0; k < L->nun; k++) {
             uint32_t u = L->unplaced[k];
-            if (s->off[u] == TMEM_OFFSET_NONE && in->lo[u] >= seg_lo && in->lo[u] < seg_hi) {
+            if (s->st[u].off == TMEM_OFFSET_NONE && in->lo[u] >= seg_lo && in->lo[u] < seg_hi) {
                 C->where[u] = C->nun;
                 C->unplaced[C->nun++] = u;
             }
@@ -423,7 +425,7 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
     uint64_t base1 = s->h1, base2 = s->h2, lp1 = 0, lp2 = 0;
     for (uint32_t k = 0; k < L->nun; k++) {
         uint64_t a, b2;
-        pair_hash(L->unplaced[k], s->minoff[L->unplaced[k]], &a, &b2);
+        pair_hash(L->unplaced[k], s->st[L->unplaced[k]].min, &a, &b2);
         lp1 ^= a;
         lp2 ^= b2;
     }
@@ -463,7 +465,7 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return TMEM__PLAN_STOPPED;
         if (lim->deadline > 0 && (lim->nodes & 255) == 0 && tmem__plan_now() > lim->deadline)
             return TMEM__PLAN_STOPPED;
-        uint64_t o = s->minoff[b];
+        uint64_t o = s->st[b].min;
         f->pmark = (uint32_t)s->plen;
         f->mmark = (uint32_t)s->mlen;
         f->smark = (uint32_t)s->slen;
@@ -502,11 +504,11 @@ static tmem__plan_search_result run(search *s, uint64_t budget, uint64_t *offset
     L->nun = 0;
     for (uint32_t i = 0; i < s->n; i++) {
         if (in->fixed[i] != TMEM_OFFSET_NONE) {
-            s->off[i] = in->fixed[i];
+            s->st[i].off = in->fixed[i];
             continue;
         }
-        s->off[i] = TMEM_OFFSET_NONE;
-        s->minoff[i] = s->base_min[i];
+        s->st[i].off = TMEM_OFFSET_NONE;
+        s->st[i].min = s->base_min[i];
         L->where[i] = L->nun;
         L->unplaced[L->nun++] = i;
     }
@@ -523,7 +525,8 @@ static tmem__plan_search_result run(search *s, uint64_t budget, uint64_t *offset
     s->h1 = s->h2 = 0;
     s->budget_left = budget;
     tmem__plan_search_result r = solve_level(s, 0, 0, s->nsec);
-    if (r == TMEM__PLAN_FOUND) memcpy(offsets, s->off, (size_t)s->n * sizeof *offsets);
+    if (r == TMEM__PLAN_FOUND)
+        for (uint32_t i = 0; i < s->n; i++) offsets[i] = s->st[i].off;
     return r;
 }
 
@@ -536,8 +539,7 @@ static void search_free(search *s) {
     free(s->sm);
     free(s->base_min);
     free(s->total0);
-    free(s->off);
-    free(s->minoff);
+    free(s->st);
     free(s->floor);
     free(s->tot);
     free(s->cuts);
@@ -570,8 +572,7 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     s->ob = malloc(((size_t)adj->start[n] + 1) * sizeof *s->ob);
     s->base_min = malloc(nn * sizeof *s->base_min);
     s->total0 = calloc(ns, sizeof *s->total0);
-    s->off = malloc(nn * sizeof *s->off);
-    s->minoff = malloc(nn * sizeof *s->minoff);
+    s->st = malloc(nn * sizeof *s->st);
     s->floor = malloc(ns * sizeof *s->floor);
     s->tot = malloc(ns * sizeof *s->tot);
     s->cuts = malloc(ns * sizeof *s->cuts);
@@ -585,7 +586,7 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     L->frames = malloc((nn + 1) * sizeof *L->frames);
     L->cand_cap = nn * 4;
     L->cand = malloc(L->cand_cap * sizeof *L->cand);
-    if (!s->nb_start || !s->ob_start || !s->nb || !s->ob || !s->base_min || !s->total0 || !s->off || !s->minoff ||
+    if (!s->nb_start || !s->ob_start || !s->nb || !s->ob || !s->base_min || !s->total0 || !s->st ||
         !s->floor || !s->tot || !s->cuts || !s->rank || !s->stamp || !s->dirty || !s->pstack || !L->unplaced || !L->where ||
         !L->frames || !L->cand)
         return false;
