@@ -16,5 +16,6 @@ typedef struct tmem_bench {
 } tmem_bench;
 
 /* (add one declaration per bench_<name>.c here) */
+int tmem_bench_plan(int argc, char **argv, bool json);
 
 #endif

@@ -67,7 +67,7 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, tmem__pla
     /* 1. The goal itself (usually the lower bound): done if it fits. */
     {
         double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
-        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.5) : 0, tmp);
+        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.4) : 0, tmp);
         if (r == TMEM__PLAN_FOUND) {
             uint64_t a = tmem__plan_arena(j->inst, tmp);
             if (a < j->ub) {
@@ -82,7 +82,7 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, tmem__pla
      * in rounds of growing time slices: a probe that runs out of time counts
      * as "infeasible for now" within its round; the next round retries the
      * gap with twice the time. */
-    double frac = 0.15;
+    double frac = 0.2;
     while (!decide && !lim->oom && j->ub > (j->proved > goal_cap ? j->proved : goal_cap)) {
         uint64_t lo = j->proved > goal_cap ? j->proved : goal_cap;
         bool timed_out = false;

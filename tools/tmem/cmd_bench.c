@@ -6,6 +6,7 @@
 
 /* One line per bench; the list ends with a NULL name. */
 static const tmem_bench benches[] = {
+    {"plan", "lifetime planner vs TFLite greedy-by-size and online best fit", tmem_bench_plan},
     {NULL, NULL, NULL}
 };
 
