@@ -46,4 +46,63 @@ bool tmem_test_shared_path(const char *rel, char *buf, size_t cap);
 /* A fresh temporary directory for this test (removed by the caller). */
 bool tmem_test_tmpdir(char *buf, size_t cap);
 
+
+/* ---- OS fault-injection sweep (SQLite's OOM loop) ----
+ *
+ * Usage:
+ *   typedef struct { tmem_context *ctx; } my_state;
+ *   static tmem_status scenario(void *u) {      // the operation under test
+ *       my_state *s = u;                          // keep what it creates in *u
+ *       return tmem_context_create(&desc, &s->ctx);
+ *   }
+ *   static void cleanup(void *u) {              // undo it, success or not
+ *       my_state *s = u; tmem_context_destroy(s->ctx); s->ctx = NULL;
+ *   }
+ *   my_state s = {0};
+ *   CHECK(tmem_test_fault_sweep("context_create", scenario, cleanup, &s) > 0);
+ *
+ * What it does:
+ *  1. records tmem__os_live_mappings()/tmem__os_live_fds() as the baseline;
+ *  2. runs the scenario disarmed: it must return TMEM_OK; n = the number of
+ *     injectable OS calls it made (tmem__os_fault_calls());
+ *  3. for mode in {once, persistent}, for i in 0..n-1: arms TMEM__OS_ANY with
+ *     countdown i and errno ENOMEM, runs the scenario, and requires
+ *       - the fault fired (else the scenario is not deterministic),
+ *       - a clean error: a status from TMEM_STATUS_LIST other than TMEM_OK,
+ *       - desc.check(user, status) true when given (state unchanged, the
+ *         tmem_context_check() walk passes, ...),
+ *     then disarms, runs cleanup and requires the live mapping/fd counts to be
+ *     back at the baseline (LeakSanitizer covers heap leaks at exit);
+ *  4. runs the scenario disarmed once more: TMEM_OK again, then cleanup.
+ *
+ * "Clean error or OK only when tolerated": a call whose failure the code
+ * legitimately survives (a hint such as WILLNEED or THP advice, an optional
+ * probe) must be fenced with tmem__os_benign_begin()/end() in the library;
+ * fenced calls are neither counted nor failed, so a sweep never sees them.
+ * Any other fault that ends in TMEM_OK is reported as swallowed — unless the
+ * sweep sets allow_recovery (the code has a real fallback, e.g. huge pages ->
+ * normal pages), in which case TMEM_OK is accepted, counted in `recovered`
+ * and check() must still pass. Teardown calls (release, unmap, close,
+ * decommit, unlock) are never failed by a TMEM__OS_ANY arm (see
+ * src/os/os_fault.c), so rollbacks can always run.
+ *
+ * Faults are per thread: OS calls the scenario makes on other threads are not
+ * counted or failed. Returns n (the calls swept); failures are reported
+ * through CHECK like any other check. */
+typedef struct tmem_test_sweep_desc {
+    const char *label;
+    tmem_status (*scenario)(void *user);
+    void (*cleanup)(void *user);              /* may be NULL */
+    bool (*check)(void *user, tmem_status st); /* may be NULL; runs before cleanup */
+    void *user;
+    int err;                 /* errno to inject; 0 = ENOMEM */
+    bool allow_recovery;     /* accept TMEM_OK after a fired fault */
+    bool verbose;            /* print one line per run */
+    uint64_t recovered;      /* out: runs that ended in TMEM_OK after a fault */
+    uint64_t calls;          /* out: n */
+} tmem_test_sweep_desc;
+
+uint64_t tmem_test_fault_sweep(const char *label, tmem_status (*scenario)(void *user), void (*cleanup)(void *user), void *user);
+uint64_t tmem_test_fault_sweep_ex(tmem_test_sweep_desc *desc);
+
 #endif

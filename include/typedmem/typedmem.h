@@ -10,6 +10,8 @@
 #include "system.h"
 #include "context.h"
 #include "heap.h"
+#include "trace.h"
 #include "plan.h"
+#include "model.h"
 
 #endif /* TYPEDMEM_H */

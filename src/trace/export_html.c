@@ -1,0 +1,180 @@
+/* The HTML report: one self-contained file (inline CSS, inline SVG, a few
+ * lines of inline script, a Content-Security-Policy that forbids any network
+ * fetch) with the summary cards, the SVG timeline, "what was alive at the
+ * peak", the plan picture given by the caller, event counts and notes. */
+#include <ctype.h>
+#include <string.h>
+#include "trace/trace_internal.h"
+
+static const char css[] =
+    "body{font-family:-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px;color:#222;background:#fafafa;max-width:1240px}"
+    "h1{margin:0 0 4px;font-size:24px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #ddd;padding-bottom:4px}"
+    ".sub{color:#666;margin:0 0 16px}.cards{display:flex;flex-wrap:wrap;gap:10px}"
+    ".card{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px 14px;min-width:140px}"
+    ".card .v{font-size:20px;font-weight:600}.card .k{color:#666;font-size:12px}"
+    ".panel{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto}"
+    ".tables{display:flex;flex-wrap:wrap;gap:16px}.tables table{flex:1 1 360px}"
+    "table{border-collapse:collapse;font-size:13px;background:#fff}th,td{padding:3px 8px;text-align:left;border-bottom:1px solid #eee}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
+    ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}"
+    "pre{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px}"
+    ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}";
+
+/* Legend click hides/shows a series; data-report-ready proves the script ran. */
+static const char script[] =
+    "(function(){var s=document.getElementById('tmem-timeline');"
+    "if(s){s.querySelectorAll('.legend-item[data-series]').forEach(function(item){item.style.cursor='pointer';"
+    "item.addEventListener('click',function(){var n=item.getAttribute('data-series');"
+    "s.querySelectorAll('path.series').forEach(function(p){if(p.getAttribute('data-series')===n){"
+    "var h=p.style.display==='none';p.style.display=h?'':'none';item.style.opacity=h?'1':'0.35';}});});});}"
+    "document.body.setAttribute('data-report-ready','1');})();";
+
+static const char *skip_space(const char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    return s;
+}
+
+static bool has_ci(const char *s, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *s; s++)
+        if (!strncasecmp(s, needle, n)) return true;
+    return false;
+}
+
+/* The plan picture: one <svg> element, after an optional prolog, comments
+ * and doctype; nothing executable. Returns the element's bounds or false. */
+static bool plan_svg_bounds(const char *svg, const char **begin, size_t *len) {
+    const char *s = skip_space(svg);
+    for (;;) {
+        const char *end = NULL;
+        if (!strncmp(s, "<?", 2)) end = strstr(s, "?>");
+        else if (!strncmp(s, "<!--", 4)) end = strstr(s, "-->");
+        else if (!strncasecmp(s, "<!DOCTYPE", 9)) end = strchr(s, '>');
+        else break;
+        if (!end) return false;
+        s = skip_space(end + (end[0] == '-' ? 3 : end[0] == '?' ? 2 : 1));
+    }
+    if (strncmp(s, "<svg", 4) || has_ci(s, "<script") || has_ci(s, "<foreignObject") || has_ci(s, "javascript:"))
+        return false;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    if (n < 10 || strncmp(s + n - 6, "</svg>", 6)) return false;
+    *begin = s;
+    *len = n;
+    return true;
+}
+
+static void card(tmem__strbuf *sb, const char *key, const char *value) {
+    tmem__sb_puts(sb, "<div class=\"card\"><div class=\"v\">");
+    tmem__sb_html(sb, value);
+    tmem__sb_puts(sb, "</div><div class=\"k\">");
+    tmem__sb_html(sb, key);
+    tmem__sb_puts(sb, "</div></div>\n");
+}
+
+static void table(tmem__strbuf *sb, const char *what, const char *id, const tmem_trace_contributor *rows, uint32_t n,
+                  uint32_t top, uint64_t total, bool swatch) {
+    char a[32];
+    tmem__sb_printf(sb, "<table id=\"%s\"><thead><tr><th>%s</th><th>bytes</th><th>share</th><th></th><th>live</th></tr></thead><tbody>\n", id, what);
+    for (uint32_t i = 0; i < n && i < top; i++) {
+        double pct = total ? 100.0 * (double)rows[i].bytes / (double)total : 0;
+        tmem__sb_puts(sb, "<tr><td>");
+        if (swatch && rows[i].id >= 0) tmem__sb_printf(sb, "<span class=\"sw\" style=\"background:%s\"></span>", tmem__trace_color((uint32_t)rows[i].id));
+        tmem__sb_html(sb, rows[i].label);
+        tmem__sb_printf(sb, "</td><td class=\"n\">%s</td><td class=\"n\">%.1f%%</td><td style=\"width:120px\"><div class=\"bar\" style=\"width:%.1f%%\"></div></td><td class=\"n\">%u</td></tr>\n",
+                        tmem__fmt_bytes(rows[i].bytes, a, sizeof a), pct, pct, rows[i].count);
+    }
+    if (!n) tmem__sb_puts(sb, "<tr><td colspan=\"5\">nothing alive</td></tr>\n");
+    tmem__sb_puts(sb, "</tbody></table>\n");
+}
+
+tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *p,
+                              tmem__strbuf *sb) {
+    const char *plan = NULL;
+    size_t plan_len = 0;
+    if (opt && opt->plan_svg && !plan_svg_bounds(opt->plan_svg, &plan, &plan_len)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (opt && opt->note_count && !opt->notes) return tmem__err(TMEM_E_INVALID_ARG);
+    const char *title = opt && opt->title ? opt->title : "typedmem memory report";
+    uint32_t top = opt && opt->top ? (opt->top > TMEM_TRACE_TOP_MAX ? TMEM_TRACE_TOP_MAX : opt->top) : 10;
+    char a[32], b[64];
+
+    tmem__sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+                      "script-src 'unsafe-inline'; img-src data:\">\n<meta name=\"viewport\" content=\"width=device-width\">\n<title>");
+    tmem__sb_html(sb, title);
+    tmem__sb_printf(sb, "</title>\n<style>%s</style></head>\n<body>\n<header><h1>", css);
+    tmem__sb_html(sb, title);
+    tmem__sb_printf(sb, "</h1><p class=\"sub\">typedmem %d.%d.%d &middot; %llu events &middot; %.3f ms traced%s</p></header>\n",
+                    TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH, (unsigned long long)d->count,
+                    d->count ? d->events[d->count - 1].time_ns / 1e6 : 0.0,
+                    d->complete ? "" : " &middot; <b>incomplete trace file</b>");
+
+    tmem__sb_puts(sb, "<section class=\"cards\" id=\"tmem-summary\">\n");
+    card(sb, "peak in use", tmem__fmt_bytes(p->peak_bytes, a, sizeof a));
+    snprintf(b, sizeof b, "%.3f ms", p->peak_time_ns / 1e6);
+    card(sb, "peak reached at", b);
+    card(sb, "peak committed", tmem__fmt_bytes(p->peak_committed, a, sizeof a));
+    card(sb, "budget", d->budget ? tmem__fmt_bytes(d->budget, a, sizeof a) : "unknown");
+    snprintf(b, sizeof b, "%llu", (unsigned long long)p->live_count);
+    card(sb, "allocations alive at peak", b);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)p->budget_denials);
+    card(sb, "budget denials", b);
+    card(sb, "evicted", tmem__fmt_bytes(p->evicted_bytes, a, sizeof a));
+    snprintf(b, sizeof b, "%llu", (unsigned long long)d->dropped);
+    card(sb, "events dropped (ring)", b);
+    tmem__sb_puts(sb, "</section>\n");
+
+    tmem__sb_puts(sb, "<section id=\"tmem-timeline-section\"><h2>Timeline: in-use bytes by memory type</h2><div class=\"panel\">\n");
+    tmem_status st = tmem__export_svg(d, opt, p, sb);
+    if (st != TMEM_OK) return st;
+    tmem__sb_puts(sb, "</div><p class=\"hint\">Stacked areas: bytes in live allocations per type. Black line: committed "
+                      "bytes. Dashed red: the budget. Red triangles: budget denials; grey: marks. Click a legend entry "
+                      "to hide its series.</p></section>\n");
+
+    tmem__fmt_bytes(p->peak_bytes, a, sizeof a);
+    tmem__sb_printf(sb, "<section id=\"tmem-peak-section\"><h2>What was alive at the peak (%s at %.3f ms)</h2>\n<div class=\"tables\">\n",
+                    a, p->peak_time_ns / 1e6);
+    table(sb, "role", "tmem-peak-role", p->by_role, p->by_role_count, top, p->peak_bytes, false);
+    table(sb, "type", "tmem-peak-type", p->by_type, p->by_type_count, top, p->peak_bytes, true);
+    table(sb, "name", "tmem-peak-name", p->by_name, p->by_name_count, top, p->peak_bytes, false);
+    tmem__sb_puts(sb, "</div>\n");
+    if (p->unmatched_frees)
+        tmem__sb_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
+                            "started, or dropped by the ring).</p>\n", (unsigned long long)p->unmatched_frees);
+    tmem__sb_puts(sb, "</section>\n");
+
+    tmem__sb_puts(sb, "<section id=\"tmem-plan-section\"><h2>Plan</h2>\n");
+    if (plan) {
+        tmem__sb_puts(sb, "<div class=\"panel\" id=\"tmem-plan\">\n");
+        tmem__sb_putn(sb, plan, plan_len);
+        tmem__sb_puts(sb, "\n</div>\n");
+        if (opt->plan_caption) {
+            tmem__sb_puts(sb, "<p class=\"hint\">");
+            tmem__sb_html(sb, opt->plan_caption);
+            tmem__sb_puts(sb, "</p>\n");
+        }
+    } else {
+        tmem__sb_puts(sb, "<p class=\"hint\">No plan picture was given (tmem report --plan FILE.svg).</p>\n");
+    }
+    tmem__sb_puts(sb, "</section>\n");
+
+    uint64_t kinds[TMEM_TRACE_KIND_COUNT] = {0};
+    for (uint64_t i = 0; i < d->count; i++) kinds[d->events[i].kind]++;
+    tmem__sb_puts(sb, "<section id=\"tmem-events-section\"><h2>Events</h2>\n<table id=\"tmem-kinds\"><thead><tr><th>kind</th><th>count</th></tr></thead><tbody>\n");
+    for (uint32_t k = 0; k < TMEM_TRACE_KIND_COUNT; k++)
+        tmem__sb_printf(sb, "<tr><td>%s</td><td class=\"n\">%llu</td></tr>\n", tmem_trace_kind_name(k), (unsigned long long)kinds[k]);
+    tmem__sb_puts(sb, "</tbody></table></section>\n");
+
+    for (uint32_t i = 0; opt && i < opt->note_count; i++) {
+        tmem__sb_puts(sb, "<section class=\"note\"><h2>");
+        tmem__sb_html(sb, opt->notes[i].title ? opt->notes[i].title : "Note");
+        tmem__sb_puts(sb, "</h2><pre>");
+        tmem__sb_html(sb, opt->notes[i].text ? opt->notes[i].text : "");
+        tmem__sb_puts(sb, "</pre></section>\n");
+    }
+    tmem__sb_printf(sb, "<footer>Generated by typedmem %d.%d.%d. The same trace as Chrome/Perfetto JSON: "
+                        "<code>tmem report TRACE --chrome out.json</code>, then open it in ui.perfetto.dev or chrome://tracing.</footer>\n"
+                        "<script>%s</script>\n</body></html>\n",
+                    TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH, script);
+    return TMEM_OK;
+}

@@ -1,0 +1,249 @@
+/* The SVG timeline: in-use bytes stacked by type over time, the committed
+ * total as a line, the budget as a dashed line, the in-use peak marked, and
+ * ticks for budget denials (red) and user marks (grey).
+ *
+ * A trace can hold millions of events, so it is drawn in one column per
+ * pixel. Each column shows the state at the event with the highest in-use
+ * total inside it, so the peak is drawn exactly, never averaged away; columns
+ * without events carry the state left by the previous one. */
+#include <stdlib.h>
+#include <string.h>
+#include "trace/trace_internal.h"
+
+const char *tmem__trace_color(uint32_t i) {
+    static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
+                                          "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1b9e77", "#7570b3"};
+    return palette[i % (sizeof palette / sizeof palette[0])];
+}
+
+enum { LEFT = 78, RIGHT = 210, TOP = 34, BOTTOM = 46 };
+
+typedef struct layout {
+    uint32_t w, h, cols, plot_h;
+    uint64_t t_end, y_max;
+} layout;
+
+static double xof(const layout *l, uint64_t t) { return LEFT + (double)t * l->cols / (double)(l->t_end ? l->t_end : 1); }
+static double yof(const layout *l, uint64_t v) { return TOP + l->plot_h - (double)v * l->plot_h / (double)l->y_max; }
+static uint32_t col_of(const layout *l, uint64_t t) {
+    uint64_t c = l->t_end ? (uint64_t)((double)t * (l->cols - 1) / (double)l->t_end) : 0;
+    return (uint32_t)(c < l->cols ? c : l->cols - 1);
+}
+
+/* A round step near range/5 in 1-2-5 decades. */
+static uint64_t nice_decimal(uint64_t range) {
+    uint64_t raw = range / 5 ? range / 5 : 1, p = 1;
+    while (p <= raw / 10) p *= 10;
+    uint64_t step = p;
+    while (step < raw) step = step == p ? 2 * p : step == 2 * p ? 5 * p : (p *= 10);
+    return step;
+}
+
+/* Byte axis: a 1-2-5 step in the unit (B, KiB, MiB, GiB...) of the range, so
+ * the labels read "16 MiB", "32 MiB" rather than "47.7 MiB". */
+static uint64_t nice_bytes_step(uint64_t range) {
+    uint64_t unit = 1;
+    while (unit < (1ull << 60) && range / (unit << 10) >= 2) unit <<= 10;
+    return nice_decimal(range / unit) * unit;
+}
+
+/* Time axis unit: the largest of ns, us, ms, s that keeps the range >= 2. */
+typedef struct time_unit { uint64_t ns; const char *name; } time_unit;
+static time_unit pick_time_unit(uint64_t range) {
+    static const time_unit units[] = {{1000000000ull, "s"}, {1000000ull, "ms"}, {1000ull, "us"}, {1ull, "ns"}};
+    for (size_t i = 0; i < 3; i++)
+        if (range / units[i].ns >= 2) return units[i];
+    return units[3];
+}
+
+static void axis_units(uint64_t bytes, char *buf, size_t cap) { tmem__fmt_bytes(bytes, buf, cap); }
+
+static void time_label(uint64_t ns, time_unit u, char *buf, size_t cap) {
+    double v = (double)ns / (double)u.ns;
+    snprintf(buf, cap, v == (double)(uint64_t)v ? "%.0f %s" : "%.2f %s", v, u.name);
+}
+
+tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *peak,
+                             tmem__strbuf *sb) {
+    layout l = {0};
+    l.w = opt && opt->width ? (opt->width < 300 ? 300 : opt->width) : 1100;
+    l.h = opt && opt->height ? (opt->height < 200 ? 200 : opt->height) : 420;
+    l.cols = l.w - LEFT - RIGHT;
+    l.plot_h = l.h - TOP - BOTTOM;
+    l.t_end = d->count ? d->events[d->count - 1].time_ns : 0;
+    uint32_t span = tmem__trace_type_span(d);
+
+    /* Columns: per-type in-use at the column's highest point, committed max. */
+    uint64_t *vals = calloc((size_t)l.cols * (span ? span : 1), sizeof *vals);
+    uint64_t *committed = calloc(l.cols, sizeof *committed);
+    uint64_t *best = calloc(l.cols, sizeof *best);
+    tmem__replay r;
+    if (!vals || !committed || !best || tmem__replay_init(&r, d) != TMEM_OK) {
+        free(vals), free(committed), free(best);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    int64_t cur = -1;
+    bool have_best = false;
+    uint64_t type_max[TMEM_TRACE_TYPE_MAX] = {0};
+    for (uint64_t i = 0; i < d->count; i++) {
+        uint32_t c = col_of(&l, d->events[i].time_ns);
+        if ((int64_t)c != cur) {
+            for (int64_t k = cur + 1; k < (int64_t)c; k++) { /* gap: state before this event */
+                memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+                committed[k] = r.committed;
+                best[k] = r.in_use;
+            }
+            cur = c;
+            have_best = false;
+        }
+        if (!tmem__replay_step(&r)) break;
+        if (!have_best || r.in_use > best[c]) {
+            memcpy(vals + (size_t)c * span, r.type_in_use, span * sizeof *vals);
+            best[c] = r.in_use;
+            have_best = true;
+        }
+        if (r.committed > committed[c]) committed[c] = r.committed;
+    }
+    for (int64_t k = cur + 1; k < (int64_t)l.cols; k++) {
+        memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+        committed[k] = r.committed;
+    }
+    bool failed = r.failed;
+    tmem__replay_free(&r);
+    if (failed) {
+        free(vals), free(committed), free(best);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    for (uint32_t c = 0; c < l.cols; c++)
+        for (uint32_t t = 0; t < span; t++)
+            if (vals[(size_t)c * span + t] > type_max[t]) type_max[t] = vals[(size_t)c * span + t];
+
+    /* Y range: the data, and the budget when it is not far off the scale. */
+    uint64_t top = peak->peak_bytes > peak->peak_committed ? peak->peak_bytes : peak->peak_committed;
+    bool budget_on_scale = d->budget && (top == 0 || d->budget <= top * 2);
+    if (budget_on_scale && d->budget > top) top = d->budget;
+    if (top == 0) top = 1024;
+    uint64_t step = nice_bytes_step(top);
+    if (tmem__mul_overflow(top / step + 1, step, &l.y_max)) l.y_max = UINT64_MAX; /* hostile sizes */
+    time_unit tu = pick_time_unit(l.t_end);
+    uint64_t tstep = nice_decimal(l.t_end / tu.ns) * tu.ns;
+
+    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline\" class=\"tmem-timeline\" "
+                        "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" font-family=\"sans-serif\" font-size=\"12\">\n"
+                        "<title>typedmem timeline: in-use bytes by memory type</title>\n"
+                        "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n",
+                    l.w, l.h, l.w, l.h, l.w, l.h);
+    char a[32], b[32];
+    /* grid + axes */
+    tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
+    for (uint64_t k = 0; k <= l.y_max / step; k++) { /* counted: v += step could wrap */
+        uint64_t v = k * step;
+        axis_units(v, a, sizeof a);
+        tmem__sb_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
+                        LEFT, LEFT + l.cols, yof(&l, v), yof(&l, v), LEFT - 6, yof(&l, v) + 4, a);
+    }
+    for (uint64_t k = 0; k <= l.t_end / tstep; k++) {
+        uint64_t t = k * tstep;
+        time_label(t, tu, a, sizeof a);
+        tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
+                        xof(&l, t), xof(&l, t), TOP, TOP + l.plot_h, xof(&l, t), TOP + l.plot_h + 16, a);
+    }
+    tmem__sb_printf(sb, "</g>\n<text x=\"%d\" y=\"%u\" fill=\"#444\">time since trace start</text>\n", LEFT, l.h - 8);
+
+    /* stacked areas, bottom to top in type order */
+    uint32_t shown = 0;
+    tmem__sb_puts(sb, "<g class=\"series-group\">\n");
+    for (uint32_t t = 0; t < span; t++) {
+        if (!type_max[t]) continue;
+        tmem__sb_printf(sb, "<path class=\"series\" data-series=\"");
+        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(t));
+        for (uint32_t c = 0; c < l.cols; c++) { /* upper edge, left to right */
+            uint64_t sum = 0;
+            for (uint32_t u = 0; u <= t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
+            tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, sum));
+        }
+        for (uint32_t c = l.cols; c-- > 0;) { /* lower edge back */
+            uint64_t sum = 0;
+            for (uint32_t u = 0; u < t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
+            tmem__sb_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
+        }
+        tmem__sb_puts(sb, "Z\"><title>");
+        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_printf(sb, " (max %s)</title></path>\n", tmem__fmt_bytes(type_max[t], b, sizeof b));
+        shown++;
+    }
+    tmem__sb_puts(sb, "</g>\n");
+    if (peak->peak_committed) {
+        tmem__sb_puts(sb, "<path class=\"committed\" fill=\"none\" stroke=\"#222222\" stroke-width=\"1.5\" d=\"");
+        for (uint32_t c = 0; c < l.cols; c++) tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, committed[c]));
+        tmem__sb_puts(sb, "\"><title>committed (all types)</title></path>\n");
+    }
+    if (d->budget) {
+        tmem__fmt_bytes(d->budget, a, sizeof a);
+        if (budget_on_scale)
+            tmem__sb_printf(sb, "<g class=\"budget\" data-bytes=\"%llu\"><line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
+                                "<text x=\"%u\" y=\"%.1f\" fill=\"#d62728\" text-anchor=\"end\">budget %s</text></g>\n",
+                            (unsigned long long)d->budget, LEFT, LEFT + l.cols, yof(&l, d->budget), yof(&l, d->budget),
+                            LEFT + l.cols - 4, yof(&l, d->budget) - 4, a);
+        else
+            tmem__sb_printf(sb, "<g class=\"budget\" data-bytes=\"%llu\"><text x=\"%u\" y=\"%d\" fill=\"#d62728\" text-anchor=\"end\">budget %s (above the scale)</text></g>\n",
+                            (unsigned long long)d->budget, LEFT + l.cols - 4, TOP - 8, a);
+    }
+    /* denials and marks */
+    uint32_t marks = 0;
+    for (uint64_t i = 0; i < d->count; i++) {
+        const tmem_trace_event *ev = &d->events[i];
+        double x = xof(&l, ev->time_ns);
+        if (ev->kind == TMEM_TRACE_BUDGET_DENIED) {
+            tmem__sb_printf(sb, "<path class=\"denial\" fill=\"#d62728\" d=\"M%.1f %d l-5 -9 h10 z\"><title>budget denied: %s ", x, TOP, tmem__fmt_bytes(ev->size, a, sizeof a));
+            tmem__sb_html(sb, ev->name);
+            tmem__sb_puts(sb, "</title></path>\n");
+        } else if (ev->kind == TMEM_TRACE_MARK && marks < 200) {
+            tmem__sb_printf(sb, "<g class=\"mark\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\" stroke=\"#888888\" stroke-dasharray=\"2 3\"/>", x, x, TOP, TOP + l.plot_h);
+            if (marks < 24) {
+                tmem__sb_printf(sb, "<text x=\"%.1f\" y=\"%d\" fill=\"#666\" font-size=\"10\" transform=\"rotate(-90 %.1f %d)\" text-anchor=\"end\">", x + 3, TOP + 4, x + 3, TOP + 4);
+                tmem__sb_html(sb, ev->name);
+                tmem__sb_puts(sb, "</text>");
+            }
+            tmem__sb_puts(sb, "<title>");
+            tmem__sb_html(sb, ev->name);
+            tmem__sb_puts(sb, "</title></g>\n");
+            marks++;
+        }
+    }
+    if (peak->peak_bytes) {
+        double x = xof(&l, peak->peak_time_ns), y = yof(&l, peak->peak_bytes);
+        tmem__fmt_bytes(peak->peak_bytes, a, sizeof a);
+        time_label(peak->peak_time_ns, tu, b, sizeof b);
+        bool left = x > LEFT + l.cols * 0.7;
+        tmem__sb_printf(sb, "<g class=\"peak\" data-bytes=\"%llu\" data-time-ns=\"%llu\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%u\" stroke=\"#000\" stroke-width=\"1\"/>"
+                            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" text-anchor=\"%s\">peak %s at %s</text></g>\n",
+                        (unsigned long long)peak->peak_bytes, (unsigned long long)peak->peak_time_ns, x, x, y, TOP + l.plot_h, x, y,
+                        left ? x - 8 : x + 8, y < TOP + 14 ? y + 14 : y - 6, left ? "end" : "start", a, b);
+    }
+    if (!d->count) tmem__sb_printf(sb, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\" fill=\"#888\">no events</text>\n", LEFT + l.cols / 2, TOP + l.plot_h / 2);
+
+    /* legend */
+    uint32_t ly = TOP;
+    tmem__sb_printf(sb, "<g class=\"legend\" transform=\"translate(%u 0)\">\n", LEFT + l.cols + 16);
+    for (uint32_t t = 0; t < span; t++) {
+        if (!type_max[t]) continue;
+        tmem__sb_printf(sb, "<g class=\"legend-item\" data-series=\"");
+        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(t), ly + 10);
+        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_puts(sb, "</text></g>\n");
+        ly += 18;
+    }
+    if (peak->peak_committed) {
+        tmem__sb_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#222\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">committed</text></g>\n", ly + 6, ly + 6, ly + 10);
+        ly += 18;
+    }
+    if (d->budget)
+        tmem__sb_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#d62728\" stroke-dasharray=\"4 2\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">budget</text></g>\n", ly + 6, ly + 6, ly + 10);
+    tmem__sb_puts(sb, "</g>\n</svg>\n");
+    (void)shown;
+    free(vals), free(committed), free(best);
+    return TMEM_OK;
+}

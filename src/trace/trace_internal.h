@@ -1,0 +1,118 @@
+/*
+ * Internal contract between the files of src/trace. Grouped by the file that
+ * defines them.
+ */
+#ifndef TMEM_TRACE_INTERNAL_H
+#define TMEM_TRACE_INTERNAL_H
+
+#include <stdarg.h>
+#include "typedmem/trace.h"
+#include "core/internal.h"
+
+/* Saturating add: hostile traces may carry sizes near 2^64. */
+static inline uint64_t tmem__add_sat(uint64_t a, uint64_t b) {
+    uint64_t r;
+    return tmem__add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* ---- strbuf.c: a growable NUL-terminated text buffer ----
+ * Failure is sticky (`failed`): callers write everything, then check once. */
+typedef struct tmem__strbuf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} tmem__strbuf;
+void tmem__sb_init(tmem__strbuf *sb);
+void tmem__sb_free(tmem__strbuf *sb);
+void tmem__sb_putn(tmem__strbuf *sb, const char *s, size_t n);
+void tmem__sb_puts(tmem__strbuf *sb, const char *s);
+void tmem__sb_printf(tmem__strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Escaped for a JSON string body / for HTML text and attribute values. */
+void tmem__sb_json_str(tmem__strbuf *sb, const char *s);
+void tmem__sb_html(tmem__strbuf *sb, const char *s);
+/* "12.3 MiB" style, into buf (>= 32 bytes). */
+const char *tmem__fmt_bytes(uint64_t bytes, char *buf, size_t cap);
+/* Move the text out (caller frees with free()); TMEM_E_NO_MEMORY if failed. */
+tmem_status tmem__sb_take(tmem__strbuf *sb, char **out, size_t *out_len);
+
+/* ---- trace_data.c: the immutable trace object ---- */
+struct tmem_trace_data {
+    tmem_trace_event *events;
+    uint64_t count, cap;
+    uint64_t dropped;
+    uint64_t budget;
+    uint32_t thread_count;
+    bool complete;
+    char *type_names[TMEM_TRACE_TYPE_MAX];
+    uint64_t type_budgets[TMEM_TRACE_TYPE_MAX];
+    char *role_names[TMEM_ROLE_MAX];
+};
+/* Builder used by the reader, the snapshot and tests: an empty trace. */
+tmem_status tmem__trace_data_new(tmem_trace_data **out);
+/* Append a copy; the caller validated it. TMEM_E_NO_MEMORY on growth failure. */
+tmem_status tmem__trace_data_push(tmem_trace_data *data, const tmem_trace_event *ev);
+tmem_status tmem__trace_data_set_type(tmem_trace_data *data, uint32_t index, const char *name, uint64_t budget);
+tmem_status tmem__trace_data_set_role(tmem_trace_data *data, uint32_t role, const char *name);
+/* Label for a type/role even when unnamed ("type#3", "role#17", "none"). */
+const char *tmem__trace_type_label(const tmem_trace_data *data, int32_t index, char *buf, size_t cap);
+const char *tmem__trace_role_label(const tmem_trace_data *data, int32_t role, char *buf, size_t cap);
+/* Number of type slots worth showing (1 + highest named or used index). */
+uint32_t tmem__trace_type_span(const tmem_trace_data *data);
+
+/* ---- trace_format.c: the binary file format (docs/trace.md) ---- */
+#define TMEM__TRACE_MAGIC "TMEMTRC\x1a"
+#define TMEM__TRACE_HEADER_SIZE 16u
+enum {
+    TMEM__REC_EVENT = 1,  /* time, size, offset, thread, kind, type, role, name */
+    TMEM__REC_TYPE = 2,   /* index, budget, name */
+    TMEM__REC_ROLE = 3,   /* role, name */
+    TMEM__REC_END = 4     /* budget, dropped, events: the trailer */
+};
+/* Largest payload of any record (an EVENT with the longest name). */
+#define TMEM__REC_MAX 96u
+/* Encode the file header / one record into buf (>= TMEM__REC_MAX + 4 bytes);
+ * return the bytes written. */
+size_t tmem__trace_encode_header(uint8_t *buf);
+size_t tmem__trace_encode_event(uint8_t *buf, const tmem_trace_event *ev);
+size_t tmem__trace_encode_type(uint8_t *buf, uint32_t index, uint64_t budget, const char *name);
+size_t tmem__trace_encode_role(uint8_t *buf, uint32_t role, const char *name);
+size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events);
+/* Whole trace to a stdio stream; TMEM_E_IO on a short write. */
+tmem_status tmem__trace_write_all(const tmem_trace_data *data, FILE *f);
+/* Event validity shared by reader and builder users (kind, type, role, name). */
+bool tmem__trace_event_valid(const tmem_trace_event *ev);
+
+/* ---- trace_replay.c: walk a trace keeping in-use/committed counters ----
+ * Frees are matched to their allocation by (type, offset) so they subtract
+ * what was allocated (size and role); unmatched frees subtract nothing. */
+typedef struct tmem__replay {
+    const tmem_trace_data *data;
+    uint64_t next;                               /* index of the next event */
+    uint64_t type_in_use[TMEM_TRACE_TYPE_MAX];
+    uint64_t role_in_use[TMEM_ROLE_MAX + 1];     /* [TMEM_ROLE_MAX] = no role */
+    uint64_t type_committed[TMEM_TRACE_TYPE_MAX];
+    uint64_t in_use, committed;
+    uint64_t unmatched_frees;
+    /* live allocations: open addressing on (type, offset) -> event index + 1 */
+    uint64_t *keys, *vals;
+    uint64_t slots, used;
+    bool failed;
+} tmem__replay;
+tmem_status tmem__replay_init(tmem__replay *r, const tmem_trace_data *data);
+/* Apply the next event; false at the end or when out of memory (r->failed). */
+bool tmem__replay_step(tmem__replay *r);
+void tmem__replay_free(tmem__replay *r);
+/* Call fn for each live allocation (its ALLOC event). */
+void tmem__replay_live(const tmem__replay *r, void (*fn)(const tmem_trace_event *ev, void *user), void *user);
+
+/* ---- exporters (export_*.c) ---- */
+tmem_status tmem__export_chrome(const tmem_trace_data *data, tmem__strbuf *sb);
+tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
+void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak, uint32_t top, tmem__strbuf *sb);
+void tmem__export_summary_json(const tmem_trace_data *data, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
+tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
+
+/* Series colours, shared by the SVG and the HTML tables. */
+const char *tmem__trace_color(uint32_t index);
+
+#endif /* TMEM_TRACE_INTERNAL_H */
