@@ -25,6 +25,7 @@ tmem_surface *tmem__surface_new(tmem_context *ctx) {
     atomic_init(&s->ro_locks, 0);
     atomic_init(&s->rw_locks, 0);
     atomic_init(&s->sealed_ro, false);
+    atomic_init(&s->share_mode, TMEM__SHARE_MODE_UNKNOWN);
     return s;
 }
 
