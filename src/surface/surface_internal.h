@@ -77,6 +77,7 @@ struct tmem_surface {
     int ctl_fd, pix_fd;        /* -1 when none */
     tmem_type *charged_type;   /* type charged with `charged` bytes */
     uint64_t charged;
+    bool accounted;            /* alloc_size counted as in use for TMEM_ROLE_IMAGE */
     tmem_heap *heap;           /* heap backing */
     uint64_t heap_offset;
     uint32_t slot;             /* our use slot in ctl */
