@@ -13,5 +13,6 @@
 #include "trace.h"
 #include "plan.h"
 #include "model.h"
+#include "surface.h"
 
 #endif /* TYPEDMEM_H */
