@@ -15,8 +15,9 @@
 #  - when clang is found, target fuzz_<name> (not built by default):
 #      cmake --build build --target fuzz_<name>
 #      ./build/fuzz/fuzz_<name> fuzz/<name>/corpus      # explore, grow corpus
-#    compiled with -fsanitize=fuzzer,address,undefined over the library
-#    sources; `fuzz` builds them all. Without clang a message says so.
+#    linked against the library compiled by clang with
+#    -fsanitize=fuzzer-no-link,address,undefined (build/fuzz/libtypedmem_fuzz.a);
+#    target `fuzz` builds them all. Without clang a message says so.
 include_guard(GLOBAL)
 
 find_program(TMEM_CLANG NAMES clang clang-16 clang-15 clang-14)
@@ -27,6 +28,36 @@ else()
 endif()
 if(NOT TARGET fuzz)
   add_custom_target(fuzz)
+endif()
+
+set(TMEM_FUZZ_FLAGS -std=c11 -D_GNU_SOURCE -DTMEM_FAULT_INJECTION=1 -g -O1 -fno-omit-frame-pointer
+    -I "${CMAKE_SOURCE_DIR}/include" -I "${CMAKE_SOURCE_DIR}/src" -I "${CMAKE_SOURCE_DIR}/fuzz")
+set(TMEM_FUZZ_DIR "${CMAKE_BINARY_DIR}/fuzz")
+set(TMEM_FUZZ_LIB "${TMEM_FUZZ_DIR}/libtypedmem_fuzz.a")
+
+# The library compiled once by clang with coverage + sanitizers, as an
+# archive, so each target links only what its entry point reaches.
+if(TMEM_CLANG)
+  set(_objs "")
+  foreach(_src ${TMEM_SOURCES})
+    file(RELATIVE_PATH _rel "${CMAKE_SOURCE_DIR}" "${_src}")
+    string(REPLACE "/" "_" _obj "${_rel}")
+    set(_obj "${TMEM_FUZZ_DIR}/obj/${_obj}.o")
+    add_custom_command(OUTPUT "${_obj}"
+      COMMAND ${CMAKE_COMMAND} -E make_directory "${TMEM_FUZZ_DIR}/obj"
+      COMMAND "${TMEM_CLANG}" ${TMEM_FUZZ_FLAGS} -fsanitize=fuzzer-no-link,address,undefined -c "${_src}" -o "${_obj}"
+      DEPENDS "${_src}" IMPLICIT_DEPENDS C "${_src}"
+      VERBATIM)
+    list(APPEND _objs "${_obj}")
+  endforeach()
+  add_custom_command(OUTPUT "${TMEM_FUZZ_LIB}"
+    COMMAND ${CMAKE_COMMAND} -E rm -f "${TMEM_FUZZ_LIB}"
+    COMMAND ${CMAKE_AR} qc "${TMEM_FUZZ_LIB}" ${_objs}
+    COMMAND ${CMAKE_RANLIB} "${TMEM_FUZZ_LIB}"
+    DEPENDS ${_objs}
+    COMMENT "typedmem library for libFuzzer targets"
+    VERBATIM)
+  add_custom_target(tmem_fuzz_lib DEPENDS "${TMEM_FUZZ_LIB}")
 endif()
 
 function(tmem_add_fuzz name source)
@@ -40,14 +71,11 @@ function(tmem_add_fuzz name source)
   set_tests_properties(fuzz/${name} PROPERTIES TIMEOUT 120 LABELS fuzz)
 
   if(TMEM_CLANG)
-    set(out "${CMAKE_BINARY_DIR}/fuzz/fuzz_${name}")
+    set(out "${TMEM_FUZZ_DIR}/fuzz_${name}")
     add_custom_command(OUTPUT "${out}"
-      COMMAND ${CMAKE_COMMAND} -E make_directory "${CMAKE_BINARY_DIR}/fuzz"
-      COMMAND "${TMEM_CLANG}" -std=c11 -D_GNU_SOURCE -DTMEM_FAULT_INJECTION=1 -g -O1
-              -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
-              -I "${CMAKE_SOURCE_DIR}/include" -I "${CMAKE_SOURCE_DIR}/src" -I "${CMAKE_SOURCE_DIR}/fuzz"
-              "${src}" ${TMEM_SOURCES} -lpthread -lm -o "${out}"
-      DEPENDS "${src}" ${TMEM_SOURCES}
+      COMMAND "${TMEM_CLANG}" ${TMEM_FUZZ_FLAGS} -fsanitize=fuzzer,address,undefined
+              "${src}" "${TMEM_FUZZ_LIB}" -lpthread -lm -o "${out}"
+      DEPENDS "${src}" "${TMEM_FUZZ_LIB}" tmem_fuzz_lib
       COMMENT "libFuzzer target fuzz_${name}"
       VERBATIM)
     add_custom_target(fuzz_${name} DEPENDS "${out}")

@@ -80,7 +80,7 @@ typedef enum tmem_type_flag {
 
 /** @brief Describes a memory type. Zeroed fields take defaults. */
 typedef struct tmem_type_desc {
-    const char *name;          /**< "/memory/<name>", at most 63 bytes; required, unique */
+    const char *name;          /**< "/memory/<name>" (letters, digits, "-_./"), at most 63 bytes; required, unique */
     tmem_placement placement;
     tmem_lifetime lifetime;
     uint32_t flags;            /**< tmem_type_flag bits */

@@ -19,9 +19,12 @@
  * Memory is split into blocks of `block_tokens` tokens. One block holds those
  * tokens for every layer: for layer l, K rows then V rows, one row per token
  * of kv_heads x head_dim elements (llama.cpp's row layout; q8_0 rows are
- * head_dim/32 blocks of 34 bytes per head). Blocks are GENERAL-heap
- * allocations in the KV type's pool (default `/memory/kv`), so the type's and
- * the context's budgets apply to them like to any other allocation. Each
+ * head_dim/32 blocks of 34 bytes per head). Blocks are fixed-size slots of a
+ * range carved from the KV type's pool (default `/memory/kv`), so the type's and
+ * the context's budgets apply to them like to any other allocation.
+ * Blocks (and state slots and snapshots) are whole pool granules committed
+ * when handed out and decommitted when given back, so an eviction lowers
+ * the budget charge at once, by what its event reports. Each
  * sequence has a block table; tmem_kv_seq_fork() shares every block of the
  * parent (reference counts) and a write through tmem_kv_seq_kv() with
  * TMEM_KV_WRITE into a shared block copies that block first (copy-on-write),
@@ -203,7 +206,7 @@ typedef struct tmem_kv_event {
     tmem_kv_seq seq;        /**< the evicted sequence, or the snapshot's sequence */
     tmem_kv_snap snap;      /**< SNAPSHOT_DROPPED: the snapshot; else 0 */
     uint64_t tokens;        /**< sequence length when evicted / snapshot position */
-    uint64_t bytes;         /**< bytes this eviction gave back (shared blocks not counted) */
+    uint64_t bytes;         /**< committed bytes this eviction gave back (shared blocks not counted) */
 } tmem_kv_event;
 
 /** @brief Eviction callback. Runs inside the cache's lock on the thread that
@@ -228,8 +231,10 @@ typedef struct tmem_kv_cache_desc {
     tmem_type *kv_type;               /**< NULL = the KV_CACHE role's type, else "/memory/kv" */
     tmem_type *state_type;            /**< NULL = the RECURRENT_STATE role's type, else "/memory/state" */
     tmem_type *snapshot_type;         /**< NULL = "/memory/snapshots", created (HOST, GROWING) if absent */
-    uint64_t kv_heap_size;            /**< pool range for blocks; 0 = the type's budget, else its reserve */
-    uint64_t state_heap_size;         /**< 0 = the state type's budget, else its reserve */
+    uint64_t kv_pool_bytes;           /**< range of the KV type's pool carved for blocks; 0 = the
+                                           type's budget, else its reserve (split evenly when the
+                                           state or snapshots share the type) */
+    uint64_t state_pool_bytes;        /**< same for the state type */
     uint64_t snapshot_budget;         /**< most snapshot bytes; 0 = the snapshot type's budget, else its reserve */
     uint32_t max_sequences;           /**< live + evicted handles; 0 = 1024 */
     uint32_t max_tokens;              /**< per sequence; 0 = no limit below 2^31 */
@@ -239,17 +244,18 @@ typedef struct tmem_kv_cache_desc {
     void *user;                       /**< passed to on_evict */
 } tmem_kv_cache_desc;
 
-/** @brief Cache-wide statistics (cheap: counters, no walk). */
+/** @brief Cache-wide statistics (walks the block tables for the used bytes). */
 typedef struct tmem_kv_cache_stats {
     uint64_t block_bytes;       /**< bytes of one KV block */
+    uint64_t block_slot_bytes;  /**< what one block commits: block_bytes rounded to the pool granule */
     uint64_t blocks_used;       /**< physical blocks allocated */
     uint64_t blocks_shared;     /**< of those, referenced by more than one sequence */
     uint64_t block_refs;        /**< sum of block-table entries over live sequences */
-    uint64_t kv_bytes_allocated;/**< blocks_used x block_bytes */
+    uint64_t kv_bytes_allocated;/**< blocks_used x block_slot_bytes (committed, charged) */
     uint64_t kv_bytes_used;     /**< bytes holding tokens, counting a shared token once */
     uint64_t kv_bytes_logical;  /**< bytes the sequences would hold without sharing */
-    uint64_t state_bytes;       /**< recurrent slots allocated */
-    uint64_t snapshot_bytes;    /**< snapshots held */
+    uint64_t state_bytes;       /**< recurrent slots committed (granule-rounded) */
+    uint64_t snapshot_bytes;    /**< snapshots committed (granule-rounded) */
     uint32_t sequences;         /**< live sequences */
     uint32_t evicted;           /**< evicted handles not yet freed */
     uint32_t snapshots;
@@ -259,17 +265,19 @@ typedef struct tmem_kv_cache_stats {
 } tmem_kv_cache_stats;
 
 /** @brief Create a cache over the KV, state and snapshot types (see the desc).
- *  Creates GENERAL heaps over those types and, unless NO_RECLAIM, registers a
- *  reclaim step with the context.
+ *  Carves a range of each type's pool for fixed-size slots and, unless
+ *  NO_RECLAIM, registers a reclaim step with the context.
  *  @param[out] out  NULL on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/out, bad layout,
- *          unknown flags, type of another context) | TMEM_E_NOT_FOUND (no KV /
- *          state type) | TMEM_E_FULL (pool reserve or reclaim table full)
- *          | TMEM_E_NO_MEMORY | the errors of tmem_heap_create
+ *          unknown flags, type of another context, a FILE type)
+ *          | TMEM_E_NOT_FOUND (no KV / state type) | TMEM_E_UNSUPPORTED (a
+ *          device type: rows are host addresses) | TMEM_E_FULL (pool reserve
+ *          taken, range smaller than one slot, reclaim table full)
+ *          | TMEM_E_NO_MEMORY | the errors of tmem_type_create (snapshots)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *desc, tmem_kv_cache **out);
 
-/** @brief Destroy a cache, its sequences, snapshots and heaps; unregisters the
+/** @brief Destroy a cache, its sequences, snapshots and pool ranges; unregisters the
  *  reclaim step. No eviction events are reported. NULL is a no-op.
  *  @par Threads externally synchronized: no other call on the cache in flight. */
 TMEM_API void tmem_kv_cache_destroy(tmem_kv_cache *cache);
@@ -340,15 +348,16 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_truncate(tmem_kv_cache *cache, t
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_rollback(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t tokens);
 
 /** @brief New sequence sharing all of `src`'s blocks (copy-on-write) with a
- *  copy of its recurrent state.
+ *  copy of its recurrent state: tmem_kv_seq_fork_at(src's length).
  *  @param[out] out  TMEM_KV_SEQ_NONE on failure.
  *  @return as tmem_kv_seq_create, plus TMEM_E_NOT_FOUND / TMEM_E_STATE for src
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_fork(tmem_kv_cache *cache, tmem_kv_seq src, tmem_kv_seq *out);
 
 /** @brief New sequence sharing `src`'s first `tokens` tokens; with a recurrent
- *  layout its state comes from src's snapshot at `tokens` (or src's current
- *  state when tokens == src's length).
+ *  layout its state comes from src's snapshot at `tokens` (or, when there is
+ *  none and tokens == src's length, from src's current state) — the same
+ *  rule as tmem_kv_seq_rollback.
  *  @return as tmem_kv_seq_fork, plus TMEM_E_INVALID_ARG (tokens > length)
  *          and TMEM_E_NOT_FOUND (no snapshot at tokens) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t tokens, tmem_kv_seq *out);

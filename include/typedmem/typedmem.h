@@ -11,6 +11,7 @@
 #include "context.h"
 #include "heap.h"
 #include "trace.h"
+#include "plan.h"
 #include "model.h"
 
 #endif /* TYPEDMEM_H */

@@ -61,7 +61,10 @@ void tmem__free(tmem_context *ctx, void *ptr, size_t size);
 void tmem__context_lock(tmem_context *ctx);
 void tmem__context_unlock(tmem_context *ctx);
 bool tmem__context_debug(const tmem_context *ctx);
-/* Heaps register so the context can purge, check, report and destroy them. */
+/* Heaps register so the context can purge, check, report and destroy them.
+ * Lock order: the registry lock -> a heap's own lock -> the context lock, so
+ * tmem_heap_destroy must call tmem__context_remove_heap while NOT holding the
+ * heap's own lock (reclaim may be purging it under the registry lock). */
 tmem_status tmem__context_add_heap(tmem_context *ctx, tmem_heap *heap);
 void tmem__context_remove_heap(tmem_context *ctx, tmem_heap *heap);
 /* Cleanup hooks for objects owned by other layers (surfaces, kv caches,
@@ -69,6 +72,11 @@ void tmem__context_remove_heap(tmem_context *ctx, tmem_heap *heap);
 typedef void (*tmem__destroy_fn)(void *object);
 tmem_status tmem__context_add_owned(tmem_context *ctx, void *object, tmem__destroy_fn fn);
 void tmem__context_remove_owned(tmem_context *ctx, void *object);
+/* The newest owned object registered with destroy function fn, or NULL: a
+ * layer's per-context singleton (the surface registry) without a field in the
+ * context. Call with the context lock held when the answer decides whether to
+ * add one. */
+void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn);
 
 /* The trace layer keeps its state in the context (NULL when tracing is off).
  * Owned by src/trace; the context only stores the pointer and calls
@@ -84,9 +92,14 @@ uint32_t tmem__type_index(const tmem_type *type);
 tmem_placement tmem__type_placement(const tmem_type *type);
 uint32_t tmem__type_flags(const tmem_type *type);
 /* Take a sub-range of the type's reserved pool for a heap (first fit over the
- * pool's free ranges). TMEM_E_FULL when the reserve has no room. */
+ * pool's free ranges). TMEM_E_FULL when the reserve has no room;
+ * TMEM_E_ALIGNMENT when align is not a power of two or exceeds what the
+ * pool's base guarantees (2 MiB on the host). Size rounds up to the granule. */
 tmem_status tmem__pool_carve(tmem_type *type, uint64_t size, uint64_t align, uint64_t *out_offset);
 void tmem__pool_uncarve(tmem_type *type, uint64_t offset, uint64_t size);
+/* Pool functions take the context lock themselves: never call them while
+ * holding tmem__context_lock (a budget crossed then cannot run reclaim and
+ * fails with TMEM_E_BUDGET). */
 /* Commit the pages of [offset, offset+size) not yet committed, charging only
  * the new bytes to the type and context budgets; runs reclaim steps first if
  * a budget would be crossed; TMEM_E_BUDGET if still over (nothing changed). */
@@ -98,6 +111,10 @@ void tmem__pool_decommit(tmem_type *type, uint64_t offset, uint64_t size);
 tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size, tmem_purgeable state);
 /* Host address for an offset of the pool; NULL for device placements. */
 void *tmem__pool_ptr(const tmem_type *type, uint64_t offset);
+/* Bytes of [offset, offset+size) resident in memory now (committed granules
+ * only; mincore on the host). For purgeable heaps: "were the contents lost?".
+ * TMEM_E_UNSUPPORTED when the backend cannot tell. */
+tmem_status tmem__pool_residency(tmem_type *type, uint64_t offset, uint64_t size, uint64_t *out_bytes);
 /* Page granule of commits in this pool. */
 uint64_t tmem__pool_granule(const tmem_type *type);
 /* Charge / uncharge bytes that are committed outside a pool (a surface's
@@ -112,7 +129,11 @@ void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes);
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes);
 
 /* ---- heaps (heap.c) ---- */
-/* Reclaim: purge this heap if VOLATILE; returns the bytes dropped. */
+/* Reclaim: purge this heap if VOLATILE; returns the bytes dropped. Called
+ * from whichever thread hit a budget, possibly while that thread is inside
+ * another heap's allocation: must not block on the heap's own lock (trylock,
+ * return 0 when busy) and must uncommit through tmem__pool_decommit so the
+ * bytes come off the budget. */
 uint64_t tmem__heap_purge_volatile(tmem_heap *heap);
 tmem_type *tmem__heap_type(const tmem_heap *heap);
 
@@ -135,5 +156,10 @@ static inline void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const t
     struct tmem__tracer *tracer = tmem__context_tracer(ctx);
     if (__builtin_expect(tracer != NULL, 0)) tmem__trace_emit(tracer, kind, type, role, size, offset, name);
 }
+
+/* ---- config (config.c) ---- */
+/* Load the file named by env TMEM_CONFIG into ctx (TMEM_CONTEXT_READ_ENV);
+ * TMEM_OK when the variable is unset or empty. */
+tmem_status tmem__config_load_env(tmem_context *ctx);
 
 #endif /* TMEM_CORE_INTERNAL_H */

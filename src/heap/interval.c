@@ -156,19 +156,40 @@ uint32_t tmem__ivx_find(const tmem__ivx *x, uint64_t start) {
     return best;
 }
 
-/* CLRS interval search, restricted to solid intervals: going left is safe
- * because if the left subtree has a solid end > start but no overlap, that
- * interval starts at or after `end` and so does everything to the right. */
-bool tmem__ivx_overlaps_solid(const tmem__ivx *x, uint64_t start, uint64_t end) {
+/* Nodes with this start form one key range; visit that range only. */
+static uint32_t find_flagged(const tmem__ivx *x, uint32_t i, uint64_t start, uint32_t flag) {
+    if (i == NIL) return NIL;
+    const tmem__ivx_node *n = &x->nodes[i];
+    if (n->start < start) return find_flagged(x, n->right, start, flag);
+    if (n->start > start) return find_flagged(x, n->left, start, flag);
+    uint32_t r = find_flagged(x, n->right, start, flag); /* newer first */
+    if (r != NIL) return r;
+    if (n->flags & flag) return i;
+    return find_flagged(x, n->left, start, flag);
+}
+
+uint32_t tmem__ivx_find_flagged(const tmem__ivx *x, uint64_t start, uint32_t flag) {
+    return find_flagged(x, x->root, start, flag);
+}
+
+/* CLRS interval search (optionally over solid intervals only, using the
+ * matching max-end): going left is safe because if the left subtree has an
+ * end > start but no overlap, that interval starts at or after `end` and so
+ * does everything to the right. */
+static bool overlaps(const tmem__ivx *x, uint64_t start, uint64_t end, bool solid) {
     uint32_t i = x->root;
+    uint32_t skip = solid ? TMEM__IVX_ALIASABLE : 0;
     while (i != NIL) {
         const tmem__ivx_node *n = &x->nodes[i];
-        if (!(n->flags & TMEM__IVX_ALIASABLE) && n->start < end && n->end > start) return true;
-        if (n->left != NIL && x->nodes[n->left].max_solid > start) i = n->left;
+        if (!(n->flags & skip) && n->start < end && n->end > start) return true;
+        if (n->left != NIL && (solid ? x->nodes[n->left].max_solid : x->nodes[n->left].max_all) > start) i = n->left;
         else i = n->right;
     }
     return false;
 }
+
+bool tmem__ivx_overlaps_solid(const tmem__ivx *x, uint64_t start, uint64_t end) { return overlaps(x, start, end, true); }
+bool tmem__ivx_overlaps_any(const tmem__ivx *x, uint64_t start, uint64_t end) { return overlaps(x, start, end, false); }
 
 static uint32_t mark(tmem__ivx *x, uint32_t i, uint64_t start, uint64_t end) {
     if (i == NIL || x->nodes[i].max_all <= start) return 0;

@@ -50,12 +50,16 @@ tmem_status tmem__ivx_reserve(tmem__ivx *x);
 uint32_t tmem__ivx_insert(tmem__ivx *x, uint64_t start, uint64_t size, uint32_t flags, uint64_t user);
 /* Newest interval starting at `start`, or NIL. */
 uint32_t tmem__ivx_find(const tmem__ivx *x, uint64_t start);
+/* Newest interval starting at `start` whose flags include `flag`, or NIL. */
+uint32_t tmem__ivx_find_flagged(const tmem__ivx *x, uint64_t start, uint32_t flag);
 static inline tmem__ivx_node *tmem__ivx_at(const tmem__ivx *x, uint32_t i) { return &x->nodes[i]; }
 void tmem__ivx_remove(tmem__ivx *x, uint32_t i);
 /* Change a node's flags (re-keys the augmentation). */
 void tmem__ivx_set_flags(tmem__ivx *x, uint32_t i, uint32_t flags);
 /* Does [start, end) overlap a solid (non-aliasable) interval? */
 bool tmem__ivx_overlaps_solid(const tmem__ivx *x, uint64_t start, uint64_t end);
+/* Does [start, end) overlap any interval? */
+bool tmem__ivx_overlaps_any(const tmem__ivx *x, uint64_t start, uint64_t end);
 /* Flag TMEM__IVX_OVERLAPPED on every aliasable interval overlapping
  * [start, end); returns how many there were. */
 uint32_t tmem__ivx_mark_overlaps(tmem__ivx *x, uint64_t start, uint64_t end);

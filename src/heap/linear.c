@@ -45,7 +45,7 @@ static tmem_status grow(tmem__linear *l) {
     return TMEM_OK;
 }
 
-tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t *out_offset, uint64_t *out_size) {
+tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size) {
     if (out_offset) *out_offset = TMEM_OFFSET_NONE;
     if (!size) return tmem__err(TMEM_E_INVALID_ARG);
     if (!tmem__is_pow2(align)) return tmem__err(TMEM_E_ALIGNMENT);
@@ -57,10 +57,11 @@ tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, u
         if (st != TMEM_OK) return st;
     }
     uint64_t head = l->count ? l->vhead : 0; /* empty: rewind */
-    uint64_t phys = head % l->size, lap = head - phys, aligned = (phys + align - 1) & ~(align - 1);
+    uint64_t phys = head % l->size, lap = head - phys, b = l->bias % align;
+    uint64_t aligned = ((phys + b + align - 1) & ~(align - 1)) - b, first = b ? align - b : 0;
     uint64_t vpos;
     if (aligned + size <= l->size) vpos = lap + aligned;
-    else if (l->ring) vpos = lap + l->size; /* wrap: offset 0 of the next lap */
+    else if (l->ring && first + size <= l->size) vpos = lap + l->size + first; /* wrap */
     else return tmem__err(TMEM_E_FULL);
     /* The live span (oldest .. newest) must fit in one lap. */
     if (l->count && vpos + size > vtail(l) + l->size) return tmem__err(TMEM_E_FULL);
@@ -68,7 +69,7 @@ tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, u
     tmem__linear_rec *r = at(l, l->count);
     r->vpos = vpos;
     r->size = size;
-    r->user = 0;
+    r->user = user;
     r->freed = 0;
     l->count++;
     l->live_count++;
@@ -154,7 +155,7 @@ tmem_status tmem__linear_check(const tmem__linear *l) {
     uint32_t nlive = 0;
     for (uint32_t i = 0; i < l->count; i++) {
         const tmem__linear_rec *r = at(l, i);
-        CHECK_(r->size && r->size % l->granule == 0 && r->vpos % l->granule == 0);
+        CHECK_(r->size && r->size % l->granule == 0);
         CHECK_(r->vpos >= prev_end);
         CHECK_(r->vpos % l->size + r->size <= l->size); /* never straddles a lap */
         prev_end = r->vpos + r->size;

@@ -32,6 +32,7 @@ typedef struct tmem__linear {
     tmem_allocator a;
     uint64_t size;
     uint64_t granule;
+    uint64_t bias;          /* alignment applies to offset + bias (see tlsf.h) */
     bool ring;
     tmem__linear_rec *recs; /* circular deque: first .. first+count-1 mod cap */
     uint32_t cap, first, count;
@@ -44,7 +45,7 @@ typedef struct tmem__linear {
 tmem_status tmem__linear_init(tmem__linear *l, uint64_t size, uint64_t granule, bool ring, const tmem_allocator *a);
 void tmem__linear_destroy(tmem__linear *l);
 /* TMEM_E_INVALID_ARG (0) | TMEM_E_ALIGNMENT | TMEM_E_FULL | TMEM_E_NO_MEMORY */
-tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t *out_offset, uint64_t *out_size);
+tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size);
 /* The live record at offset, or NULL. Valid until the next alloc/free. */
 tmem__linear_rec *tmem__linear_find(tmem__linear *l, uint64_t offset);
 /* TMEM_E_DOUBLE_FREE | TMEM_E_FOREIGN; *out gets the freed record. */

@@ -9,7 +9,7 @@
  * 2. Search rounds the request up to the next bucket boundary, so the head of
  *    any non-empty bucket at or above it fits: one ctz on the second-level
  *    bitmap of that row, else one ctz on the first-level bitmap. O(1).
- * 3. Alignment above the granule searches for size + align - granule (the
+ * 3. Alignment (of offset + bias) above the granule searches for size + align - granule (the
  *    worst-case front padding) and splits the padding off as a free block.
  *    Its physical predecessor is used (free neighbours are always merged),
  *    so the padding needs no merge.
@@ -263,18 +263,19 @@ static uint32_t find_fit(const tmem__tlsf *t, uint64_t size, uint64_t align, uin
     uint32_t budget = TMEM__TLSF_FALLBACK_SCAN;
     for (i = t->heads[fl][sl]; i != NIL && budget--; i = t->blocks[i].next_free) {
         const tmem__tlsf_block *b = &t->blocks[i];
-        uint64_t pad = ((b->offset + align - 1) & ~(align - 1)) - b->offset;
+        uint64_t pad = ((b->offset + t->bias + align - 1) & ~(align - 1)) - (b->offset + t->bias);
         if (b->size >= pad && b->size - pad >= size) return i;
     }
     return NIL;
 }
 
-tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t *out_offset, uint64_t *out_size) {
+tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size) {
     uint64_t granule = 1ull << t->granule_log2;
     if (out_offset) *out_offset = TMEM_OFFSET_NONE;
     if (!size) return tmem__err(TMEM_E_INVALID_ARG);
     if (!tmem__is_pow2(align)) return tmem__err(TMEM_E_ALIGNMENT);
     if (align < granule) align = granule;
+    if (align > t->size) return tmem__err(TMEM_E_FULL);
     uint64_t search;
     if (!tmem__align_up(size, granule, &size) || size > t->size ||
         tmem__add_overflow(size, align - granule, &search))
@@ -286,7 +287,7 @@ tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint6
     if (i == NIL) return tmem__err(TMEM_E_FULL);
     list_remove(t, i);
     tmem__tlsf_block *b = &t->blocks[i];
-    uint64_t pad = ((b->offset + align - 1) & ~(align - 1)) - b->offset;
+    uint64_t pad = ((b->offset + t->bias + align - 1) & ~(align - 1)) - (b->offset + t->bias);
     if (pad) {
         uint32_t n = split(t, i, pad);
         list_insert(t, i); /* the padding stays free; its predecessor is used */
@@ -298,7 +299,7 @@ tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint6
         list_insert(t, n); /* its successor is used: no merge needed */
         b = &t->blocks[i];
     }
-    b->user = 0;
+    b->user = user;
     t->free_bytes -= b->size;
     t->used_count++;
     if (out_offset) *out_offset = b->offset;

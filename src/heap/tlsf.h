@@ -29,7 +29,7 @@
 typedef struct tmem__tlsf_block {
     uint64_t offset;
     uint64_t size;
-    uint64_t user;        /* owner's word for used blocks (0 at allocation) */
+    uint64_t user;        /* owner's word for used blocks */
     uint32_t prev_phys;   /* neighbours in offset order, NIL at the ends */
     uint32_t next_phys;
     uint32_t prev_free;   /* bucket list links while free; next_free also */
@@ -42,6 +42,8 @@ typedef struct tmem__tlsf {
     tmem_allocator a;
     uint64_t size;        /* range managed, a multiple of the granule */
     uint64_t free_bytes;
+    uint64_t bias;        /* alignment applies to offset + bias (set after init:
+                             the host address of offset 0, so pointers align) */
     uint32_t granule_log2;
     uint32_t block_count; /* records in use (free + used blocks) */
     uint32_t used_count;
@@ -70,11 +72,12 @@ typedef struct tmem__tlsf_freed {
  * TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY. */
 tmem_status tmem__tlsf_init(tmem__tlsf *t, uint64_t size, uint64_t granule, const tmem_allocator *a);
 void tmem__tlsf_destroy(tmem__tlsf *t);
-/* Allocate size bytes (rounded up to the granule) at a multiple of align
- * (power of two; below the granule means the granule). *out_size gets the
- * block size (may be NULL). Nothing changes on failure.
+/* Allocate size bytes (rounded up to the granule) with offset + bias a
+ * multiple of align (power of two; below the granule means the granule),
+ * storing `user` with the block. *out_size gets the block size (may be
+ * NULL). Nothing changes on failure.
  * TMEM_E_INVALID_ARG (0) | TMEM_E_ALIGNMENT | TMEM_E_FULL | TMEM_E_NO_MEMORY */
-tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t *out_offset, uint64_t *out_size);
+tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size);
 /* Free the block starting at offset. TMEM_E_DOUBLE_FREE | TMEM_E_FOREIGN. */
 tmem_status tmem__tlsf_free(tmem__tlsf *t, uint64_t offset, tmem__tlsf_freed *out);
 /* The used block starting at offset, or NULL. The pointer is valid until the

@@ -1,12 +1,9 @@
-/* KV blocks: fixed-size GENERAL-heap allocations in the KV type's pool,
+/* KV blocks: fixed-size slots of the KV type's pool (kv_slab.c),
  * named by small integer ids (what a paged-attention kernel indexes with)
  * and reference counted so forks can share them. */
 #include <string.h>
 #include "core/internal.h"
 #include "kv/kv_internal.h"
-
-/* Blocks are aligned for vector loads of whole rows. */
-#define KV_BLOCK_ALIGN 64u
 
 tmem_status tmem__kv_blocks_init(tmem_kv_cache *c) {
     c->blocks = NULL;
@@ -17,7 +14,7 @@ tmem_status tmem__kv_blocks_init(tmem_kv_cache *c) {
 
 void tmem__kv_blocks_fini(tmem_kv_cache *c) {
     for (uint32_t i = 0; i < c->block_cap; i++)
-        if (c->blocks[i].refs && tmem_heap_free(c->kv_heap, c->blocks[i].ptr) != TMEM_OK) tmem__assert(!"kv block not from its heap");
+        if (c->blocks[i].refs) tmem__kv_slab_free(&c->kv_slab, c->blocks[i].ptr);
     tmem__free(c->ctx, c->blocks, (size_t)c->block_cap * sizeof *c->blocks);
     c->blocks = NULL;
     c->block_cap = 0;
@@ -46,7 +43,7 @@ tmem_status tmem__kv_block_new(tmem_kv_cache *c, uint32_t *out_id) {
         if (st != TMEM_OK) return st;
     }
     void *p = NULL;
-    tmem_status st = tmem_heap_alloc(c->kv_heap, c->block_bytes, KV_BLOCK_ALIGN, &p);
+    tmem_status st = tmem__kv_slab_alloc(&c->kv_slab, &p);
     if (st != TMEM_OK) return st;
     uint32_t id = c->free_id;
     c->free_id = c->blocks[id].next_free;
@@ -67,15 +64,12 @@ uint64_t tmem__kv_block_unref(tmem_kv_cache *c, uint32_t id) {
     tmem__assert(b->refs > 0);
     if (--b->refs == 1) c->blocks_shared--;
     if (b->refs) return 0;
-    /* The pointer came from this heap, so the free cannot fail. */
-    tmem_status st = tmem_heap_free(c->kv_heap, b->ptr);
-    tmem__assert(st == TMEM_OK);
-    (void)st;
+    tmem__kv_slab_free(&c->kv_slab, b->ptr);
     b->ptr = NULL;
     b->next_free = c->free_id;
     c->free_id = id;
     c->blocks_used--;
-    return c->block_bytes;
+    return c->kv_slab.slot;
 }
 
 void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id) {

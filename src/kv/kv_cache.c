@@ -1,5 +1,5 @@
-/* The cache object: creation over the KV / state / snapshot types, its
- * heaps, the lock, the reclaim registration, stats and the invariant walker. */
+/* The cache object: creation over the KV / state / snapshot types and their
+ * pool ranges, the lock, the reclaim registration, stats and the invariant walker. */
 #include <string.h>
 #include "core/internal.h"
 #include "kv/kv_internal.h"
@@ -46,41 +46,29 @@ static tmem_status snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tme
     return tmem_type_create(ctx, &td, out);
 }
 
-/* Heap range for a type: the size asked for, else the type's budget, else
- * its whole reserve. */
-static uint64_t heap_size(const tmem_type *t, uint64_t asked) {
-    if (asked) return asked;
+/* Default range of a type's pool for one slab: its budget, else its
+ * reserve, split between the slabs that share the type. */
+static uint64_t default_range(const tmem_type *t, uint32_t sharing) {
     tmem_type_info info;
     if (tmem_type_get_info(t, &info) != TMEM_OK) return 0;
-    return info.budget ? info.budget : info.reserve;
+    return (info.budget ? info.budget : info.reserve) / (sharing ? sharing : 1);
 }
 
-/* A GENERAL heap over `type`, shared with an earlier one over the same type
- * (two heaps with default sizes could not both carve a pool). */
-static tmem_status make_heap(tmem_kv_cache *c, tmem_type *type, uint64_t size, tmem_role role, const char *name, tmem_heap **out) {
-    if (type == c->kv_type && c->kv_heap) { *out = c->kv_heap; return TMEM_OK; }
-    if (type == c->state_type && c->state_heap) { *out = c->state_heap; return TMEM_OK; }
-    tmem_heap_desc hd = {0};
-    hd.kind = TMEM_HEAP_GENERAL;
-    hd.type = type;
-    hd.role = role;
-    hd.size = heap_size(type, size);
-    hd.name = name;
-    return tmem_heap_create(c->ctx, &hd, out);
+static uint32_t slabs_on(const tmem_kv_cache *c, const tmem_type *t) {
+    return (c->has_kv && c->kv_type == t) + (c->has_state && c->state_type == t) + (c->has_state && c->snap_type == t);
 }
 
-static void destroy_heaps(tmem_kv_cache *c) {
-    if (c->snap_heap && c->snap_heap != c->kv_heap && c->snap_heap != c->state_heap) tmem_heap_destroy(c->snap_heap);
-    if (c->state_heap && c->state_heap != c->kv_heap) tmem_heap_destroy(c->state_heap);
-    tmem_heap_destroy(c->kv_heap);
-    c->kv_heap = c->state_heap = c->snap_heap = NULL;
+static void slabs_fini(tmem_kv_cache *c) {
+    tmem__kv_slab_fini(&c->snap_slab);
+    tmem__kv_slab_fini(&c->state_slab);
+    tmem__kv_slab_fini(&c->kv_slab);
 }
 
 static void cache_free(tmem_kv_cache *c) {
     tmem__kv_seqs_fini(c);
     tmem__kv_blocks_fini(c);
     if (c->seqs) tmem__free(c->ctx, c->seqs, (size_t)c->max_seqs * sizeof *c->seqs);
-    destroy_heaps(c);
+    slabs_fini(c);
     pthread_mutex_destroy(&c->lock);
     tmem__free(c->ctx, c, sizeof *c);
 }
@@ -132,17 +120,28 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
         if (st == TMEM_OK) st = tmem_kv_layout_token_bytes(&desc->kv, &c->token_bytes);
         if (st == TMEM_OK) st = tmem_kv_layout_block_bytes(&desc->kv, &c->block_bytes);
         if (st == TMEM_OK) st = pick_type(ctx, desc->kv_type, TMEM_ROLE_KV_CACHE, "/memory/kv", &c->kv_type);
-        if (st == TMEM_OK) st = make_heap(c, c->kv_type, desc->kv_heap_size, TMEM_ROLE_KV_CACHE, "kv blocks", &c->kv_heap);
         if (st != TMEM_OK) goto fail;
     }
     if (c->has_state) {
         st = tmem_recurrent_layout_sizes(&desc->recurrent, &c->rs);
         if (st == TMEM_OK) st = pick_type(ctx, desc->state_type, TMEM_ROLE_RECURRENT_STATE, "/memory/state", &c->state_type);
-        if (st == TMEM_OK) st = make_heap(c, c->state_type, desc->state_heap_size, TMEM_ROLE_RECURRENT_STATE, "kv state", &c->state_heap);
         if (st == TMEM_OK) st = snap_type(ctx, desc, &c->snap_type);
-        if (st == TMEM_OK) st = make_heap(c, c->snap_type, desc->snapshot_budget, TMEM_ROLE_RECURRENT_STATE, "kv snapshots", &c->snap_heap);
         if (st != TMEM_OK) goto fail;
-        c->snap_budget = heap_size(c->snap_type, desc->snapshot_budget);
+    }
+    /* the pool ranges, once every type is known (they may share one) */
+    if (c->has_kv) {
+        uint64_t r = desc->kv_pool_bytes ? desc->kv_pool_bytes : default_range(c->kv_type, slabs_on(c, c->kv_type));
+        st = tmem__kv_slab_init(ctx, &c->kv_slab, c->kv_type, r, c->block_bytes, TMEM_ROLE_KV_CACHE, "kv block");
+        if (st != TMEM_OK) goto fail;
+    }
+    if (c->has_state) {
+        uint64_t r = desc->state_pool_bytes ? desc->state_pool_bytes : default_range(c->state_type, slabs_on(c, c->state_type));
+        st = tmem__kv_slab_init(ctx, &c->state_slab, c->state_type, r, c->rs.total_bytes, TMEM_ROLE_RECURRENT_STATE, "kv state");
+        if (st != TMEM_OK) goto fail;
+        r = desc->snapshot_budget ? desc->snapshot_budget : default_range(c->snap_type, slabs_on(c, c->snap_type));
+        st = tmem__kv_slab_init(ctx, &c->snap_slab, c->snap_type, r, c->rs.total_bytes, TMEM_ROLE_RECURRENT_STATE, "kv snapshot");
+        if (st != TMEM_OK) goto fail;
+        c->snap_budget = r;
     }
 
     c->max_seqs = c->desc.max_sequences;
@@ -183,10 +182,11 @@ tmem_status tmem_kv_cache_get_stats(tmem_kv_cache *cache, tmem_kv_cache_stats *o
     tmem_kv_cache *c = cache;
     tmem__kv_lock(c);
     out->block_bytes = c->block_bytes;
+    out->block_slot_bytes = c->kv_slab.slot;
     out->blocks_used = c->blocks_used;
     out->blocks_shared = c->blocks_shared;
-    out->kv_bytes_allocated = c->blocks_used * c->block_bytes;
-    out->state_bytes = (uint64_t)c->live * (c->has_state ? c->rs.total_bytes : 0);
+    out->kv_bytes_allocated = c->blocks_used * c->kv_slab.slot;
+    out->state_bytes = (uint64_t)c->live * c->state_slab.slot;
     out->snapshot_bytes = c->snap_bytes;
     out->sequences = c->live;
     out->evicted = c->evicted;
@@ -264,7 +264,9 @@ static tmem_status check_locked(tmem_kv_cache *c) {
         KV_CHECK(++snaps <= c->nsnaps);
     }
     KV_CHECK(prev == c->lru_tail && snaps == c->nsnaps);
-    KV_CHECK(c->snap_bytes == (uint64_t)snaps * c->rs.total_bytes);
+    KV_CHECK(c->snap_bytes == (uint64_t)snaps * c->snap_slab.slot);
+    KV_CHECK(c->kv_slab.live == used && c->snap_slab.live == snaps);
+    KV_CHECK(c->state_slab.live == (c->has_state ? live : 0));
     for (uint32_t i = 0; i < c->max_seqs; i++) {
         uint32_t n = 0;
         for (const kv_snaprec *s = c->lru_head; s; s = s->next) n += s->slot == i;

@@ -7,12 +7,33 @@
 
 #include <pthread.h>
 #include "typedmem/kv.h"
-#include "typedmem/heap.h"
 
 /* ---- layouts (kv_layout.c) ---- */
 /* Bytes of one K (or V) row: kv_heads x head_dim elements. */
 tmem_status tmem__kv_row_bytes(const tmem_kv_layout *l, uint64_t *out);
 uint32_t tmem__kv_block_tokens(const tmem_kv_layout *l);
+
+/* ---- fixed-size slots over a pool range (kv_slab.c) ---- */
+typedef struct kv_slab {
+    tmem_context *ctx;
+    tmem_type *type;
+    uint64_t base, range;   /* carved pool range */
+    uint64_t slot;          /* bytes per slot: size rounded to the pool granule */
+    uint64_t size;          /* bytes asked per slot (what is accounted in use) */
+    int32_t role;
+    const char *name;
+    uint32_t nslots, high;  /* capacity; slots handed out at least once */
+    uint32_t *free;         /* stack of given-back slot indices */
+    uint32_t nfree, free_cap;
+    uint32_t live;
+} kv_slab;
+/* Carve `range` bytes (rounded down to whole slots) of the type's pool. */
+tmem_status tmem__kv_slab_init(tmem_context *ctx, kv_slab *s, tmem_type *type, uint64_t range, uint64_t size, int32_t role, const char *name);
+void tmem__kv_slab_fini(kv_slab *s);
+/* Commit one slot (budgets and reclaim apply: TMEM_E_BUDGET) and return it. */
+tmem_status tmem__kv_slab_alloc(kv_slab *s, void **out);
+/* Decommit the slot and take it back. */
+void tmem__kv_slab_free(kv_slab *s, void *ptr);
 
 /* One physical block: refs == 0 means the id is on the free-id list. */
 typedef struct kv_block {
@@ -69,7 +90,7 @@ struct tmem_kv_cache {
     tmem_recurrent_sizes rs;
 
     tmem_type *kv_type, *state_type, *snap_type;
-    tmem_heap *kv_heap, *state_heap, *snap_heap;
+    kv_slab kv_slab, state_slab, snap_slab;
     uint64_t snap_budget;
 
     /* blocks (kv_blocks.c) */

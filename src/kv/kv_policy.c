@@ -31,13 +31,9 @@ static uint64_t ctx_room(tmem_context *ctx) {
     return tmem_context_budget(ctx, &b) == TMEM_OK ? b.available : 0;
 }
 
-/* Committed bytes of a heap that hold no allocation: reusable without a
- * new commit. Rounded down to whole units of `unit`. */
-static uint64_t heap_slack(const tmem_heap *h, uint64_t unit) {
-    tmem_heap_info hi;
-    if (!h || tmem_heap_get_info(h, &hi) != TMEM_OK) return 0;
-    uint64_t s = sat_sub(hi.committed, hi.used);
-    return unit ? s / unit * unit : s;
+/* Room left in a slab's carved range (it is a limit too). */
+static uint64_t slab_room(const kv_slab *s) {
+    return (uint64_t)(s->nslots - s->live) * s->slot;
 }
 
 /* ---- candidates ---- */
@@ -106,9 +102,9 @@ uint64_t tmem__kv_reclaim_step(tmem_context *ctx, tmem_type *type, uint64_t need
     /* Another thread is inside the cache: skip rather than wait. */
     if (pthread_mutex_trylock(&c->lock) != 0) return 0;
     uint64_t freed = 0;
-    /* depth > 0: we were called from inside one of our own allocations; that
-     * operation runs the policy itself once the heap has returned (freeing
-     * into a heap in the middle of its own allocation is not safe). */
+    /* depth > 0: we were called from inside one of our own commits; that
+     * operation runs the policy itself once the commit has returned (the
+     * slab is in the middle of handing out a slot). */
     bool ours = !type || type == c->kv_type || type == c->state_type || type == c->snap_type;
     if (c->depth == 0 && (ours || ctx_room(c->ctx) < needed)) {
         c->depth++;
@@ -135,14 +131,13 @@ tmem_status tmem_kv_cache_reclaim(tmem_kv_cache *cache, uint64_t bytes, uint64_t
 typedef struct deficit { uint64_t kv, state, ctx; } deficit;
 
 typedef struct need {
-    uint64_t kv, state;      /* new bytes in the KV and state types */
+    uint64_t kv, state;      /* new committed bytes in the KV and state types */
     uint64_t kv_room, state_room, ctx_room;
-    uint64_t kv_slack, state_slack;
 } need;
 
 static deficit deficits(const tmem_kv_cache *c, const need *nd, uint64_t other) {
     deficit d;
-    uint64_t kv_new = sat_sub(nd->kv, nd->kv_slack), st_new = sat_sub(nd->state, nd->state_slack);
+    uint64_t kv_new = nd->kv, st_new = nd->state;
     if (c->kv_type == c->state_type && c->has_kv && c->has_state) {
         /* one type: one budget for both */
         d.kv = sat_sub(sat_add(kv_new, st_new), nd->kv_room);
@@ -167,7 +162,7 @@ static bool simulate(tmem_kv_cache *c, deficit d, const cand *a, uint32_t na, ui
     *p = (plan){0, 0, 0};
     uint32_t flags = c->desc.flags;
     bool snap_in_kv = c->snap_type == c->kv_type, snap_in_state = c->snap_type == c->state_type;
-    uint64_t sb = c->rs.total_bytes;
+    uint64_t sb = c->snap_slab.slot, stb = c->state_slab.slot, bb = c->kv_slab.slot;
     if (met(d)) return true;
     if (!(flags & TMEM_KV_POLICY_KEEP_SNAPSHOTS)) {
         for (kv_snaprec *s = c->lru_head; s && !met(d); s = s->next) {
@@ -181,13 +176,12 @@ static bool simulate(tmem_kv_cache *c, deficit d, const cand *a, uint32_t na, ui
     }
     if (met(d)) return true;
     if (flags & TMEM_KV_POLICY_NO_EVICT) return false;
-    memset(refs, 0, (size_t)c->block_cap * sizeof *refs);
     for (uint32_t i = 0; i < c->block_cap; i++) refs[i] = c->blocks[i].refs;
     for (uint32_t i = 0; i < na && !met(d); i++) {
         const kv_seqrec *s = &c->seqs[a[i].slot];
-        uint64_t kv = 0, st = s->state_ptr ? sb : 0, snaps = 0;
+        uint64_t kv = 0, st = s->state_ptr ? stb : 0, snaps = 0;
         for (uint32_t b = 0; b < s->nblocks; b++)
-            if (--refs[s->table[b]] == 0) kv += c->block_bytes;
+            if (--refs[s->table[b]] == 0) kv += bb;
         /* its snapshots not already counted by the snapshot pass */
         uint32_t k = 0;
         for (kv_snaprec *q = c->lru_head; q; q = q->next, k++)
@@ -289,14 +283,14 @@ tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem
         if (s && s->nblocks && s->tokens % c->block_tokens && req->context_tokens > s->tokens &&
             c->blocks[s->table[s->nblocks - 1]].refs > 1)
             blocks++;
-        nd.kv = blocks * c->block_bytes;
-        nd.kv_room = type_room(c->kv_type);
-        nd.kv_slack = heap_slack(c->kv_heap, c->block_bytes);
+        nd.kv = blocks * c->kv_slab.slot;
+        uint64_t tr = type_room(c->kv_type), sr = slab_room(&c->kv_slab);
+        nd.kv_room = tr < sr ? tr : sr;
     }
     if (c->has_state && !s) {
-        nd.state = c->rs.total_bytes;
-        nd.state_room = type_room(c->state_type);
-        nd.state_slack = c->state_heap == c->kv_heap ? 0 : heap_slack(c->state_heap, c->rs.total_bytes);
+        nd.state = c->state_slab.slot;
+        uint64_t tr = type_room(c->state_type), sr = slab_room(&c->state_slab);
+        nd.state_room = tr < sr ? tr : sr;
     }
     nd.ctx_room = ctx_room(c->ctx);
     uint32_t chunk = req->prefill_chunk && req->prefill_chunk < req->context_tokens ? req->prefill_chunk : req->context_tokens;
@@ -330,8 +324,7 @@ tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem
     } else {
         st = tmem__err(TMEM_E_BUDGET);
     }
-    res.available_bytes = sat_add(sat_add(ctx_room(c->ctx), heap_slack(c->kv_heap, c->block_bytes)),
-                                  c->state_heap != c->kv_heap ? heap_slack(c->state_heap, c->rs.total_bytes) : 0);
+    res.available_bytes = ctx_room(c->ctx);
     if (out) *out = res;
 done:
     if (s) s->protect = false;

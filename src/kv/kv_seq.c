@@ -62,7 +62,8 @@ static uint64_t table_cut(tmem_kv_cache *c, kv_seqrec *s, uint32_t keep) {
 /* A new block, running the policy once if a budget refuses it. */
 static tmem_status block_new(tmem_kv_cache *c, uint32_t *id, uint64_t still_needed) {
     tmem_status st = tmem__kv_block_new(c, id);
-    if (st == TMEM_E_BUDGET && tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM))
+    /* a budget, or the carved range, is full: the policy may free slots */
+    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM))
         st = tmem__kv_block_new(c, id);
     return st;
 }
@@ -70,9 +71,9 @@ static tmem_status block_new(tmem_kv_cache *c, uint32_t *id, uint64_t still_need
 uint64_t tmem__kv_seq_exclusive_bytes(const tmem_kv_cache *c, const kv_seqrec *s) {
     uint64_t n = 0;
     for (uint32_t i = 0; i < s->nblocks; i++)
-        if (c->blocks[s->table[i]].refs == 1) n += c->block_bytes;
-    if (s->state_ptr) n += c->rs.total_bytes;
-    return n + (uint64_t)s->nsnaps * c->rs.total_bytes;
+        if (c->blocks[s->table[i]].refs == 1) n += c->kv_slab.slot;
+    if (s->state_ptr) n += c->state_slab.slot;
+    return n + (uint64_t)s->nsnaps * c->snap_slab.slot;
 }
 
 /* Give back everything a sequence holds; the slot keeps its handle. */
@@ -81,9 +82,9 @@ static uint64_t seq_release(tmem_kv_cache *c, kv_seqrec *s) {
     tmem__free(c->ctx, s->table, (size_t)s->cap * sizeof *s->table);
     s->table = NULL;
     s->cap = 0;
-    if (s->state_ptr) freed += c->rs.total_bytes;
+    if (s->state_ptr) freed += c->state_slab.slot;
     tmem__kv_state_free(c, s);
-    freed += (uint64_t)s->nsnaps * c->rs.total_bytes;
+    freed += (uint64_t)s->nsnaps * c->snap_slab.slot;
     tmem__kv_snap_drop_seq(c, (uint32_t)(s - c->seqs), 0, true);
     s->tokens = 0;
     s->pinned = false;
@@ -104,7 +105,7 @@ uint64_t tmem__kv_seq_evict(tmem_kv_cache *c, kv_seqrec *s, tmem_kv_evict_reason
     c->live--;
     c->evicted++;
     c->seqs_evicted++;
-    tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->kv_type, TMEM_ROLE_KV_CACHE, ev.bytes, ev.seq, "kv sequence");
+    tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->kv_type, TMEM_ROLE_KV_CACHE, ev.bytes, 0, "kv sequence");
     tmem__kv_report(c, &ev);
     return ev.bytes;
 }
@@ -185,7 +186,7 @@ tmem_status tmem_kv_seq_append(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t t
     s->protect = true; /* the policy may run inside block_new: never against us */
     while (s->nblocks < want) {
         uint32_t id;
-        st = block_new(cache, &id, (uint64_t)(want - s->nblocks) * cache->block_bytes);
+        st = block_new(cache, &id, (uint64_t)(want - s->nblocks) * cache->kv_slab.slot);
         if (st != TMEM_OK) {
             (void)table_cut(cache, s, had); /* all or nothing */
             break;
@@ -255,9 +256,10 @@ tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t 
     kv_snaprec *snap = NULL;
     tmem_status st = tmem__kv_seq_get(cache, src, &p);
     if (st == TMEM_OK && tokens > p->tokens) st = tmem__err(TMEM_E_INVALID_ARG);
-    if (st == TMEM_OK && cache->has_state && tokens != p->tokens) {
+    if (st == TMEM_OK && cache->has_state) {
+        /* same rule as rollback: the snapshot at `tokens` if there is one */
         snap = tmem__kv_snap_find(cache, (uint32_t)(p - cache->seqs), tokens);
-        if (!snap) st = tmem__err(TMEM_E_NOT_FOUND);
+        if (!snap && tokens != p->tokens) st = tmem__err(TMEM_E_NOT_FOUND);
     }
     if (st != TMEM_OK) goto out;
     /* Keep the parent and the snapshot we copy from out of the policy's reach. */
@@ -270,7 +272,7 @@ tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t 
         st = table_reserve(cache, s, nb);
         if (st == TMEM_OK) {
             for (uint32_t i = 0; i < nb; i++) tmem__kv_block_ref(cache, p->table[i]);
-            memcpy(s->table, p->table, (size_t)nb * sizeof *s->table);
+            if (nb) memcpy(s->table, p->table, (size_t)nb * sizeof *s->table);
             s->nblocks = nb;
             s->tokens = tokens;
             if (snap) tmem__kv_snap_touch(cache, snap);
@@ -309,7 +311,7 @@ tmem_status tmem_kv_seq_fork(tmem_kv_cache *cache, tmem_kv_seq src, tmem_kv_seq 
 static tmem_status cow(tmem_kv_cache *c, kv_seqrec *s, uint32_t i) {
     uint32_t old = s->table[i], id;
     s->protect = true;
-    tmem_status st = block_new(c, &id, c->block_bytes);
+    tmem_status st = block_new(c, &id, c->kv_slab.slot);
     s->protect = false;
     if (st != TMEM_OK) return st;
     /* The policy may have evicted the other owners meanwhile; copying is

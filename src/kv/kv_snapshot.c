@@ -7,8 +7,6 @@
 #include "core/internal.h"
 #include "kv/kv_internal.h"
 
-#define KV_SNAP_ALIGN 64u
-
 static void lru_unlink(tmem_kv_cache *c, kv_snaprec *s) {
     if (s->prev) s->prev->next = s->next; else c->lru_head = s->next;
     if (s->next) s->next->prev = s->prev; else c->lru_tail = s->prev;
@@ -34,19 +32,17 @@ kv_snaprec *tmem__kv_snap_find(tmem_kv_cache *c, uint32_t slot, uint32_t tokens)
 }
 
 uint64_t tmem__kv_snap_drop(tmem_kv_cache *c, kv_snaprec *s, int reason) {
-    uint64_t bytes = c->rs.total_bytes;
+    uint64_t bytes = c->snap_slab.slot;
     if (reason >= 0) {
         kv_seqrec *q = &c->seqs[s->slot];
         tmem_kv_event ev = {TMEM_KV_EVENT_SNAPSHOT_DROPPED, (tmem_kv_evict_reason)reason,
                             tmem__kv_seq_handle(c, q), s->id, s->tokens, bytes};
         c->snaps_dropped++;
-        tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->snap_type, TMEM_ROLE_RECURRENT_STATE, bytes, s->id, "kv snapshot");
+        tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->snap_type, TMEM_ROLE_RECURRENT_STATE, bytes, 0, "kv snapshot");
         tmem__kv_report(c, &ev);
     }
     lru_unlink(c, s);
-    tmem_status st = tmem_heap_free(c->snap_heap, s->ptr);
-    tmem__assert(st == TMEM_OK);
-    (void)st;
+    tmem__kv_slab_free(&c->snap_slab, s->ptr);
     c->seqs[s->slot].nsnaps--;
     c->nsnaps--;
     c->snap_bytes -= bytes;
@@ -80,7 +76,7 @@ tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv
     kv_seqrec *q;
     kv_snaprec *s = NULL;
     tmem_status st = tmem__kv_seq_get(cache, seq, &q);
-    uint64_t n = cache->rs.total_bytes;
+    uint64_t n = cache->snap_slab.slot; /* what one snapshot commits */
     if (st == TMEM_OK && !cache->has_state) st = tmem__err(TMEM_E_INVALID_ARG);
     if (st == TMEM_OK && n > cache->snap_budget) st = tmem__err(TMEM_E_BUDGET);
     if (st != TMEM_OK) goto out;
@@ -95,7 +91,7 @@ tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv
         /* our own budget first, then whatever the type and context allow */
         while (cache->snap_bytes + n > cache->snap_budget && drop_lru(cache, TMEM_KV_REASON_SNAPSHOT_BUDGET)) {}
         void *p = NULL;
-        while ((st = tmem_heap_alloc(cache->snap_heap, n, KV_SNAP_ALIGN, &p)) == TMEM_E_BUDGET &&
+        while (((st = tmem__kv_slab_alloc(&cache->snap_slab, &p)) == TMEM_E_BUDGET || st == TMEM_E_FULL) &&
                drop_lru(cache, TMEM_KV_REASON_SNAPSHOT_BUDGET)) {}
         if (st != TMEM_OK) {
             tmem__free(cache->ctx, s, sizeof *s);
@@ -109,7 +105,7 @@ tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv
     } else {
         tmem__kv_snap_touch(cache, s);
     }
-    memcpy(s->ptr, q->state_ptr, n);
+    memcpy(s->ptr, q->state_ptr, cache->rs.total_bytes);
     if (out) *out = s->id;
 out:
     tmem__kv_unlock(cache);

@@ -5,15 +5,13 @@
 #include "core/internal.h"
 #include "kv/kv_internal.h"
 
-#define KV_STATE_ALIGN 64u
-
 tmem_status tmem__kv_state_alloc(tmem_kv_cache *c, kv_seqrec *s, const void *copy_from) {
     if (!c->has_state) return TMEM_OK;
     void *p = NULL;
     uint64_t n = c->rs.total_bytes;
-    tmem_status st = tmem_heap_alloc(c->state_heap, n, KV_STATE_ALIGN, &p);
-    if (st == TMEM_E_BUDGET && tmem__kv_make_room(c, c->state_type, n, TMEM_KV_REASON_RECLAIM))
-        st = tmem_heap_alloc(c->state_heap, n, KV_STATE_ALIGN, &p);
+    tmem_status st = tmem__kv_slab_alloc(&c->state_slab, &p);
+    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->state_type, c->state_slab.slot, TMEM_KV_REASON_RECLAIM))
+        st = tmem__kv_slab_alloc(&c->state_slab, &p);
     if (st != TMEM_OK) return st;
     if (copy_from) memcpy(p, copy_from, n);
     else memset(p, 0, n);
@@ -23,9 +21,7 @@ tmem_status tmem__kv_state_alloc(tmem_kv_cache *c, kv_seqrec *s, const void *cop
 
 void tmem__kv_state_free(tmem_kv_cache *c, kv_seqrec *s) {
     if (!s->state_ptr) return;
-    tmem_status st = tmem_heap_free(c->state_heap, s->state_ptr);
-    tmem__assert(st == TMEM_OK);
-    (void)st;
+    tmem__kv_slab_free(&c->state_slab, s->state_ptr);
     s->state_ptr = NULL;
 }
 

@@ -23,7 +23,8 @@
     X(RESERVE) X(RELEASE) X(COMMIT) X(DECOMMIT) X(MAP_ANON) X(UNMAP)           \
     X(MEMFD_CREATE) X(MEMFD_SEAL) X(FD_SEALS) X(FD_RESIZE) X(MAP_FD)           \
     X(FILE_OPEN) X(FD_SIZE) X(CLOSE) X(ADVISE) X(LOCK) X(UNLOCK)               \
-    X(RESIDENCY) X(FOOTPRINT) X(LIMITS) X(PRESSURE)
+    X(RESIDENCY) X(FOOTPRINT) X(LIMITS) X(PRESSURE)                          \
+    X(SOCKETPAIR) X(SEND_FDS) X(RECV_FDS) X(FD_STAT) X(FD_DUP)
 
 typedef enum tmem__os_call {
 #define TMEM__OS_CALL_ENUM_(n) TMEM__OS_##n,
@@ -109,6 +110,37 @@ typedef struct tmem__os_pressure_info {
     bool has_psi, has_events;
 } tmem__os_pressure_info;
 tmem_status tmem__os_pressure(tmem__os_pressure_info *out);
+
+/* ---- sockets, fd passing, fd identity, processes (os_socket.c) ---- */
+/* Most fds one message carries. */
+#define TMEM__OS_MAX_PASS_FDS 4
+/* A connected AF_UNIX SOCK_SEQPACKET pair (close-on-exec). */
+tmem_status tmem__os_socketpair(int out_fds[2]);
+/* Send one message of len bytes with nfds fds (SCM_RIGHTS), MSG_NOSIGNAL.
+ * TMEM_E_IO when the peer is gone or the send was short. */
+tmem_status tmem__os_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
+typedef struct tmem__os_recv_info {
+    size_t len;             /* payload bytes received (0: peer closed) */
+    size_t nfds;            /* fds stored in the caller's array */
+    size_t extra_fds;       /* fds beyond max_fds: received and closed */
+    bool truncated;         /* MSG_TRUNC: the payload did not fit */
+    bool control_truncated; /* MSG_CTRUNC: the kernel dropped fds */
+} tmem__os_recv_info;
+/* Receive one message into buf (cap bytes) and up to max_fds fds
+ * (close-on-exec, counted as live; unused slots -1). Extra fds are closed. */
+tmem_status tmem__os_recv_fds(int sock, void *buf, size_t cap, tmem__os_recv_info *out, int *fds, size_t max_fds);
+typedef struct tmem__os_fd_stat_info {
+    uint64_t size, dev, ino;
+    bool regular;
+} tmem__os_fd_stat_info;
+/* fstat: size and identity (dev, inode) of an fd. */
+tmem_status tmem__os_fd_stat(int fd, tmem__os_fd_stat_info *out);
+/* F_DUPFD_CLOEXEC. */
+tmem_status tmem__os_fd_dup(int fd, int *out_fd);
+/* Queries, never injected: this process's pid; whether a pid names a live
+ * process (false for pid <= 0; a zombie counts as alive until reaped). */
+int tmem__os_pid_self(void);
+bool tmem__os_pid_alive(int pid);
 
 /* ---- fault injection and accounting for tests ---- */
 /* Arm: after `countdown` more successful calls of kind `which` (TMEM__OS_ANY

@@ -16,6 +16,8 @@ void tmem__os_count_fd(int delta);
 /* mlock's errno as a status: over RLIMIT_MEMLOCK (ENOMEM/EPERM for an
  * unprivileged process) is TMEM_E_PERMISSION, EAGAIN is TMEM_E_NO_MEMORY. */
 tmem_status tmem__os_lock_errno_status(int err);
+/* mlock(2) itself, bypassing sanitizer interceptors (0 or -1 + errno). */
+int tmem__os_mlock_raw(const void *addr, size_t size);
 
 /* ---- pure parsers (os_parse.c) ----
  * Each takes text of `len` bytes (not necessarily NUL-terminated, any

@@ -126,7 +126,7 @@ tmem_status tmem__os_commit(void *addr, size_t size, unsigned map_flags) {
     if (map_flags & TMEM__OS_MAP_HUGE) (void)advise_thp(addr, size);
     if (map_flags & TMEM__OS_MAP_LOCKED) {
         /* mlock also populates. On refusal put the range back as it was. */
-        if (mlock(addr, size) != 0) {
+        if (tmem__os_mlock_raw(addr, size) != 0) {
             int e = errno;
             (void)mmap(addr, size, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
             return tmem__os_lock_errno_status(e);
@@ -177,7 +177,7 @@ tmem_status tmem__os_map_anon(size_t size, unsigned map_flags, void **out, bool 
         }
     }
     if (map_flags & TMEM__OS_MAP_LOCKED) {
-        if (mlock(p, size) != 0) {
+        if (tmem__os_mlock_raw(p, size) != 0) {
             int e = errno;
             (void)munmap(p, size);
             return tmem__os_lock_errno_status(e);

@@ -14,6 +14,11 @@ typedef struct tmem_cmd {
 /* Declared here, defined in cmd_<name>.c; registered in main.c. */
 /* (add one declaration per cmd_<name>.c here) */
 int tmem_cmd_bench(int argc, char **argv);
+int tmem_cmd_info(int argc, char **argv);
+int tmem_cmd_stats(int argc, char **argv);
+int tmem_cmd_demo(int argc, char **argv);
+int tmem_cmd_plan(int argc, char **argv);
 int tmem_cmd_fit(int argc, char **argv);
+int tmem_cmd_report(int argc, char **argv);
 
 #endif

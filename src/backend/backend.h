@@ -1,0 +1,73 @@
+/*
+ * Backend interface: how a pool gets its memory.
+ *
+ * A type's pool is one region of a backend: reserved up front (address space
+ * or device memory), committed and decommitted page by page, advised, and
+ * turned into a host pointer where the placement has one. Heaps never see a
+ * backend: they work on offsets inside the pool (like VMA's virtual blocks),
+ * and only the pool calls these functions. The host backend (host.c) is the
+ * first implementation, on top of src/os/; a GPU backend (Vulkan, CUDA)
+ * registers itself for TMEM_PLACEMENT_DEVICE / DEVICE_HOST_VISIBLE with
+ * tmem__context_set_backend() and nothing above the pool changes.
+ *
+ * Contract for every function: offsets and sizes are multiples of the pool
+ * granule and lie inside the region; on failure nothing changed. The core
+ * calls commit/decommit/advise with the context lock held, so a backend must
+ * not call back into the core from them.
+ */
+#ifndef TMEM_BACKEND_H
+#define TMEM_BACKEND_H
+
+#include "typedmem/context.h"
+
+/* One reserved region. `base` is the host address of offset 0 (NULL when the
+ * memory has no host view); `handle` is the backend's own (a device
+ * allocation, an fd); the rest is the backend's business. */
+typedef struct tmem__region {
+    void *base;
+    uint64_t size;
+    uint64_t granule;  /* commit granule chosen by the backend at reserve */
+    uint64_t base_align; /* offset 0's alignment: offsets aligned to at most
+                            this are aligned addresses/device offsets too */
+    uint64_t handle;
+    uint32_t flags;    /* the type's tmem_type_flag bits */
+    tmem_placement placement;
+} tmem__region;
+
+/* Advice for committed pages: what purgeable heaps and eviction need. */
+typedef enum tmem__advice {
+    TMEM__ADVICE_VOLATILE, /* contents may be dropped lazily (MADV_FREE) */
+    TMEM__ADVICE_EMPTY,    /* drop contents now, stay committed (MADV_DONTNEED) */
+    TMEM__ADVICE_WILLNEED, /* prefetch (a hint: failures are benign) */
+    TMEM__ADVICE_COLD      /* deprioritise (a hint) */
+} tmem__advice;
+
+typedef struct tmem__backend tmem__backend;
+struct tmem__backend {
+    const char *name;
+    /* Reserve `size` bytes (a multiple of the granule the backend reports in
+     * out->granule, which it may raise, e.g. to the huge page size). */
+    tmem_status (*reserve)(const tmem__backend *be, tmem_placement placement, uint32_t type_flags, uint64_t size, tmem__region *out);
+    void (*release)(const tmem__backend *be, tmem__region *r);
+    /* Make [off, off+size) usable; POPULATE/LOCKED flags of the region apply. */
+    tmem_status (*commit)(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size);
+    /* Give the pages back; the range stays reserved. */
+    tmem_status (*decommit)(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size);
+    tmem_status (*advise)(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice);
+    /* Bytes of [off, off+size) resident in memory right now. */
+    tmem_status (*residency)(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, uint64_t *out_bytes);
+    void *user;
+};
+
+/* The host backend (host.c): anonymous reserve + commit through src/os/. Serves
+ * HOST, HOST_SHARED, FILE and PINNED placements. */
+const tmem__backend *tmem__backend_host(void);
+
+/* Register a backend for a placement (context.c). NULL unregisters: types
+ * created afterwards with that placement get TMEM_E_UNSUPPORTED. Types
+ * already created keep the backend they reserved with, so a backend must
+ * outlive the context. */
+tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placement, const tmem__backend *be);
+const tmem__backend *tmem__context_backend(const tmem_context *ctx, tmem_placement placement);
+
+#endif /* TMEM_BACKEND_H */

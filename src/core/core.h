@@ -1,0 +1,234 @@
+/*
+ * Private to src/core/: the context, type and pool structures and the
+ * functions the core files share. Other layers use internal.h only.
+ *
+ * Locks (see docs/core.md, "Threads"):
+ *  - ctx->lock (recursive): type registry, role policy, pools (bitmaps, carve
+ *    lists), budget counters, reclaim step list. Held across the OS commit of
+ *    a pool range so the check-then-commit of a budget is atomic. Never held
+ *    while user code (reclaim or pressure callbacks) runs.
+ *  - ctx->heaps_lock: the heap registry; held while volatile heaps are purged
+ *    so a heap cannot be unregistered under the purge.
+ *  Order: heaps_lock -> (a heap's own lock) -> ctx->lock.
+ *  Accounting of allocations (in_use, counts) uses relaxed atomics: it is on
+ *  every heap's hot path and needs no ordering with anything else.
+ */
+#ifndef TMEM_CORE_CORE_H
+#define TMEM_CORE_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include "core/internal.h"
+#include "backend/backend.h"
+
+#define TMEM__MAX_TYPES 64
+#define TMEM__MAX_RECLAIM 32
+#define TMEM__ROLE_NAME_MAX 32
+#define TMEM__CTX_MAGIC 0x544d4358u  /* "TMCX" */
+#define TMEM__TYPE_MAGIC 0x544d5459u /* "TMTY" */
+
+/* Default reserve of a type whose size nothing else fixes: the context budget
+ * clamped to this (address space is plentiful, not infinite). */
+#define TMEM__DEFAULT_RESERVE_CAP (256ull << 30)
+/* Largest reserve accepted: well inside a 47-bit user address space. */
+#define TMEM__MAX_RESERVE (1ull << 46)
+
+/* Ignore a status where failure is impossible or harmless (gcc does not let
+ * a (void) cast silence warn_unused_result). */
+#define TMEM__IGNORE(expr) do { tmem_status ign_ = (expr); (void)ign_; } while (0)
+
+/* {current, peak, total} kept with relaxed atomics. */
+typedef struct tmem__astat {
+    _Atomic uint64_t current, peak, total;
+} tmem__astat;
+
+/* ---- pool (pool.c) ----
+ * Commits are tracked with one bit per granule in a two-level bitmap: the top
+ * level is an array of leaves of TMEM__LEAF_BITS bits, allocated the first
+ * time a page in their span is committed, so a 256 GiB reserve costs a few
+ * KiB until it is used. */
+#define TMEM__LEAF_WORDS 512u
+#define TMEM__LEAF_BITS (TMEM__LEAF_WORDS * 64u)
+
+typedef struct tmem__range {
+    uint64_t offset, size;
+} tmem__range;
+
+typedef struct tmem__pool {
+    const tmem__backend *backend;
+    tmem__region region;
+    char *host_base;           /* region.base, cached for tmem__pool_ptr */
+    uint32_t granule_shift;
+    uint64_t pages;            /* region.size >> granule_shift */
+    uint64_t **leaves;         /* [nleaves], NULL = nothing committed there */
+    uint32_t *leaf_count;      /* set bits per leaf */
+    size_t nleaves;
+    uint64_t committed_pages;
+    /* Carving: sorted, coalesced free ranges. Capacity is kept at
+     * ncarved + 2 so uncarve never allocates (and never fails). */
+    tmem__range *free;
+    size_t nfree, capfree;
+    size_t ncarved;
+    uint64_t carved_bytes;
+} tmem__pool;
+
+struct tmem_type {
+    uint32_t magic;
+    uint32_t index;
+    tmem_context *ctx;
+    char name[64];
+    tmem_placement placement;
+    tmem_lifetime lifetime;
+    uint32_t flags;
+    uint64_t reserve_asked;    /* desc->reserve as given (0 = default) */
+    int32_t reclaim_priority;
+    tmem__pool pool;
+    /* Under ctx->lock. committed = pool pages + charged_dirty + charged_clean. */
+    uint64_t budget;
+    uint64_t committed, committed_peak, committed_total;
+    uint64_t charged_dirty, charged_clean;
+    uint64_t denials;
+    /* Bumped from reclaim frames (no lock needed for the reader's purpose,
+     * but kept atomic so TSan sees no race). */
+    _Atomic uint64_t reclaimed;
+    /* Hot-path accounting (relaxed atomics). */
+    tmem__astat in_use;
+    _Atomic uint64_t alloc_count, free_count;
+};
+
+typedef struct tmem__role_acct {
+    tmem__astat in_use;
+    _Atomic uint64_t alloc_count, free_count;
+} tmem__role_acct;
+
+typedef struct tmem__reclaim_step {
+    int32_t priority;
+    uint32_t seq;              /* insertion order: ties run oldest first */
+    tmem_reclaim_fn fn;
+    void *user;
+    uint32_t running;          /* callbacks in flight (under ctx->lock) */
+    bool removed;
+} tmem__reclaim_step;
+
+typedef struct tmem__owned {
+    void *object;
+    tmem__destroy_fn fn;
+} tmem__owned;
+
+struct tmem_context {
+    uint32_t magic;
+    uint32_t flags;
+    tmem_allocator allocator;
+    pthread_mutex_t lock;      /* recursive */
+    uint32_t lock_depth;       /* owner-only: depth of ctx->lock */
+    pthread_mutex_t heaps_lock;
+    pthread_cond_t reclaim_cond;
+
+    /* budget (under lock) */
+    uint64_t budget;
+    uint64_t committed, committed_peak, committed_total;
+    uint64_t denials;
+    _Atomic uint64_t reclaimed;
+    uint64_t default_reserve;
+
+    /* pressure */
+    float warning_fraction, critical_fraction;
+    _Atomic int level_budget;  /* from committed/budget */
+    _Atomic int level_os;      /* from the last tmem_context_poll_os_pressure */
+    _Atomic int notifying;
+    int last_notified;         /* only touched by the notifying thread */
+    tmem_pressure_fn pressure_fn;   /* under lock */
+    void *pressure_user;
+    uint64_t last_events_high; /* under lock */
+    bool events_seen;
+
+    /* reclaim steps (under lock), sorted by (priority, seq) */
+    tmem__reclaim_step steps[TMEM__MAX_RECLAIM];
+    uint32_t nsteps;
+    uint32_t next_seq;
+
+    /* types and roles (under lock; types are never removed before destroy) */
+    tmem_type *types[TMEM__MAX_TYPES];
+    uint32_t ntypes;
+    tmem_type *role_type[TMEM_ROLE_MAX];
+    char role_names[TMEM_ROLE_MAX][TMEM__ROLE_NAME_MAX];
+    bool role_defined[TMEM_ROLE_MAX];
+    tmem__role_acct roles[TMEM_ROLE_MAX];
+
+    /* heaps (under heaps_lock) */
+    tmem_heap **heaps;
+    size_t nheaps, capheaps;
+
+    /* owned objects of other layers (under lock) */
+    tmem__owned *owned;
+    size_t nowned, capowned;
+
+    _Atomic(struct tmem__tracer *) tracer;
+    const tmem__backend *backends[TMEM_PLACEMENT_COUNT];
+};
+
+/* ---- context.c ---- */
+bool tmem__context_valid(const tmem_context *ctx);
+bool tmem__type_valid(const tmem_type *type);
+/* Grow a metadata array to hold at least `want` elements of `elem` bytes. */
+tmem_status tmem__grow(tmem_context *ctx, void **arr, size_t *cap, size_t want, size_t elem);
+
+/* ---- pool.c ---- */
+tmem_status tmem__pool_init(tmem_type *type, uint64_t size);
+void tmem__pool_release(tmem_type *type);
+uint64_t tmem__pool_committed_bytes(const tmem_type *type);
+/* Bytes of committed granules touched by [offset, offset+size). */
+uint64_t tmem__pool_committed_in(tmem_type *type, uint64_t offset, uint64_t size);
+/* Invariants of one pool (under ctx->lock). */
+tmem_status tmem__pool_check(const tmem_type *type);
+
+/* ---- type.c ---- */
+/* Create a type (desc already validated); under no lock. */
+tmem_status tmem__type_create(tmem_context *ctx, const tmem_type_desc *desc, tmem_type **out);
+void tmem__type_destroy(tmem_type *type);
+extern const char *const tmem__placement_names[TMEM_PLACEMENT_COUNT];
+extern const char *const tmem__lifetime_names[TMEM_LIFETIME_COUNT];
+
+/* ---- budget.c ----
+ * Charging is a three-step dance so the OS work of a commit happens between
+ * the check and the count with the lock held:
+ *   tmem__budget_admit(type, bytes)   lock held on return when TMEM_OK;
+ *                                     runs reclaim (unlocked) if needed;
+ *                                     TMEM_E_BUDGET: lock not held, counted
+ *   ... do the work ...
+ *   tmem__budget_commit_locked(type, bytes, clean) then unlock, or
+ *   tmem__context_unlock on failure of the work.
+ * `bytes_fn` recomputes the bytes still needed after a reclaim round (the
+ * pages a reclaim freed may be the very ones being committed). */
+typedef uint64_t (*tmem__need_fn)(tmem_type *type, void *arg);
+tmem_status tmem__budget_admit(tmem_type *type, tmem__need_fn need, void *arg, uint64_t *out_bytes);
+void tmem__budget_charge_locked(tmem_type *type, uint64_t bytes, bool clean, bool pool);
+void tmem__budget_uncharge_locked(tmem_type *type, uint64_t bytes, bool clean, bool pool);
+/* Run the reclaim steps until `fits` holds or they are exhausted (no lock
+ * held on entry or exit). Returns the bytes the steps reported. */
+uint64_t tmem__reclaim_run(tmem_context *ctx, tmem_type *type, uint64_t needed, bool (*fits)(tmem_context *, tmem_type *, void *), void *arg);
+/* True when this thread is inside a reclaim step of ctx. */
+bool tmem__reclaim_active(const tmem_context *ctx);
+
+/* ---- pressure.c ---- */
+/* Recompute the budget level (lock held). */
+void tmem__pressure_update_locked(tmem_context *ctx);
+/* Call the pressure callback if the level changed (no lock held). */
+void tmem__pressure_notify(tmem_context *ctx);
+tmem_pressure tmem__pressure_level(const tmem_context *ctx);
+extern const char *const tmem__pressure_names[3];
+
+/* ---- stats.c ---- */
+uint64_t tmem__astat_current(const tmem__astat *s);
+void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out);
+
+/* ---- textbuf.c: bounded text writer for JSON and tables (no allocation) ---- */
+typedef struct tmem__tb {
+    char *buf;
+    size_t cap, len;  /* len counts every byte asked for, even past cap */
+} tmem__tb;
+void tmem__tb_printf(tmem__tb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tmem__tb_json_string(tmem__tb *sb, const char *s);
+tmem_status tmem__tb_finish(tmem__tb *sb, size_t *needed);
+
+#endif /* TMEM_CORE_CORE_H */

@@ -1,0 +1,319 @@
+/* Fused conversion against a naive multi-pass reference:
+ *   pass 1  source -> full-resolution float RGBA (textbook YUV formulas)
+ *   pass 2  crop + bilinear / nearest resize (half-pixel centres)
+ *   pass 3  scale, mean/std, HWC -> CHW (and channel order)
+ * for every source format, random sizes, crops, pitches, F32 and F16
+ * destinations with odd strides. Bound: 1e-4 absolute for F32, the F16
+ * rounding of the reference for F16. Plus hand-computed cases and errors. */
+#include "harness.h"
+#include "surface/surface_internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Textbook BT.601 / BT.709 coefficients (Kr, Kb) and ranges, derived here
+ * independently of the library's table. */
+static void yuv_to_rgb(tmem_yuv_matrix m, double y, double u, double v, double rgb[3]) {
+    double kr = (m == TMEM_YUV_BT709_LIMITED || m == TMEM_YUV_BT709_FULL) ? 0.2126 : 0.299;
+    double kb = (m == TMEM_YUV_BT709_LIMITED || m == TMEM_YUV_BT709_FULL) ? 0.0722 : 0.114;
+    double kg = 1.0 - kr - kb;
+    bool limited = m == TMEM_YUV_BT601_LIMITED || m == TMEM_YUV_BT709_LIMITED;
+    double yy = limited ? (y - 16.0) * 255.0 / 219.0 : y;
+    double pb = (u - 128.0) * (limited ? 255.0 / 224.0 : 1.0);
+    double pr = (v - 128.0) * (limited ? 255.0 / 224.0 : 1.0);
+    double r = yy + 2.0 * (1.0 - kr) * pr;
+    double b = yy + 2.0 * (1.0 - kb) * pb;
+    double g = (yy - kr * r - kb * b) / kg;
+    double c[3] = {r, g, b};
+    for (int i = 0; i < 3; i++) rgb[i] = c[i] < 0 ? 0 : c[i] > 255 ? 255 : c[i];
+}
+
+/* Pass 1: whole image to float RGBA. */
+static double *pass_decode(const tmem_surface_layout *l, const uint8_t *base, tmem_yuv_matrix m) {
+    double *img = malloc(sizeof(double) * 4 * l->width * l->height);
+    for (uint32_t y = 0; y < l->height; y++) {
+        for (uint32_t x = 0; x < l->width; x++) {
+            double *px = img + 4 * ((size_t)y * l->width + x);
+            const uint8_t *p0 = base + l->planes[0].offset + y * l->planes[0].bytes_per_row;
+            px[3] = 255;
+            switch (l->format) {
+            case TMEM_FORMAT_RGBA8: for (int c = 0; c < 4; c++) px[c] = p0[4 * x + c]; break;
+            case TMEM_FORMAT_BGRA8: px[0] = p0[4 * x + 2], px[1] = p0[4 * x + 1], px[2] = p0[4 * x], px[3] = p0[4 * x + 3]; break;
+            case TMEM_FORMAT_RGB8: for (int c = 0; c < 3; c++) px[c] = p0[3 * x + c]; break;
+            case TMEM_FORMAT_GRAY8: px[0] = px[1] = px[2] = p0[x]; break;
+            case TMEM_FORMAT_NV12: {
+                const uint8_t *uv = base + l->planes[1].offset + (y / 2) * l->planes[1].bytes_per_row + (x / 2) * 2;
+                yuv_to_rgb(m, p0[x], uv[0], uv[1], px);
+                break;
+            }
+            default: {
+                uint8_t u = base[l->planes[1].offset + (y / 2) * l->planes[1].bytes_per_row + x / 2];
+                uint8_t v = base[l->planes[2].offset + (y / 2) * l->planes[2].bytes_per_row + x / 2];
+                yuv_to_rgb(m, p0[x], u, v, px);
+            }
+            }
+        }
+    }
+    return img;
+}
+
+/* Pass 2: crop + resize to W x H float RGBA. */
+static double *pass_resize(const double *img, uint32_t iw, tmem_rect r, uint32_t W, uint32_t H, tmem_resize_filter f) {
+    double *out = malloc(sizeof(double) * 4 * W * H);
+    for (uint32_t y = 0; y < H; y++) {
+        for (uint32_t x = 0; x < W; x++) {
+            double sx = ((double)x + 0.5) * r.width / W - 0.5, sy = ((double)y + 0.5) * r.height / H - 0.5;
+            uint32_t x0, y0, x1, y1;
+            double fx, fy;
+            if (f == TMEM_RESIZE_NEAREST) {
+                x0 = x1 = (uint32_t)fmin(floor(((double)x + 0.5) * r.width / W), r.width - 1);
+                y0 = y1 = (uint32_t)fmin(floor(((double)y + 0.5) * r.height / H), r.height - 1);
+                fx = fy = 0;
+            } else {
+                sx = fmin(fmax(sx, 0), r.width - 1);
+                sy = fmin(fmax(sy, 0), r.height - 1);
+                x0 = (uint32_t)sx, y0 = (uint32_t)sy;
+                x1 = x0 + 1 < r.width ? x0 + 1 : x0;
+                y1 = y0 + 1 < r.height ? y0 + 1 : y0;
+                fx = sx - x0, fy = sy - y0;
+            }
+            for (int c = 0; c < 4; c++) {
+#define AT(xx, yy) img[4 * ((size_t)(r.y + (yy)) * iw + r.x + (xx)) + c]
+                double top = AT(x0, y0) * (1 - fx) + AT(x1, y0) * fx;
+                double bot = AT(x0, y1) * (1 - fx) + AT(x1, y1) * fx;
+#undef AT
+                out[4 * ((size_t)y * W + x) + c] = top * (1 - fy) + bot * fy;
+            }
+        }
+    }
+    return out;
+}
+
+static float read_dst(const tmem_tensor_view *v, uint64_t c, uint64_t y, uint64_t x) {
+    const uint8_t *p = (const uint8_t *)v->data + c * v->strides[0] + y * v->strides[1] + x * v->strides[2];
+    if (v->dtype == TMEM_DTYPE_F32) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return tmem__f16_to_f32(h);
+}
+
+static const tmem_pixel_format sources[] = {TMEM_FORMAT_NV12, TMEM_FORMAT_I420, TMEM_FORMAT_BGRA8,
+                                            TMEM_FORMAT_RGBA8, TMEM_FORMAT_RGB8, TMEM_FORMAT_GRAY8};
+
+static void test_against_reference(void) {
+    tmem_rng r;
+    tmem_rng_init(&r, tmem_test_seed(20241));
+    double worst32 = 0, worst16 = 0;
+    int cases = 0;
+    for (int it = 0; it < 120; it++) {
+        tmem_surface_desc d;
+        memset(&d, 0, sizeof d);
+        d.format = sources[tmem_rng_range(&r, 0, 5)];
+        d.width = (uint32_t)tmem_rng_range(&r, 1, 97);
+        d.height = (uint32_t)tmem_rng_range(&r, 1, 61);
+        if (tmem_rng_range(&r, 0, 1)) d.row_alignment = 1u << tmem_rng_range(&r, 0, 8);
+        tmem_surface_layout l;
+        REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+        uint8_t *base = malloc(l.alloc_size);
+        for (uint64_t i = 0; i < l.alloc_size; i++) base[i] = (uint8_t)tmem_rng_next(&r);
+
+        tmem_convert_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.filter = tmem_rng_range(&r, 0, 3) ? TMEM_RESIZE_BILINEAR : TMEM_RESIZE_NEAREST;
+        cd.matrix = (tmem_yuv_matrix)tmem_rng_range(&r, 0, TMEM_YUV_COUNT - 1);
+        if (tmem_rng_range(&r, 0, 1)) {
+            cd.src_rect.x = (uint32_t)tmem_rng_range(&r, 0, d.width - 1);
+            cd.src_rect.y = (uint32_t)tmem_rng_range(&r, 0, d.height - 1);
+            cd.src_rect.width = (uint32_t)tmem_rng_range(&r, 1, d.width - cd.src_rect.x);
+            cd.src_rect.height = (uint32_t)tmem_rng_range(&r, 1, d.height - cd.src_rect.y);
+        }
+        float means[3] = {0.485f, 0.456f, 0.406f}, stds[3] = {0.229f, 0.224f, 0.225f};
+        if (tmem_rng_range(&r, 0, 1)) {
+            memcpy(cd.mean, means, sizeof means);
+            memcpy(cd.std, stds, sizeof stds);
+        }
+        uint64_t C = d.format == TMEM_FORMAT_GRAY8 && tmem_rng_range(&r, 0, 1) ? 1 : 3;
+        if ((d.format == TMEM_FORMAT_RGBA8 || d.format == TMEM_FORMAT_BGRA8) && tmem_rng_range(&r, 0, 1)) C = 4;
+        if (C == 3 && tmem_rng_range(&r, 0, 3) == 0) cd.flags = TMEM_CONVERT_BGR;
+        uint32_t W = (uint32_t)tmem_rng_range(&r, 1, 70), H = (uint32_t)tmem_rng_range(&r, 1, 50);
+        tmem_dtype dt = tmem_rng_range(&r, 0, 1) ? TMEM_DTYPE_F32 : TMEM_DTYPE_F16;
+        /* Padded, non-packed destination strides. */
+        uint32_t vs = tmem_dtype_size(dt);
+        uint64_t px_stride = vs * (1 + tmem_rng_range(&r, 0, 1));
+        uint64_t row_stride = px_stride * W + vs * tmem_rng_range(&r, 0, 3);
+        uint64_t ch_stride = row_stride * H + vs * tmem_rng_range(&r, 0, 5);
+        uint8_t *dst_mem = calloc(1, ch_stride * C);
+        tmem_tensor_view dst = {dst_mem, dt, 3, {C, H, W, 0}, {(int64_t)ch_stride, (int64_t)row_stride, (int64_t)px_stride, 0}};
+        REQUIRE_OK(tmem__surface_convert_raw(&l, base, &cd, &dst, NULL));
+
+        tmem_rect rr = cd.src_rect;
+        if (!rr.width) rr = (tmem_rect){0, 0, d.width, d.height};
+        double *full = pass_decode(&l, base, cd.matrix);
+        double *small = pass_resize(full, d.width, rr, W, H, cd.filter);
+        for (uint64_t c = 0; c < C; c++) {
+            uint64_t src_c = (cd.flags & TMEM_CONVERT_BGR) ? 2 - c : c;
+            double sd = cd.std[c] ? cd.std[c] : 1.0;
+            for (uint32_t y = 0; y < H; y++) {
+                for (uint32_t x = 0; x < W; x++) {
+                    double want = (small[4 * ((size_t)y * W + x) + src_c] / 255.0 - cd.mean[c]) / sd;
+                    double got = read_dst(&dst, c, y, x);
+                    double err = fabs(got - want);
+                    if (dt == TMEM_DTYPE_F32) {
+                        if (err > worst32) worst32 = err;
+                    } else {
+                        /* F16 has 11 significant bits: relative 2^-11, plus
+                         * the reference's own error. */
+                        double rel = err / fmax(fabs(want), 1e-3);
+                        if (rel > worst16) worst16 = rel;
+                    }
+                }
+            }
+        }
+        cases++;
+        free(full);
+        free(small);
+        free(dst_mem);
+        free(base);
+    }
+    printf("   %d cases: max abs error f32 %.3g, max rel error f16 %.3g\n", cases, worst32, worst16);
+    CHECK_MSG(worst32 < 2e-4, "f32 error %g", worst32);
+    CHECK_MSG(worst16 < 1.2e-3, "f16 error %g", worst16);
+}
+
+/* Values that can be worked out by hand. */
+static void test_hand_cases(void) {
+    tmem_surface_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = TMEM_FORMAT_RGBA8;
+    d.width = 2;
+    d.height = 2;
+    tmem_surface_layout l;
+    REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+    uint8_t base[256] = {0};
+    const uint8_t px[4][4] = {{0, 10, 20, 255}, {100, 110, 120, 255}, {200, 210, 220, 255}, {40, 50, 60, 255}};
+    memcpy(base, px[0], 4);
+    memcpy(base + 4, px[1], 4);
+    memcpy(base + l.planes[0].bytes_per_row, px[2], 4);
+    memcpy(base + l.planes[0].bytes_per_row + 4, px[3], 4);
+    float out[3];
+    tmem_tensor_view v;
+    REQUIRE_OK(tmem_tensor_view_chw(out, TMEM_DTYPE_F32, 3, 1, 1, &v));
+    tmem_convert_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.scale = 1.0f;
+    REQUIRE_OK(tmem__surface_convert_raw(&l, base, &cd, &v, NULL));
+    /* 2x2 -> 1x1 bilinear samples the exact centre: the average. */
+    CHECK(fabsf(out[0] - 85.0f) < 1e-4f && fabsf(out[1] - 95.0f) < 1e-4f && fabsf(out[2] - 105.0f) < 1e-4f);
+    /* Same size: identity, then mean/std. */
+    float big[3 * 4];
+    REQUIRE_OK(tmem_tensor_view_chw(big, TMEM_DTYPE_F32, 3, 2, 2, &v));
+    cd.mean[0] = 100.0f, cd.std[0] = 2.0f;
+    REQUIRE_OK(tmem__surface_convert_raw(&l, base, &cd, &v, NULL));
+    CHECK(big[0] == -50.0f && big[1] == 0.0f && big[2] == 50.0f && big[3] == -30.0f);
+    CHECK(big[4] == 10.0f && big[8 + 3] == 60.0f);
+    /* NV12 grey: Y=126, U=V=128 in full range is (126,126,126). */
+    d.format = TMEM_FORMAT_NV12;
+    REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+    memset(base, 0, sizeof base);
+    memset(base, 126, l.planes[0].size);
+    memset(base + l.planes[1].offset, 128, 2);
+    REQUIRE_OK(tmem_tensor_view_chw(out, TMEM_DTYPE_F32, 3, 1, 1, &v));
+    memset(&cd, 0, sizeof cd);
+    cd.matrix = TMEM_YUV_BT601_FULL;
+    REQUIRE_OK(tmem__surface_convert_raw(&l, base, &cd, &v, NULL));
+    CHECK(fabsf(out[0] - 126.0f / 255.0f) < 1e-6f && fabsf(out[2] - 126.0f / 255.0f) < 1e-6f);
+    /* Limited range: Y=16 is black, Y=235 white. */
+    memset(base, 235, l.planes[0].size);
+    cd.matrix = TMEM_YUV_BT601_LIMITED;
+    REQUIRE_OK(tmem__surface_convert_raw(&l, base, &cd, &v, NULL));
+    CHECK(fabsf(out[1] - 1.0f) < 1e-5f);
+}
+
+static void test_errors(void) {
+    tmem_surface_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = TMEM_FORMAT_RGB8;
+    d.width = 8;
+    d.height = 8;
+    tmem_surface_layout l;
+    REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+    static uint8_t base[4096];
+    static float out[3 * 16];
+    tmem_tensor_view v;
+    REQUIRE_OK(tmem_tensor_view_chw(out, TMEM_DTYPE_F32, 3, 4, 4, &v));
+    tmem_convert_desc cd;
+    memset(&cd, 0, sizeof cd);
+    CHECK_OK(tmem__surface_convert_raw(&l, base, NULL, &v, NULL));
+    CHECK_ST(tmem__surface_convert_raw(&l, NULL, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+    tmem_tensor_view bad = v;
+    bad.shape[0] = 4; /* RGB8 has no alpha */
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &bad, NULL), TMEM_E_INVALID_ARG);
+    bad = v;
+    bad.dtype = TMEM_DTYPE_U8;
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &bad, NULL), TMEM_E_INVALID_ARG);
+    bad = v;
+    bad.rank = 4;
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &bad, NULL), TMEM_E_INVALID_ARG);
+    bad = v;
+    bad.strides[2] = 2; /* misaligned floats */
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &bad, NULL), TMEM_E_INVALID_ARG);
+    cd.src_rect = (tmem_rect){4, 4, 5, 1};
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+    cd.src_rect = (tmem_rect){0, 0, 0, 3};
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+    memset(&cd, 0, sizeof cd);
+    cd.std[1] = NAN;
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+    cd.std[1] = 0;
+    cd.scale = INFINITY;
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+    cd.scale = 0;
+    cd.filter = TMEM_RESIZE_COUNT;
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+    cd.filter = 0;
+    cd.flags = 0x80;
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+    /* A tensor surface is not a conversion source. */
+    d.format = TMEM_FORMAT_TENSOR_F32_CHW;
+    REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+    memset(&cd, 0, sizeof cd);
+    CHECK_ST(tmem__surface_convert_raw(&l, base, &cd, &v, NULL), TMEM_E_INVALID_ARG);
+}
+
+/* Wider than the on-stack tap table: the heap path. */
+static void test_wide_output(void) {
+    tmem_surface_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = TMEM_FORMAT_GRAY8;
+    d.width = 16;
+    d.height = 1;
+    tmem_surface_layout l;
+    REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+    uint8_t base[64];
+    for (int i = 0; i < 64; i++) base[i] = (uint8_t)(i * 16);
+    uint32_t W = 5000;
+    float *out = malloc(sizeof(float) * W);
+    tmem_tensor_view v;
+    REQUIRE_OK(tmem_tensor_view_chw(out, TMEM_DTYPE_F32, 1, 1, W, &v));
+    tmem_convert_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.scale = 1.0f;
+    REQUIRE_OK(tmem__surface_convert_raw(&l, base, &cd, &v, NULL));
+    CHECK(out[0] == 0.0f && out[W - 1] == 240.0f);
+    bool monotonic = true;
+    for (uint32_t x = 1; x < W; x++) monotonic &= out[x] >= out[x - 1];
+    CHECK(monotonic);
+    free(out);
+}
+
+int main(void) {
+    RUN(test_against_reference);
+    RUN(test_hand_cases);
+    RUN(test_errors);
+    RUN(test_wide_output);
+    return tmem_test_finish();
+}
