@@ -11,5 +11,6 @@
 #include "context.h"
 #include "heap.h"
 #include "trace.h"
+#include "kv.h"
 
 #endif /* TYPEDMEM_H */
