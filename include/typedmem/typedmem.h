@@ -12,5 +12,7 @@
 #include "heap.h"
 #include "trace.h"
 #include "kv.h"
+#include "plan.h"
+#include "model.h"
 
 #endif /* TYPEDMEM_H */

@@ -321,6 +321,7 @@ static tmem_status parse_top_key(parser *ps, span key, span val, uint32_t line) 
                           show(key, a, sizeof a));
     if (ps->cfg->budget_line) return PARSE_FAIL(line, "duplicate key 'budget' (first set on line %u)", (unsigned)ps->cfg->budget_line);
     if (!parse_size(val, &ps->cfg->budget, &why)) return PARSE_FAIL(line, "budget '%s': %s", show(val, a, sizeof a), why);
+    if (ps->cfg->budget == 0) return PARSE_FAIL(line, "the context budget must be above 0 (a context always has one)");
     ps->cfg->budget_line = line;
     return TMEM_OK;
 }

@@ -92,7 +92,9 @@ uint32_t tmem__type_index(const tmem_type *type);
 tmem_placement tmem__type_placement(const tmem_type *type);
 uint32_t tmem__type_flags(const tmem_type *type);
 /* Take a sub-range of the type's reserved pool for a heap (first fit over the
- * pool's free ranges). TMEM_E_FULL when the reserve has no room. */
+ * pool's free ranges). TMEM_E_FULL when the reserve has no room;
+ * TMEM_E_ALIGNMENT when align is not a power of two or exceeds what the
+ * pool's base guarantees (2 MiB on the host). Size rounds up to the granule. */
 tmem_status tmem__pool_carve(tmem_type *type, uint64_t size, uint64_t align, uint64_t *out_offset);
 void tmem__pool_uncarve(tmem_type *type, uint64_t offset, uint64_t size);
 /* Pool functions take the context lock themselves: never call them while

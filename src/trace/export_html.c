@@ -15,7 +15,7 @@ static const char css[] =
     ".panel{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto}"
     ".tables{display:flex;flex-wrap:wrap;gap:16px}.tables table{flex:1 1 360px}"
     "table{border-collapse:collapse;font-size:13px;background:#fff}th,td{padding:3px 8px;text-align:left;border-bottom:1px solid #eee}"
-    "td.n{text-align:right;font-variant-numeric:tabular-nums}.bar{height:8px;background:#4e79a7;border-radius:2px}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
     ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}"
     "pre{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px}"
     ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}";

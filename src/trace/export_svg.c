@@ -30,8 +30,8 @@ static uint32_t col_of(const layout *l, uint64_t t) {
     return (uint32_t)(c < l->cols ? c : l->cols - 1);
 }
 
-/* A round axis step near range/5: 1, 2 or 5 times a power of two-ish bytes. */
-static uint64_t nice_step(uint64_t range) {
+/* A round step near range/5 in 1-2-5 decades. */
+static uint64_t nice_decimal(uint64_t range) {
     uint64_t raw = range / 5 ? range / 5 : 1, p = 1;
     while (p <= raw / 10) p *= 10;
     uint64_t step = p;
@@ -39,11 +39,28 @@ static uint64_t nice_step(uint64_t range) {
     return step;
 }
 
+/* Byte axis: a 1-2-5 step in the unit (B, KiB, MiB, GiB...) of the range, so
+ * the labels read "16 MiB", "32 MiB" rather than "47.7 MiB". */
+static uint64_t nice_bytes_step(uint64_t range) {
+    uint64_t unit = 1;
+    while (unit < (1ull << 60) && range / (unit << 10) >= 2) unit <<= 10;
+    return nice_decimal(range / unit) * unit;
+}
+
+/* Time axis unit: the largest of ns, us, ms, s that keeps the range >= 2. */
+typedef struct time_unit { uint64_t ns; const char *name; } time_unit;
+static time_unit pick_time_unit(uint64_t range) {
+    static const time_unit units[] = {{1000000000ull, "s"}, {1000000ull, "ms"}, {1000ull, "us"}, {1ull, "ns"}};
+    for (size_t i = 0; i < 3; i++)
+        if (range / units[i].ns >= 2) return units[i];
+    return units[3];
+}
+
 static void axis_units(uint64_t bytes, char *buf, size_t cap) { tmem__fmt_bytes(bytes, buf, cap); }
 
-static void time_label(uint64_t ns, char *buf, size_t cap) {
-    if (ns >= 10000000000ull) snprintf(buf, cap, "%.1f s", ns / 1e9);
-    else snprintf(buf, cap, "%.1f ms", ns / 1e6);
+static void time_label(uint64_t ns, time_unit u, char *buf, size_t cap) {
+    double v = (double)ns / (double)u.ns;
+    snprintf(buf, cap, v == (double)(uint64_t)v ? "%.0f %s" : "%.2f %s", v, u.name);
 }
 
 tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *peak,
@@ -106,8 +123,10 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     bool budget_on_scale = d->budget && (top == 0 || d->budget <= top * 2);
     if (budget_on_scale && d->budget > top) top = d->budget;
     if (top == 0) top = 1024;
-    uint64_t step = nice_step(top);
-    l.y_max = (top / step + 1) * step;
+    uint64_t step = nice_bytes_step(top);
+    if (tmem__mul_overflow(top / step + 1, step, &l.y_max)) l.y_max = UINT64_MAX; /* hostile sizes */
+    time_unit tu = pick_time_unit(l.t_end);
+    uint64_t tstep = nice_decimal(l.t_end / tu.ns) * tu.ns;
 
     tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline\" class=\"tmem-timeline\" "
                         "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" font-family=\"sans-serif\" font-size=\"12\">\n"
@@ -117,14 +136,15 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     char a[32], b[32];
     /* grid + axes */
     tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
-    for (uint64_t v = 0; v <= l.y_max; v += step) {
+    for (uint64_t k = 0; k <= l.y_max / step; k++) { /* counted: v += step could wrap */
+        uint64_t v = k * step;
         axis_units(v, a, sizeof a);
         tmem__sb_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
                         LEFT, LEFT + l.cols, yof(&l, v), yof(&l, v), LEFT - 6, yof(&l, v) + 4, a);
     }
-    for (int k = 0; k <= 5; k++) {
-        uint64_t t = l.t_end / 5 * (uint64_t)k;
-        time_label(t, a, sizeof a);
+    for (uint64_t k = 0; k <= l.t_end / tstep; k++) {
+        uint64_t t = k * tstep;
+        time_label(t, tu, a, sizeof a);
         tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
                         xof(&l, t), xof(&l, t), TOP, TOP + l.plot_h, xof(&l, t), TOP + l.plot_h + 16, a);
     }
@@ -140,12 +160,12 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(t));
         for (uint32_t c = 0; c < l.cols; c++) { /* upper edge, left to right */
             uint64_t sum = 0;
-            for (uint32_t u = 0; u <= t; u++) sum += vals[(size_t)c * span + u];
+            for (uint32_t u = 0; u <= t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
             tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, sum));
         }
         for (uint32_t c = l.cols; c-- > 0;) { /* lower edge back */
             uint64_t sum = 0;
-            for (uint32_t u = 0; u < t; u++) sum += vals[(size_t)c * span + u];
+            for (uint32_t u = 0; u < t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
             tmem__sb_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
         }
         tmem__sb_puts(sb, "Z\"><title>");
@@ -195,7 +215,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     if (peak->peak_bytes) {
         double x = xof(&l, peak->peak_time_ns), y = yof(&l, peak->peak_bytes);
         tmem__fmt_bytes(peak->peak_bytes, a, sizeof a);
-        time_label(peak->peak_time_ns, b, sizeof b);
+        time_label(peak->peak_time_ns, tu, b, sizeof b);
         bool left = x > LEFT + l.cols * 0.7;
         tmem__sb_printf(sb, "<g class=\"peak\" data-bytes=\"%llu\" data-time-ns=\"%llu\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%u\" stroke=\"#000\" stroke-width=\"1\"/>"
                             "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" text-anchor=\"%s\">peak %s at %s</text></g>\n",

@@ -9,6 +9,12 @@
 #include "typedmem/trace.h"
 #include "core/internal.h"
 
+/* Saturating add: hostile traces may carry sizes near 2^64. */
+static inline uint64_t tmem__add_sat(uint64_t a, uint64_t b) {
+    uint64_t r;
+    return tmem__add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /* ---- strbuf.c: a growable NUL-terminated text buffer ----
  * Failure is sticky (`failed`): callers write everything, then check once. */
 typedef struct tmem__strbuf {

@@ -93,6 +93,7 @@ static void erase(tmem__replay *r, uint64_t i) {
 }
 
 static void sub(uint64_t *v, uint64_t x) { *v = *v > x ? *v - x : 0; }
+static void add(uint64_t *v, uint64_t x) { *v = tmem__add_sat(*v, x); }
 
 static void drop_alloc(tmem__replay *r, const tmem_trace_event *a) {
     if (a->type >= 0) sub(&r->type_in_use[a->type], a->size);
@@ -115,9 +116,9 @@ bool tmem__replay_step(tmem__replay *r) {
         else r->used++;
         r->keys[i] = k;
         r->vals[i] = r->next + 1;
-        if (ev->type >= 0) r->type_in_use[ev->type] += ev->size;
-        r->role_in_use[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX] += ev->size;
-        r->in_use += ev->size;
+        if (ev->type >= 0) add(&r->type_in_use[ev->type], ev->size);
+        add(&r->role_in_use[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX], ev->size);
+        add(&r->in_use, ev->size);
         break;
     }
     case TMEM_TRACE_FREE: {
@@ -131,8 +132,8 @@ bool tmem__replay_step(tmem__replay *r) {
         break;
     }
     case TMEM_TRACE_COMMIT:
-        if (ev->type >= 0) r->type_committed[ev->type] += ev->size;
-        r->committed += ev->size;
+        if (ev->type >= 0) add(&r->type_committed[ev->type], ev->size);
+        add(&r->committed, ev->size);
         break;
     case TMEM_TRACE_DECOMMIT:
         if (ev->type >= 0) sub(&r->type_committed[ev->type], ev->size);

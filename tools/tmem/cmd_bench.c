@@ -6,6 +6,7 @@
 
 /* One line per bench; the list ends with a NULL name. */
 static const tmem_bench benches[] = {
+    {"surface", "image pipeline: copies, peak and cross-process hand-off, naive vs surfaces", tmem_bench_surface},
     {"kv", "paged KV cache vs contiguous max-length buffers: waste, CoW fork savings", tmem_bench_kv},
     {NULL, NULL, NULL}
 };
