@@ -11,6 +11,7 @@
 #include "context.h"
 #include "heap.h"
 #include "trace.h"
+#include "kv.h"
 #include "plan.h"
 #include "model.h"
 #include "surface.h"
