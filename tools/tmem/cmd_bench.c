@@ -7,6 +7,7 @@
 /* One line per bench; the list ends with a NULL name. */
 static const tmem_bench benches[] = {
     {"surface", "image pipeline: copies, peak and cross-process hand-off, naive vs surfaces", tmem_bench_surface},
+    {"trace", "cost of tracing: off vs stopped vs ring vs file, and export speed", tmem_bench_trace},
     {NULL, NULL, NULL}
 };
 
