@@ -8,9 +8,6 @@
 #include "core/defaults.h"
 #include "os/os.h"
 
-/* Config loading lives in config.c (os helper's part of the core). */
-tmem_status tmem__config_load_env(tmem_context *ctx);
-
 /* ---- metadata allocation ---- */
 
 void *tmem__malloc(tmem_context *ctx, size_t size) {
@@ -137,6 +134,19 @@ tmem_status tmem__context_add_owned(tmem_context *ctx, void *object, tmem__destr
     if (st == TMEM_OK) ctx->owned[ctx->nowned++] = (tmem__owned){object, fn};
     tmem__context_unlock(ctx);
     return st;
+}
+
+void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn) {
+    if (!tmem__context_valid(ctx) || !fn) return NULL;
+    void *found = NULL;
+    tmem__context_lock(ctx);
+    for (size_t i = ctx->nowned; i-- > 0;)
+        if (ctx->owned[i].fn == fn) {
+            found = ctx->owned[i].object;
+            break;
+        }
+    tmem__context_unlock(ctx);
+    return found;
 }
 
 void tmem__context_remove_owned(tmem_context *ctx, void *object) {

@@ -332,7 +332,77 @@ static void test_reader_args(void) {
     tmem_gguf_close(NULL);
 }
 
+/* With TMEM_GGUF_CORPUS_DIR set, write the fuzz seed corpus (fuzz/gguf/corpus):
+ * valid files of every metadata type, a qwen35 model's metadata, and a few
+ * broken ones. Regenerate with
+ *   TMEM_GGUF_CORPUS_DIR=fuzz/gguf/corpus ./build/unit_test_gguf */
+static void put_file(const char *dir, const char *name, const uint8_t *b, size_t n) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    CHECK_MSG(f != NULL, "cannot write %.200s", name);
+    if (!f) return;
+    CHECK(fwrite(b, 1, n, f) == n);
+    fclose(f);
+}
+
+static void write_corpus(void) {
+    const char *dir = getenv("TMEM_GGUF_CORPUS_DIR");
+    if (!dir) return;
+    static const uint32_t aligns[] = {0, 64};
+    for (size_t a = 0; a < 2; a++) {
+        tmem_gguf_writer *w = make_model(aligns[a], NULL);
+        REQUIRE(w);
+        size_t n;
+        uint8_t *b = serialise(w, &n);
+        tmem_gguf_writer_destroy(w);
+        REQUIRE(b);
+        char name[64];
+        snprintf(name, sizeof name, "all_types_align%u.gguf", aligns[a]);
+        put_file(dir, name, b, n);
+        if (a == 0) {
+            put_file(dir, "truncated_half.gguf", b, n / 2);
+            b[0] = 'X';
+            put_file(dir, "bad_magic.gguf", b, n);
+            b[0] = 'G';
+            b[4] = 1;
+            put_file(dir, "version1.gguf", b, n);
+        }
+        free(b);
+    }
+    /* a small hybrid model's metadata and tensors, as llama.cpp names them */
+    tmem_gguf_writer *w;
+    REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
+    tmem_gguf_value v = {.type = TMEM_GGUF_STRING};
+    v.v.s.data = "qwen35";
+    v.v.s.len = 6;
+    CHECK_OK(tmem_gguf_writer_set(w, "general.architecture", &v));
+    static const struct { const char *k; uint32_t v; } keys[] = {
+        {"qwen35.block_count", 4}, {"qwen35.embedding_length", 64}, {"qwen35.feed_forward_length", 128},
+        {"qwen35.context_length", 4096}, {"qwen35.attention.head_count", 4}, {"qwen35.attention.head_count_kv", 2},
+        {"qwen35.attention.key_length", 32}, {"qwen35.attention.value_length", 32},
+        {"qwen35.full_attention_interval", 4}, {"qwen35.ssm.conv_kernel", 4}, {"qwen35.ssm.state_size", 32},
+        {"qwen35.ssm.group_count", 2}, {"qwen35.ssm.time_step_rank", 4}, {"qwen35.ssm.inner_size", 128},
+        {"qwen35.vocab_size", 256}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        v = (tmem_gguf_value){.type = TMEM_GGUF_UINT32};
+        v.v.u = keys[i].v;
+        CHECK_OK(tmem_gguf_writer_set(w, keys[i].k, &v));
+    }
+    uint64_t d[2] = {64, 256};
+    CHECK_OK(tmem_gguf_writer_add_tensor(w, "token_embd.weight", TMEM_GGML_Q8_0, 2, d, NULL));
+    uint64_t d2[2] = {256, 4};
+    CHECK_OK(tmem_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", TMEM_GGML_Q4_K, 2, d2, NULL));
+    size_t n;
+    uint8_t *b = serialise(w, &n);
+    tmem_gguf_writer_destroy(w);
+    REQUIRE(b);
+    put_file(dir, "qwen35_tiny.gguf", b, n);
+    free(b);
+}
+
 int main(void) {
+    RUN(write_corpus);
     RUN(test_type_table);
     RUN(test_round_trip);
     RUN(test_writer_refusals);

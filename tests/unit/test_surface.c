@@ -408,6 +408,71 @@ static void test_convert_from_surface(void) {
     tmem_context_destroy(ctx);
 }
 
+/* Heap backing: pixels in a region of any heap (here a transient one),
+ * same lock/seed/view/convert behaviour, not shareable. */
+static void test_heap_backed(void) {
+    tmem_context *ctx = new_ctx(0);
+    REQUIRE(ctx);
+    tmem_type *act;
+    REQUIRE_OK(tmem_role_get_type(ctx, TMEM_ROLE_ACTIVATION, &act));
+    tmem_heap_desc hd = {0};
+    hd.kind = TMEM_HEAP_GENERAL;
+    hd.type = act;
+    hd.role = TMEM_ROLE_ACTIVATION;
+    hd.size = 8u << 20;
+    tmem_heap *heap;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &heap));
+    int64_t fds0 = tmem__os_live_fds();
+    tmem_surface_desc d;
+    memset(&d, 0, sizeof d);
+    d.format = TMEM_FORMAT_RGB8;
+    d.width = 100;
+    d.height = 50;
+    d.row_alignment = 256;
+    d.heap = heap;
+    tmem_surface *s;
+    REQUIRE_OK(tmem_surface_create(ctx, &d, &s));
+    CHECK(tmem__os_live_fds() == fds0); /* no memfd */
+    tmem_surface_info info;
+    CHECK_OK(tmem_surface_get_info(s, &info));
+    CHECK(info.backing == TMEM_SURFACE_BACKING_HEAP && info.layout.planes[0].bytes_per_row == 512);
+    CHECK((uintptr_t)tmem_surface_base(s) % 256 == 0);
+    tmem_heap_info hi;
+    CHECK_OK(tmem_heap_get_info(heap, &hi));
+    CHECK(hi.used >= 512u * 50u && hi.live_count == 1);
+    const uint8_t *p = tmem_surface_base(s);
+    CHECK(p[0] == 0 && p[512 * 50 - 1] == 0); /* zeroed */
+    uint32_t seed;
+    CHECK_OK(tmem_surface_lock(s, 0, NULL));
+    memset(tmem_surface_base(s), 200, 512 * 50);
+    CHECK_OK(tmem_surface_unlock(s, 0, &seed));
+    CHECK(seed == 1);
+    CHECK_OK(tmem_surface_use_begin(s));
+    CHECK(tmem_surface_in_use(s));
+    CHECK_OK(tmem_surface_use_end(s));
+    tmem_surface_share sh;
+    CHECK_ST(tmem_surface_export(s, 0, &sh), TMEM_E_STATE);
+    CHECK_ST(tmem_surface_send(s, 0, 0), TMEM_E_STATE);
+    float out[3 * 10 * 10];
+    tmem_tensor_view v;
+    REQUIRE_OK(tmem_tensor_view_chw(out, TMEM_DTYPE_F32, 3, 10, 10, &v));
+    CHECK_OK(tmem_surface_convert(s, NULL, &v));
+    CHECK(fabsf(out[0] - 200.0f / 255.0f) < 1e-6f && fabsf(out[299] - 200.0f / 255.0f) < 1e-6f);
+    tmem_surface_release(s);
+    CHECK_OK(tmem_heap_get_info(heap, &hi));
+    CHECK(hi.live_count == 0);
+    /* A heap of another context is refused. */
+    tmem_context *other = new_ctx(0);
+    REQUIRE(other);
+    d.heap = heap;
+    tmem_surface *o = NULL;
+    CHECK_ST(tmem_surface_create(other, &d, &o), TMEM_E_INVALID_ARG);
+    tmem_context_destroy(other);
+    /* Left alive: context destroy frees the surface before the heap. */
+    REQUIRE_OK(tmem_surface_create(ctx, &d, &s));
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
     RUN(test_create_and_account);
     RUN(test_lock_seed);
@@ -419,5 +484,6 @@ int main(void) {
     RUN(test_send_receive);
     RUN(test_budget);
     RUN(test_convert_from_surface);
+    RUN(test_heap_backed);
     return tmem_test_finish();
 }
