@@ -74,6 +74,8 @@ typedef enum tmem_trace_kind {
     TMEM_TRACE_BUDGET_DENIED,  /**< a request of size bytes refused with TMEM_E_BUDGET */
     TMEM_TRACE_PRESSURE,       /**< pressure level changed; offset = tmem_pressure */
     TMEM_TRACE_MARK,           /**< a user mark (tmem_trace_mark) */
+    TMEM_TRACE_RESET,          /**< a heap reset/destroyed: every live allocation of the
+                                    type in [offset, offset + size) is freed at once */
     TMEM_TRACE_KIND_COUNT
 } tmem_trace_kind;
 

@@ -111,7 +111,7 @@ static void test_chrome_json(void) {
     for (uint64_t i = 0; i < d->count; i++) {
         uint16_t k = d->events[i].kind;
         if (k == TMEM_TRACE_ALLOC) allocs++;
-        else if (k == TMEM_TRACE_FREE) frees++;
+        else if (k == TMEM_TRACE_FREE || k == TMEM_TRACE_RESET) frees++;
         else if (k == TMEM_TRACE_COMMIT || k == TMEM_TRACE_DECOMMIT) commits++;
         else instants++;
     }
