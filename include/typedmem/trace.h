@@ -165,6 +165,7 @@ typedef enum tmem_trace_format {
     TMEM_TRACE_FORMAT_PEAK_TEXT,       /**< "alive at the peak" as plain-text tables */
     TMEM_TRACE_FORMAT_SUMMARY_JSON,    /**< peak, contributors, per-kind counts (docs/trace.md) */
     TMEM_TRACE_FORMAT_HTML,            /**< self-contained report: all of the above + plan picture */
+    TMEM_TRACE_FORMAT_SVG_ROLES,       /**< the timeline stacked by role instead of type */
     TMEM_TRACE_FORMAT_COUNT
 } tmem_trace_format;
 

@@ -167,6 +167,10 @@ static void test_report(void) {
     snprintf(want, sizeof want, "<g class=\"peak\" data-bytes=\"%llu\"", (unsigned long long)peak);
     CHECK(strstr(tl, want) != NULL);
     CHECK(strstr(tl, "<g class=\"budget\"") != NULL);
+    char *rl = element(p, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline-role\"", "</svg>");
+    REQUIRE(rl);
+    CHECK(count(rl, "<path class=\"series\" data-series=\"kv_cache\"") == 1 && count(rl, "<path class=\"series\"") == 5);
+    free(rl);
     char *pl = element(p, "<div class=\"panel\" id=\"tmem-plan\">", "</div>");
     REQUIRE(pl);
     CHECK(strstr(pl, "<svg") && strstr(pl, "fixture plan"));
