@@ -15,7 +15,7 @@ static const char css[] =
     ".panel{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto}"
     ".tables{display:flex;flex-wrap:wrap;gap:16px}.tables table{flex:1 1 360px}"
     "table{border-collapse:collapse;font-size:13px;background:#fff}th,td{padding:3px 8px;text-align:left;border-bottom:1px solid #eee}"
-    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
+    "td:first-child{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
     ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}"
     "pre{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px}"
     ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}";
@@ -163,21 +163,6 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
     tmem__sb_puts(sb, "</div><p class=\"hint\">Stacked areas: bytes in live allocations per type. Black line: committed "
                       "bytes. Dashed red: the budget. Red triangles: budget denials; grey: marks. Click a legend entry "
                       "to hide its series.</p></section>\n");
-    tmem__sb_puts(sb, "<section id=\"tmem-timeline-role-section\"><h2>Timeline: in-use bytes by role</h2><div class=\"panel\">\n");
-    if ((st = tmem__export_svg(d, opt, p, true, sb)) != TMEM_OK) return st;
-    tmem__sb_puts(sb, "</div></section>\n");
-
-    tmem__fmt_bytes(p->peak_bytes, a, sizeof a);
-    tmem__sb_printf(sb, "<section id=\"tmem-peak-section\"><h2>What was alive at the peak (%s at %.3f ms)</h2>\n<div class=\"tables\">\n",
-                    a, p->peak_time_ns / 1e6);
-    table(sb, "role", "tmem-peak-role", p->by_role, p->by_role_count, top, p->peak_bytes, 5);
-    table(sb, "type", "tmem-peak-type", p->by_type, p->by_type_count, top, p->peak_bytes, 0);
-    table(sb, "name", "tmem-peak-name", p->by_name, p->by_name_count, top, p->peak_bytes, -1);
-    tmem__sb_puts(sb, "</div>\n");
-    if (p->unmatched_frees)
-        tmem__sb_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
-                            "started, or dropped by the ring).</p>\n", (unsigned long long)p->unmatched_frees);
-    tmem__sb_puts(sb, "</section>\n");
 
     tmem__sb_puts(sb, "<section id=\"tmem-plan-section\"><h2>Plan</h2>\n");
     if (plan) {
@@ -193,6 +178,21 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
         tmem__sb_puts(sb, "<p class=\"hint\">No plan picture was given (tmem report --plan FILE.svg).</p>\n");
     }
     tmem__sb_puts(sb, "</section>\n");
+
+    tmem__fmt_bytes(p->peak_bytes, a, sizeof a);
+    tmem__sb_printf(sb, "<section id=\"tmem-peak-section\"><h2>What was alive at the peak (%s at %.3f ms)</h2>\n<div class=\"tables\">\n",
+                    a, p->peak_time_ns / 1e6);
+    table(sb, "role", "tmem-peak-role", p->by_role, p->by_role_count, top, p->peak_bytes, 5);
+    table(sb, "type", "tmem-peak-type", p->by_type, p->by_type_count, top, p->peak_bytes, 0);
+    table(sb, "name", "tmem-peak-name", p->by_name, p->by_name_count, top, p->peak_bytes, -1);
+    tmem__sb_puts(sb, "</div>\n");
+    if (p->unmatched_frees)
+        tmem__sb_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
+                            "started, or dropped by the ring).</p>\n", (unsigned long long)p->unmatched_frees);
+    tmem__sb_puts(sb, "</section>\n");
+    tmem__sb_puts(sb, "<section id=\"tmem-timeline-role-section\"><h2>Timeline: in-use bytes by role</h2><div class=\"panel\">\n");
+    if ((st = tmem__export_svg(d, opt, p, true, sb)) != TMEM_OK) return st;
+    tmem__sb_puts(sb, "</div></section>\n");
 
     uint64_t kinds[TMEM_TRACE_KIND_COUNT] = {0};
     for (uint64_t i = 0; i < d->count; i++) kinds[d->events[i].kind]++;
