@@ -304,11 +304,15 @@ typedef struct tmem_surface_share {
 } tmem_surface_share;
 
 /** @brief Export a memfd or imported surface: new close-on-exec fds owned by
- *  the caller (close them with tmem_surface_share_close once sent).
+ *  the caller (close them with tmem_surface_share_close once sent). The
+ *  first share of a surface seals it for good (see "Sharing" above).
  *  @param[out] out  fds -1 on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (heap-backed surface)
  *          | TMEM_E_PERMISSION (read-write export of a read-only handle or of
- *          pixels already sealed read-only) | TMEM_E_OS | TMEM_E_NO_MEMORY
+ *          pixels already sealed read-only; read-only export of pixels already
+ *          shared read-write) | TMEM_E_UNSUPPORTED (read-only export on a
+ *          kernel without F_SEAL_FUTURE_WRITE, before Linux 5.1)
+ *          | TMEM_E_OS | TMEM_E_NO_MEMORY
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_export(tmem_surface *s, uint32_t flags, tmem_surface_share *out);
 
@@ -317,7 +321,14 @@ TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
 
 /** @brief Import a share. The share's fds stay the caller's (the surface keeps
  *  its own duplicates). The descriptor is checked against fstat of both fds,
- *  their seals and the control page before anything is mapped.
+ *  their seals and the control page before anything is mapped. Pixels are
+ *  mapped read-only when the share is read-only, when they are write-sealed
+ *  or when flags ask for it.
+ *
+ *  Importing a surface this context already imported (same identity, same
+ *  files, same layout, same access) returns that handle with one more
+ *  reference instead of mapping it again (IOSurface's lookup semantics), so
+ *  a frame pool sent over and over costs one mapping per frame buffer.
  *  @param flags  TMEM_SHARE_READ_ONLY maps the pixels read-only even when the
  *                share allows writes.
  *  @param[out] out  NULL on failure; nothing leaks.
@@ -325,8 +336,7 @@ TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
  *          | TMEM_E_PARSE (descriptor too short, bad magic or version)
  *          | TMEM_E_CORRUPT (layout fields inconsistent, sizes that do not match
  *          the files, one file passed twice, control page of another surface)
- *          | TMEM_E_PERMISSION (seals missing: a peer could shrink or grow it;
- *          a writable import of write-sealed pixels)
+ *          | TMEM_E_PERMISSION (seals missing: a peer could shrink or grow it)
  *          | TMEM_E_NOT_FOUND (no IMAGE type) | TMEM_E_BUDGET | TMEM_E_NO_MEMORY
  *          | TMEM_E_FULL (no free use slot in the control page) | TMEM_E_OS
  *  @par Threads safe */
