@@ -76,9 +76,38 @@ static inline tmem_kv_cache_desc kvt_desc(bool recurrent, kvt_events *ev) {
     d.kv_pool_bytes = 16ull << 20;
     d.state_pool_bytes = 16ull << 20;
     d.snapshot_budget = 0;
-    d.on_evict = kvt_on_evict;
+    d.on_evict = ev ? kvt_on_evict : NULL;
     d.user = ev;
     return d;
+}
+
+/* A context (kvt_context budgets) with a cache whose events go to ev. */
+typedef struct kvt_fix {
+    tmem_context *ctx;
+    tmem_kv_cache *c;
+    kvt_events ev;
+} kvt_fix;
+
+/* d NULL = kvt_desc(recurrent); on_evict/user are set to record into f->ev. */
+static inline bool kvt_open(kvt_fix *f, bool recurrent, const tmem_kv_cache_desc *d, uint64_t ctx_budget, uint64_t kv_budget) {
+    memset(f, 0, sizeof *f);
+    f->ctx = kvt_context(ctx_budget, kv_budget, 0, 0);
+    if (!f->ctx) return false;
+    tmem_kv_cache_desc dd = d ? *d : kvt_desc(recurrent, NULL);
+    dd.on_evict = kvt_on_evict;
+    dd.user = &f->ev;
+    if (tmem_kv_cache_create(f->ctx, &dd, &f->c) != TMEM_OK) {
+        tmem_context_destroy(f->ctx);
+        return false;
+    }
+    return true;
+}
+
+/* Check the invariants, then destroy the cache and the context. */
+static inline void kvt_close(kvt_fix *f) {
+    CHECK_OK(tmem_kv_cache_check(f->c));
+    tmem_kv_cache_destroy(f->c);
+    tmem_context_destroy(f->ctx);
 }
 
 /* A row is 2 heads x 32 x f32 = 64 words. Stamp / read a K and V row of (seq, layer, token). */

@@ -27,6 +27,8 @@ typedef struct tmem__region {
     void *base;
     uint64_t size;
     uint64_t granule;  /* commit granule chosen by the backend at reserve */
+    uint64_t base_align; /* offset 0's alignment: offsets aligned to at most
+                            this are aligned addresses/device offsets too */
     uint64_t handle;
     uint32_t flags;    /* the type's tmem_type_flag bits */
     tmem_placement placement;

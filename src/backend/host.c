@@ -28,8 +28,11 @@ static tmem_status host_reserve(const tmem__backend *be, tmem_placement placemen
     r.flags = type_flags;
     r.placement = placement;
     if (!tmem__align_up(size, r.granule, &r.size) || r.size > (uint64_t)SIZE_MAX) return tmem__err(TMEM_E_OVERFLOW);
+    /* Align the base generously (2 MiB, or the granule if larger) so heaps
+     * can carve sub-ranges with large alignments (huge-page friendly). */
+    r.base_align = r.granule > (2u << 20) ? r.granule : (2u << 20);
     if (r.size) {
-        tmem_status st = tmem__os_reserve((size_t)r.size, (size_t)r.granule, &r.base);
+        tmem_status st = tmem__os_reserve((size_t)r.size, (size_t)r.base_align, &r.base);
         if (st != TMEM_OK) return st;
     }
     *out = r;

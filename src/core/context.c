@@ -8,9 +8,6 @@
 #include "core/defaults.h"
 #include "os/os.h"
 
-/* Config loading lives in config.c (os helper's part of the core). */
-tmem_status tmem__config_load_env(tmem_context *ctx);
-
 /* ---- metadata allocation ---- */
 
 void *tmem__malloc(tmem_context *ctx, size_t size) {
@@ -139,6 +136,19 @@ tmem_status tmem__context_add_owned(tmem_context *ctx, void *object, tmem__destr
     return st;
 }
 
+void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn) {
+    if (!tmem__context_valid(ctx) || !fn) return NULL;
+    void *found = NULL;
+    tmem__context_lock(ctx);
+    for (size_t i = ctx->nowned; i-- > 0;)
+        if (ctx->owned[i].fn == fn) {
+            found = ctx->owned[i].object;
+            break;
+        }
+    tmem__context_unlock(ctx);
+    return found;
+}
+
 void tmem__context_remove_owned(tmem_context *ctx, void *object) {
     if (!ctx) return;
     tmem__context_lock(ctx);
@@ -165,10 +175,15 @@ static tmem_status validate_desc(const tmem_context_desc *d) {
     return TMEM_OK;
 }
 
+/* Discovery is best effort (a fenced, benign OS call): a system that tells
+ * us nothing gets no process budget, only type budgets apply. */
 static uint64_t discover_budget(void) {
     tmem_system_limits lim;
-    if (tmem_system_limits_read(&lim) == TMEM_OK && lim.effective) return lim.effective;
-    return UINT64_MAX; /* no limit found: only type budgets apply */
+    tmem__os_benign_begin();
+    tmem_status st = tmem_system_limits_read(&lim);
+    tmem__os_benign_end();
+    if (st == TMEM_OK && lim.effective) return lim.effective;
+    return UINT64_MAX;
 }
 
 static tmem_status init_locks(tmem_context *ctx) {

@@ -92,7 +92,9 @@ uint32_t tmem__type_index(const tmem_type *type);
 tmem_placement tmem__type_placement(const tmem_type *type);
 uint32_t tmem__type_flags(const tmem_type *type);
 /* Take a sub-range of the type's reserved pool for a heap (first fit over the
- * pool's free ranges). TMEM_E_FULL when the reserve has no room. */
+ * pool's free ranges). TMEM_E_FULL when the reserve has no room;
+ * TMEM_E_ALIGNMENT when align is not a power of two or exceeds what the
+ * pool's base guarantees (2 MiB on the host). Size rounds up to the granule. */
 tmem_status tmem__pool_carve(tmem_type *type, uint64_t size, uint64_t align, uint64_t *out_offset);
 void tmem__pool_uncarve(tmem_type *type, uint64_t offset, uint64_t size);
 /* Pool functions take the context lock themselves: never call them while
@@ -141,6 +143,10 @@ typedef enum tmem__trace_kind {
     TMEM__TRACE_COMMIT, TMEM__TRACE_DECOMMIT, TMEM__TRACE_LOCK,
     TMEM__TRACE_UNLOCK, TMEM__TRACE_EVICT, TMEM__TRACE_BUDGET_DENIED,
     TMEM__TRACE_PRESSURE, TMEM__TRACE_MARK,
+    /* A heap reset or destroyed: every live allocation of `type` in
+     * [offset, offset + size) is gone (offset = heap base, size = its extent),
+     * without one FREE per allocation. */
+    TMEM__TRACE_RESET,
     TMEM__TRACE_KIND_COUNT /* same values as the public tmem_trace_kind */
 } tmem__trace_kind;
 /* The slow half of tmem__trace: records the event (src/trace/tracer.c). */

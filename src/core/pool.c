@@ -105,6 +105,7 @@ tmem_status tmem__pool_init(tmem_type *type, uint64_t size) {
     tmem_status st = p->backend->reserve(p->backend, type->placement, type->flags, size, &p->region);
     if (st != TMEM_OK) return st;
     tmem__assert(tmem__is_pow2(p->region.granule));
+    if (p->region.base_align < p->region.granule) p->region.base_align = p->region.granule;
     p->host_base = p->region.base;
     p->granule_shift = (uint32_t)__builtin_ctzll(p->region.granule);
     p->pages = p->region.size >> p->granule_shift;
@@ -146,6 +147,8 @@ tmem_status tmem__pool_carve(tmem_type *type, uint64_t size, uint64_t align, uin
     tmem__pool *p = &type->pool;
     uint64_t g = p->region.granule;
     if (align < g) align = g;
+    /* An offset aligned beyond the base's alignment is not an aligned address. */
+    if (align > p->region.base_align) return tmem__err(TMEM_E_ALIGNMENT);
     if (!tmem__align_up(size, g, &size)) return tmem__err(TMEM_E_OVERFLOW);
     tmem_context *ctx = type->ctx;
     tmem__context_lock(ctx);

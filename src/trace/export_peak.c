@@ -15,7 +15,7 @@ static void text_table(tmem__strbuf *sb, const char *title, const tmem_trace_con
 }
 
 void tmem__export_peak_text(const tmem_trace_data *d, const tmem_trace_peak_info *p, uint32_t top, tmem__strbuf *sb) {
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     tmem__sb_printf(sb, "trace: %llu events, %llu dropped, %.3f ms%s\n", (unsigned long long)d->count,
                     (unsigned long long)d->dropped, d->count ? d->events[d->count - 1].time_ns / 1e6 : 0.0,
                     d->complete ? "" : " (incomplete file)");
@@ -24,7 +24,7 @@ void tmem__export_peak_text(const tmem_trace_data *d, const tmem_trace_peak_info
                     (unsigned long long)p->live_count);
     tmem__sb_printf(sb, "peak committed: %s; budget: %s; budget denials: %llu; evicted: %s\n",
                     tmem__fmt_bytes(p->peak_committed, a, sizeof a), d->budget ? tmem__fmt_bytes(d->budget, b, sizeof b) : "unknown",
-                    (unsigned long long)p->budget_denials, tmem__fmt_bytes(p->evicted_bytes, b, sizeof b));
+                    (unsigned long long)p->budget_denials, tmem__fmt_bytes(p->evicted_bytes, c, sizeof c));
     if (p->unmatched_frees)
         tmem__sb_printf(sb, "note: %llu frees had no allocation in the trace (made before the start, or dropped)\n",
                         (unsigned long long)p->unmatched_frees);

@@ -30,8 +30,8 @@ static uint32_t col_of(const layout *l, uint64_t t) {
     return (uint32_t)(c < l->cols ? c : l->cols - 1);
 }
 
-/* A round axis step near range/5: 1, 2 or 5 times a power of two-ish bytes. */
-static uint64_t nice_step(uint64_t range) {
+/* A round step near range/5 in 1-2-5 decades. */
+static uint64_t nice_decimal(uint64_t range) {
     uint64_t raw = range / 5 ? range / 5 : 1, p = 1;
     while (p <= raw / 10) p *= 10;
     uint64_t step = p;
@@ -39,22 +39,45 @@ static uint64_t nice_step(uint64_t range) {
     return step;
 }
 
+/* Byte axis: a 1-2-5 step in the unit (B, KiB, MiB, GiB...) of the range, so
+ * the labels read "16 MiB", "32 MiB" rather than "47.7 MiB". */
+static uint64_t nice_bytes_step(uint64_t range) {
+    uint64_t unit = 1;
+    while (unit < (1ull << 60) && range / (unit << 10) >= 2) unit <<= 10;
+    return nice_decimal(range / unit) * unit;
+}
+
+/* Time axis unit: the largest of ns, us, ms, s that keeps the range >= 2. */
+typedef struct time_unit { uint64_t ns; const char *name; } time_unit;
+static time_unit pick_time_unit(uint64_t range) {
+    static const time_unit units[] = {{1000000000ull, "s"}, {1000000ull, "ms"}, {1000ull, "us"}, {1ull, "ns"}};
+    for (size_t i = 0; i < 3; i++)
+        if (range / units[i].ns >= 2) return units[i];
+    return units[3];
+}
+
 static void axis_units(uint64_t bytes, char *buf, size_t cap) { tmem__fmt_bytes(bytes, buf, cap); }
 
-static void time_label(uint64_t ns, char *buf, size_t cap) {
-    if (ns >= 10000000000ull) snprintf(buf, cap, "%.1f s", ns / 1e9);
-    else snprintf(buf, cap, "%.1f ms", ns / 1e6);
+static void time_label(uint64_t ns, time_unit u, char *buf, size_t cap) {
+    double v = (double)ns / (double)u.ns;
+    snprintf(buf, cap, v == (double)(uint64_t)v ? "%.0f %s" : "%.2f %s", v, u.name);
+}
+
+/* Label of series i: a type, or a role (index TMEM_ROLE_MAX = no role). */
+static const char *series_label(const tmem_trace_data *d, bool by_role, uint32_t i, char *buf, size_t cap) {
+    if (by_role) return tmem__trace_role_label(d, i == TMEM_ROLE_MAX ? -1 : (int32_t)i, buf, cap);
+    return tmem__trace_type_label(d, (int32_t)i, buf, cap);
 }
 
 tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *peak,
-                             tmem__strbuf *sb) {
+                             bool by_role, tmem__strbuf *sb) {
     layout l = {0};
     l.w = opt && opt->width ? (opt->width < 300 ? 300 : opt->width) : 1100;
     l.h = opt && opt->height ? (opt->height < 200 ? 200 : opt->height) : 420;
     l.cols = l.w - LEFT - RIGHT;
     l.plot_h = l.h - TOP - BOTTOM;
     l.t_end = d->count ? d->events[d->count - 1].time_ns : 0;
-    uint32_t span = tmem__trace_type_span(d);
+    uint32_t span = by_role ? TMEM_ROLE_MAX + 1 : tmem__trace_type_span(d);
 
     /* Columns: per-type in-use at the column's highest point, committed max. */
     uint64_t *vals = calloc((size_t)l.cols * (span ? span : 1), sizeof *vals);
@@ -67,12 +90,12 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     }
     int64_t cur = -1;
     bool have_best = false;
-    uint64_t type_max[TMEM_TRACE_TYPE_MAX] = {0};
+    uint64_t type_max[TMEM_TRACE_TYPE_MAX + TMEM_ROLE_MAX + 1] = {0}; /* per series */
     for (uint64_t i = 0; i < d->count; i++) {
         uint32_t c = col_of(&l, d->events[i].time_ns);
         if ((int64_t)c != cur) {
             for (int64_t k = cur + 1; k < (int64_t)c; k++) { /* gap: state before this event */
-                memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+                memcpy(vals + (size_t)k * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
                 committed[k] = r.committed;
                 best[k] = r.in_use;
             }
@@ -81,14 +104,14 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         }
         if (!tmem__replay_step(&r)) break;
         if (!have_best || r.in_use > best[c]) {
-            memcpy(vals + (size_t)c * span, r.type_in_use, span * sizeof *vals);
+            memcpy(vals + (size_t)c * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
             best[c] = r.in_use;
             have_best = true;
         }
         if (r.committed > committed[c]) committed[c] = r.committed;
     }
     for (int64_t k = cur + 1; k < (int64_t)l.cols; k++) {
-        memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+        memcpy(vals + (size_t)k * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
         committed[k] = r.committed;
     }
     bool failed = r.failed;
@@ -106,25 +129,28 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     bool budget_on_scale = d->budget && (top == 0 || d->budget <= top * 2);
     if (budget_on_scale && d->budget > top) top = d->budget;
     if (top == 0) top = 1024;
-    uint64_t step = nice_step(top);
-    l.y_max = (top / step + 1) * step;
+    uint64_t step = nice_bytes_step(top);
+    if (tmem__mul_overflow(top / step + 1, step, &l.y_max)) l.y_max = UINT64_MAX; /* hostile sizes */
+    time_unit tu = pick_time_unit(l.t_end);
+    uint64_t tstep = nice_decimal(l.t_end / tu.ns) * tu.ns;
 
-    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline\" class=\"tmem-timeline\" "
+    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"tmem-timeline\" "
                         "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                        "<title>typedmem timeline: in-use bytes by memory type</title>\n"
+                        "<title>typedmem timeline: in-use bytes by %s</title>\n"
                         "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n",
-                    l.w, l.h, l.w, l.h, l.w, l.h);
+                    by_role ? "tmem-timeline-role" : "tmem-timeline", l.w, l.h, l.w, l.h, by_role ? "role" : "memory type", l.w, l.h);
     char a[32], b[32];
     /* grid + axes */
     tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
-    for (uint64_t v = 0; v <= l.y_max; v += step) {
+    for (uint64_t k = 0; k <= l.y_max / step; k++) { /* counted: v += step could wrap */
+        uint64_t v = k * step;
         axis_units(v, a, sizeof a);
         tmem__sb_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
                         LEFT, LEFT + l.cols, yof(&l, v), yof(&l, v), LEFT - 6, yof(&l, v) + 4, a);
     }
-    for (int k = 0; k <= 5; k++) {
-        uint64_t t = l.t_end / 5 * (uint64_t)k;
-        time_label(t, a, sizeof a);
+    for (uint64_t k = 0; k <= l.t_end / tstep; k++) {
+        uint64_t t = k * tstep;
+        time_label(t, tu, a, sizeof a);
         tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
                         xof(&l, t), xof(&l, t), TOP, TOP + l.plot_h, xof(&l, t), TOP + l.plot_h + 16, a);
     }
@@ -136,20 +162,20 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
         tmem__sb_printf(sb, "<path class=\"series\" data-series=\"");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
-        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(t));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(by_role ? t + 5 : t));
         for (uint32_t c = 0; c < l.cols; c++) { /* upper edge, left to right */
             uint64_t sum = 0;
-            for (uint32_t u = 0; u <= t; u++) sum += vals[(size_t)c * span + u];
+            for (uint32_t u = 0; u <= t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
             tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, sum));
         }
         for (uint32_t c = l.cols; c-- > 0;) { /* lower edge back */
             uint64_t sum = 0;
-            for (uint32_t u = 0; u < t; u++) sum += vals[(size_t)c * span + u];
+            for (uint32_t u = 0; u < t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
             tmem__sb_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
         }
         tmem__sb_puts(sb, "Z\"><title>");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
         tmem__sb_printf(sb, " (max %s)</title></path>\n", tmem__fmt_bytes(type_max[t], b, sizeof b));
         shown++;
     }
@@ -195,7 +221,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     if (peak->peak_bytes) {
         double x = xof(&l, peak->peak_time_ns), y = yof(&l, peak->peak_bytes);
         tmem__fmt_bytes(peak->peak_bytes, a, sizeof a);
-        time_label(peak->peak_time_ns, b, sizeof b);
+        time_label(peak->peak_time_ns, tu, b, sizeof b);
         bool left = x > LEFT + l.cols * 0.7;
         tmem__sb_printf(sb, "<g class=\"peak\" data-bytes=\"%llu\" data-time-ns=\"%llu\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%u\" stroke=\"#000\" stroke-width=\"1\"/>"
                             "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" text-anchor=\"%s\">peak %s at %s</text></g>\n",
@@ -210,9 +236,9 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
         tmem__sb_printf(sb, "<g class=\"legend-item\" data-series=\"");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
-        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(t), ly + 10);
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(by_role ? t + 5 : t), ly + 10);
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
         tmem__sb_puts(sb, "</text></g>\n");
         ly += 18;
     }

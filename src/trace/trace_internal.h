@@ -9,6 +9,12 @@
 #include "typedmem/trace.h"
 #include "core/internal.h"
 
+/* Saturating add: hostile traces may carry sizes near 2^64. */
+static inline uint64_t tmem__add_sat(uint64_t a, uint64_t b) {
+    uint64_t r;
+    return tmem__add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /* ---- strbuf.c: a growable NUL-terminated text buffer ----
  * Failure is sticky (`failed`): callers write everything, then check once. */
 typedef struct tmem__strbuf {
@@ -101,7 +107,8 @@ void tmem__replay_live(const tmem__replay *r, void (*fn)(const tmem_trace_event 
 
 /* ---- exporters (export_*.c) ---- */
 tmem_status tmem__export_chrome(const tmem_trace_data *data, tmem__strbuf *sb);
-tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
+/* by_role: stack roles instead of types (id "tmem-timeline-role"). */
+tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, bool by_role, tmem__strbuf *sb);
 void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak, uint32_t top, tmem__strbuf *sb);
 void tmem__export_summary_json(const tmem_trace_data *data, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
 tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__strbuf *sb);

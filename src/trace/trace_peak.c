@@ -22,8 +22,8 @@ static void on_live(const tmem_trace_event *ev, void *user) {
     collect *c = user;
     uint32_t role = ev->role >= 0 ? (uint32_t)ev->role : TMEM_ROLE_MAX;
     uint32_t type = ev->type >= 0 ? (uint32_t)ev->type : TMEM_TRACE_TYPE_MAX;
-    c->role_bytes[role] += ev->size, c->role_count[role]++;
-    c->type_bytes[type] += ev->size, c->type_count[type]++;
+    c->role_bytes[role] = tmem__add_sat(c->role_bytes[role], ev->size), c->role_count[role]++;
+    c->type_bytes[type] = tmem__add_sat(c->type_bytes[type], ev->size), c->type_count[type]++;
     c->rows[c->nrows++] = (live_row){ev->name[0] ? ev->name : "(unnamed)", ev->size, 1};
 }
 
@@ -79,7 +79,7 @@ tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out)
             out->peak_committed_time_ns = ev->time_ns;
         }
         if (ev->kind == TMEM_TRACE_BUDGET_DENIED) out->budget_denials++;
-        if (ev->kind == TMEM_TRACE_EVICT) out->evicted_bytes += ev->size;
+        if (ev->kind == TMEM_TRACE_EVICT) out->evicted_bytes = tmem__add_sat(out->evicted_bytes, ev->size);
     }
     out->unmatched_frees = r.unmatched_frees;
     bool failed = r.failed;
@@ -110,7 +110,7 @@ tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out)
     uint64_t m = 0;
     for (uint64_t i = 0; i < c->nrows; i++) {
         if (m && !strcmp(c->rows[m - 1].name, c->rows[i].name)) {
-            c->rows[m - 1].bytes += c->rows[i].bytes;
+            c->rows[m - 1].bytes = tmem__add_sat(c->rows[m - 1].bytes, c->rows[i].bytes);
             c->rows[m - 1].count++;
         } else {
             c->rows[m++] = c->rows[i];

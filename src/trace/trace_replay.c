@@ -93,11 +93,33 @@ static void erase(tmem__replay *r, uint64_t i) {
 }
 
 static void sub(uint64_t *v, uint64_t x) { *v = *v > x ? *v - x : 0; }
+static void add(uint64_t *v, uint64_t x) { *v = tmem__add_sat(*v, x); }
 
 static void drop_alloc(tmem__replay *r, const tmem_trace_event *a) {
     if (a->type >= 0) sub(&r->type_in_use[a->type], a->size);
     sub(&r->role_in_use[a->role >= 0 ? a->role : TMEM_ROLE_MAX], a->size);
     sub(&r->in_use, a->size);
+}
+
+/* Drop every live allocation of ev's type inside [offset, offset + size):
+ * collect their keys first, since erasing shifts entries around. */
+static bool reset_range(tmem__replay *r, const tmem_trace_event *ev) {
+    const tmem_trace_event *evs = r->data->events;
+    uint64_t end = tmem__add_sat(ev->offset, ev->size), n = 0;
+    uint64_t *doomed = malloc((r->used ? r->used : 1) * sizeof *doomed);
+    if (!doomed) return false;
+    for (uint64_t i = 0; i < r->slots; i++) {
+        if (!r->vals[i]) continue;
+        const tmem_trace_event *a = &evs[r->vals[i] - 1];
+        if (a->type == ev->type && a->offset >= ev->offset && a->offset < end) doomed[n++] = r->keys[i];
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t i = find(r, doomed[k]);
+        drop_alloc(r, &evs[r->vals[i] - 1]);
+        erase(r, i);
+    }
+    free(doomed);
+    return true;
 }
 
 bool tmem__replay_step(tmem__replay *r) {
@@ -115,9 +137,9 @@ bool tmem__replay_step(tmem__replay *r) {
         else r->used++;
         r->keys[i] = k;
         r->vals[i] = r->next + 1;
-        if (ev->type >= 0) r->type_in_use[ev->type] += ev->size;
-        r->role_in_use[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX] += ev->size;
-        r->in_use += ev->size;
+        if (ev->type >= 0) add(&r->type_in_use[ev->type], ev->size);
+        add(&r->role_in_use[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX], ev->size);
+        add(&r->in_use, ev->size);
         break;
     }
     case TMEM_TRACE_FREE: {
@@ -130,9 +152,15 @@ bool tmem__replay_step(tmem__replay *r) {
         }
         break;
     }
+    case TMEM_TRACE_RESET:
+        if (!reset_range(r, ev)) {
+            r->failed = true;
+            return false;
+        }
+        break;
     case TMEM_TRACE_COMMIT:
-        if (ev->type >= 0) r->type_committed[ev->type] += ev->size;
-        r->committed += ev->size;
+        if (ev->type >= 0) add(&r->type_committed[ev->type], ev->size);
+        add(&r->committed, ev->size);
         break;
     case TMEM_TRACE_DECOMMIT:
         if (ev->type >= 0) sub(&r->type_committed[ev->type], ev->size);

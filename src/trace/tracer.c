@@ -14,6 +14,7 @@
 #include "trace/trace_internal.h"
 
 _Static_assert((int)TMEM__TRACE_MARK == (int)TMEM_TRACE_MARK, "internal and public trace kinds must agree");
+_Static_assert((int)TMEM__TRACE_RESET == (int)TMEM_TRACE_RESET, "internal and public trace kinds must agree");
 _Static_assert((int)TMEM__TRACE_KIND_COUNT == (int)TMEM_TRACE_KIND_COUNT, "internal and public trace kinds must agree");
 
 #define MAX_CAPACITY (1u << 24)
@@ -73,10 +74,11 @@ static void file_put(struct tmem__tracer *t, const uint8_t *rec, size_t n) {
     t->buf_len += (uint32_t)n;
 }
 
-void tmem__trace_emit(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size,
-                      uint64_t offset, const char *name) {
-    if (!atomic_load_explicit(&t->on, memory_order_acquire)) return;
-    if ((t->flags & TMEM_TRACE_NO_COMMITS) && (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT)) return;
+/* Record one event; false when tracing is off (or was stopped meanwhile) or
+ * the kind is filtered out. */
+static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size,
+                   uint64_t offset, const char *name) {
+    if (!atomic_load_explicit(&t->on, memory_order_acquire)) return false;
     tmem_trace_event ev;
     ev.size = size;
     ev.offset = offset;
@@ -90,7 +92,10 @@ void tmem__trace_emit(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_
     ev.name[n] = '\0';
 
     pthread_mutex_lock(&t->lock);
-    if (atomic_load_explicit(&t->on, memory_order_relaxed)) {
+    bool on = atomic_load_explicit(&t->on, memory_order_relaxed);
+    /* flags change at start, under this lock: read them here */
+    if (on && (t->flags & TMEM_TRACE_NO_COMMITS) && (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT)) on = false;
+    if (on) {
         uint64_t now = now_ns() - t->t0;
         ev.time_ns = t->last = now > t->last ? now : t->last;
         ev.thread = thread_id(t);
@@ -106,6 +111,12 @@ void tmem__trace_emit(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_
         }
     }
     pthread_mutex_unlock(&t->lock);
+    return on;
+}
+
+void tmem__trace_emit(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size,
+                      uint64_t offset, const char *name) {
+    (void)record(t, kind, type, role, size, offset, name);
 }
 
 /* Names of the context's types and roles, and its budget (user thread, no
@@ -245,8 +256,7 @@ tmem_status tmem_trace_mark(tmem_context *ctx, const char *name) {
     if (!ctx || !name) return tmem__err(TMEM_E_INVALID_ARG);
     struct tmem__tracer *t = tmem__context_tracer(ctx);
     if (!t || !atomic_load(&t->on)) return tmem__err(TMEM_E_STATE);
-    tmem__trace_emit(t, TMEM__TRACE_MARK, NULL, -1, 0, 0, name);
-    return TMEM_OK;
+    return record(t, TMEM__TRACE_MARK, NULL, -1, 0, 0, name) ? TMEM_OK : tmem__err(TMEM_E_STATE);
 }
 
 tmem_status tmem_trace_get_info(tmem_context *ctx, tmem_trace_info *out) {

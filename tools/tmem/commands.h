@@ -17,5 +17,8 @@ int tmem_cmd_bench(int argc, char **argv);
 int tmem_cmd_info(int argc, char **argv);
 int tmem_cmd_stats(int argc, char **argv);
 int tmem_cmd_demo(int argc, char **argv);
+int tmem_cmd_plan(int argc, char **argv);
+int tmem_cmd_fit(int argc, char **argv);
+int tmem_cmd_report(int argc, char **argv);
 
 #endif

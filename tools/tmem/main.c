@@ -13,10 +13,13 @@ static int cmd_version(int argc, char **argv) {
 /* One line per subcommand; keep sorted by how often people use them. */
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
+    {"plan", "tmem plan FILE.csv [--capacity N] [--time-limit S] [--out F] [--json] [--svg F]  plan buffer offsets", tmem_cmd_plan},
     {"bench", "tmem bench <name> [--json]         benchmarks: ours vs baselines, same run", tmem_cmd_bench},
     {"info", "tmem info [--json]                 limits, OS features and the default memory types", tmem_cmd_info},
     {"stats", "tmem stats [--json]                accounting of a small demo session", tmem_cmd_stats},
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
+    {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
+    {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
 };
 
 static void usage(FILE *f) {

@@ -3,12 +3,9 @@
 #include "kv_test_util.h"
 
 static void test_append_and_address(void) {
-    tmem_context *ctx = kvt_context(0, 0, 0, 0);
-    REQUIRE(ctx);
-    kvt_events ev = {0};
-    tmem_kv_cache_desc d = kvt_desc(false, &ev);
-    tmem_kv_cache *c;
-    REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, false, NULL, 0, 0));
+    tmem_kv_cache *c = fx.c;
     tmem_kv_seq s;
     CHECK_OK(tmem_kv_seq_create(c, &s));
     CHECK(s != TMEM_KV_SEQ_NONE);
@@ -39,7 +36,7 @@ static void test_append_and_address(void) {
     CHECK(((uintptr_t)blk & 63) == 0);
     /* the blocks are charged to the KV type */
     tmem_type *kvt;
-    CHECK_OK(tmem_type_find(ctx, "/memory/kv", &kvt));
+    CHECK_OK(tmem_type_find(fx.ctx, "/memory/kv", &kvt));
     tmem_type_stats ts;
     CHECK_OK(tmem_type_get_stats(kvt, &ts));
     CHECK(ts.committed.current == 3 * KVT_BLOCK_BYTES);
@@ -47,18 +44,13 @@ static void test_append_and_address(void) {
     CHECK_OK(tmem_kv_seq_free(c, s));
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
     CHECK(st.blocks_used == 0 && st.sequences == 0);
-    CHECK_OK(tmem_kv_cache_check(c));
-    tmem_kv_cache_destroy(c);
-    tmem_context_destroy(ctx);
+    kvt_close(&fx);
 }
 
 static void test_fork_cow(void) {
-    tmem_context *ctx = kvt_context(0, 0, 0, 0);
-    REQUIRE(ctx);
-    kvt_events ev = {0};
-    tmem_kv_cache_desc d = kvt_desc(false, &ev);
-    tmem_kv_cache *c;
-    REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, false, NULL, 0, 0));
+    tmem_kv_cache *c = fx.c;
     tmem_kv_seq p, ch;
     CHECK_OK(tmem_kv_seq_create(c, &p));
     CHECK_OK(tmem_kv_seq_append(c, p, 10)); /* blocks: [0..3] [4..7] [8,9 | partial] */
@@ -98,18 +90,13 @@ static void test_fork_cow(void) {
     for (uint32_t t = 0; t < 10; t++) CHECK(kvt_read(c, ch, 0, t) == (t == 5 ? 7u : 100 + t));
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
     CHECK(st.blocks_shared == 0 && st.blocks_used == 3);
-    CHECK_OK(tmem_kv_cache_check(c));
-    tmem_kv_cache_destroy(c);
-    tmem_context_destroy(ctx);
+    kvt_close(&fx);
 }
 
 static void test_truncate_rollback(void) {
-    tmem_context *ctx = kvt_context(0, 0, 0, 0);
-    REQUIRE(ctx);
-    kvt_events ev = {0};
-    tmem_kv_cache_desc d = kvt_desc(true, &ev);
-    tmem_kv_cache *c;
-    REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, true, NULL, 0, 0));
+    tmem_kv_cache *c = fx.c;
     tmem_kv_seq s;
     CHECK_OK(tmem_kv_seq_create(c, &s));
     /* fresh state is zero */
@@ -155,18 +142,14 @@ static void test_truncate_rollback(void) {
     CHECK_OK(tmem_kv_seq_get_info(c, s, &si));
     CHECK(si.tokens == 0 && si.blocks == 0);
     CHECK_OK(tmem_kv_cache_check(c));
-    CHECK(ev.seq_evicted == 0 && ev.snap_dropped == 0); /* explicit drops are not evictions */
-    tmem_kv_cache_destroy(c);
-    tmem_context_destroy(ctx);
+    CHECK(fx.ev.seq_evicted == 0 && fx.ev.snap_dropped == 0); /* explicit drops are not evictions */
+    kvt_close(&fx);
 }
 
 static void test_fork_at_snapshot(void) {
-    tmem_context *ctx = kvt_context(0, 0, 0, 0);
-    REQUIRE(ctx);
-    kvt_events ev = {0};
-    tmem_kv_cache_desc d = kvt_desc(true, &ev);
-    tmem_kv_cache *c;
-    REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, true, NULL, 0, 0));
+    tmem_kv_cache *c = fx.c;
     tmem_kv_seq s, f, g;
     void *ssm, *fssm;
     CHECK_OK(tmem_kv_seq_create(c, &s));
@@ -200,18 +183,15 @@ static void test_fork_at_snapshot(void) {
     tmem_kv_cache_stats st;
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
     CHECK(st.sequences == 3 && st.state_bytes == 3ull * KVT_STATE_SLOT && st.snapshots == 1);
-    tmem_kv_cache_destroy(c);
-    tmem_context_destroy(ctx);
+    kvt_close(&fx);
 }
 
 static void test_snapshot_lru(void) {
-    tmem_context *ctx = kvt_context(0, 0, 0, 0);
-    REQUIRE(ctx);
-    kvt_events ev = {0};
-    tmem_kv_cache_desc d = kvt_desc(true, &ev);
+    tmem_kv_cache_desc d = kvt_desc(true, NULL);
     d.snapshot_budget = 3ull * KVT_STATE_SLOT; /* room for three */
-    tmem_kv_cache *c;
-    REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, true, &d, 0, 0));
+    tmem_kv_cache *c = fx.c;
     tmem_kv_seq s;
     tmem_kv_snap sn[5];
     CHECK_OK(tmem_kv_seq_create(c, &s));
@@ -219,7 +199,7 @@ static void test_snapshot_lru(void) {
         CHECK_OK(tmem_kv_seq_append(c, s, 1));
         CHECK_OK(tmem_kv_snapshot_take(c, s, &sn[i])); /* at 1, 2, 3 */
     }
-    CHECK(ev.snap_dropped == 0);
+    CHECK(fx.ev.snap_dropped == 0);
     /* use the oldest (rollback target lookup touches it when restored) */
     tmem_kv_snap found;
     CHECK_OK(tmem_kv_snapshot_find(c, s, 1, &found));
@@ -228,7 +208,7 @@ static void test_snapshot_lru(void) {
     CHECK_OK(tmem_kv_seq_truncate(c, s, 3));
     tmem_kv_snap again;
     CHECK_OK(tmem_kv_snapshot_take(c, s, &again));
-    CHECK(again == sn[2] && ev.snap_dropped == 0);
+    CHECK(again == sn[2] && fx.ev.snap_dropped == 0);
     /* touch snapshot 1 by forking from it: it becomes most recent */
     tmem_kv_seq f;
     CHECK_OK(tmem_kv_seq_fork_at(c, s, 1, &f));
@@ -236,26 +216,24 @@ static void test_snapshot_lru(void) {
     /* a fourth snapshot evicts the least recently used: the one at 2 */
     CHECK_OK(tmem_kv_seq_append(c, s, 1));
     CHECK_OK(tmem_kv_snapshot_take(c, s, &sn[3]));
-    CHECK(ev.snap_dropped == 1 && ev.last_snap == sn[1] && ev.last_reason == TMEM_KV_REASON_SNAPSHOT_BUDGET);
-    CHECK(ev.last_seq == s && ev.bytes == KVT_STATE_SLOT);
+    CHECK(fx.ev.snap_dropped == 1 && fx.ev.last_snap == sn[1] && fx.ev.last_reason == TMEM_KV_REASON_SNAPSHOT_BUDGET);
+    CHECK(fx.ev.last_seq == s && fx.ev.bytes == KVT_STATE_SLOT);
     CHECK_ST(tmem_kv_snapshot_find(c, s, 2, &found), TMEM_E_NOT_FOUND);
     CHECK_OK(tmem_kv_snapshot_find(c, s, 1, &found));
     /* then the one at 3 */
     CHECK_OK(tmem_kv_seq_append(c, s, 1));
     CHECK_OK(tmem_kv_snapshot_take(c, s, &sn[4]));
-    CHECK(ev.snap_dropped == 2 && ev.last_snap == sn[2]);
+    CHECK(fx.ev.snap_dropped == 2 && fx.ev.last_snap == sn[2]);
     tmem_kv_cache_stats st;
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
     CHECK(st.snapshots == 3 && st.snapshot_bytes == 3ull * KVT_STATE_SLOT && st.snaps_dropped == 2);
     /* the snapshot type is charged */
     tmem_type *t;
-    CHECK_OK(tmem_type_find(ctx, "/memory/snapshots", &t));
+    CHECK_OK(tmem_type_find(fx.ctx, "/memory/snapshots", &t));
     tmem_type_stats ts;
     CHECK_OK(tmem_type_get_stats(t, &ts));
     CHECK(ts.committed.current == 3ull * KVT_STATE_SLOT); /* dropped ones were decommitted */
-    CHECK_OK(tmem_kv_cache_check(c));
-    tmem_kv_cache_destroy(c);
-    tmem_context_destroy(ctx);
+    kvt_close(&fx);
 }
 
 /* The snapshot type is created when absent, with the budget asked for. */
@@ -328,7 +306,47 @@ static void test_one_sided(void) {
     tmem_context_destroy(ctx);
 }
 
+/* With the core's builtin types: the roles' types, /memory/snapshots made. */
+static void test_default_types(void) {
+    tmem_context_desc cd = {0};
+    cd.budget = 256ull << 20;
+    tmem_context *ctx;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_kv_cache_desc d = kvt_desc(true, NULL);
+    d.kv_pool_bytes = d.state_pool_bytes = 0; /* the defaults: the types' reserves */
+    tmem_kv_cache *c;
+    REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+    tmem_kv_seq s;
+    CHECK_OK(tmem_kv_seq_create(c, &s));
+    CHECK_OK(tmem_kv_seq_append(c, s, 40));
+    CHECK_OK(tmem_kv_snapshot_take(c, s, NULL));
+    tmem_type *kv, *state, *snap;
+    REQUIRE_OK(tmem_role_get_type(ctx, TMEM_ROLE_KV_CACHE, &kv));
+    REQUIRE_OK(tmem_role_get_type(ctx, TMEM_ROLE_RECURRENT_STATE, &state));
+    REQUIRE_OK(tmem_type_find(ctx, "/memory/snapshots", &snap));
+    tmem_type_stats ts;
+    CHECK_OK(tmem_type_get_stats(kv, &ts));
+    CHECK(ts.committed.current == 10 * KVT_BLOCK_BYTES);
+    CHECK_OK(tmem_type_get_stats(state, &ts));
+    CHECK(ts.committed.current == KVT_STATE_SLOT);
+    CHECK_OK(tmem_type_get_stats(snap, &ts));
+    CHECK(ts.committed.current == KVT_STATE_SLOT);
+    /* the KV_CACHE role is charged for the blocks it holds */
+    tmem_role_stats rs;
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_KV_CACHE, &rs));
+    CHECK(rs.in_use.current == 10 * KVT_BLOCK_BYTES && rs.live_count == 10);
+    /* a second cache on the same types needs its own ranges: the first took them */
+    tmem_kv_cache *c2;
+    CHECK_ST(tmem_kv_cache_create(ctx, &d, &c2), TMEM_E_FULL);
+    CHECK_OK(tmem_kv_cache_check(c));
+    tmem_kv_cache_destroy(c);
+    CHECK_OK(tmem_type_get_stats(kv, &ts));
+    CHECK(ts.committed.current == 0);
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
+    RUN(test_default_types);
     RUN(test_append_and_address);
     RUN(test_fork_cow);
     RUN(test_truncate_rollback);

@@ -1,0 +1,303 @@
+/**
+ * @file plan.h
+ * @brief Lifetime planner: offsets for transient buffers so that buffers alive
+ *        at the same time never overlap and the arena is as small as possible.
+ *
+ * This is the dynamic storage allocation problem (NP-hard). Each buffer has a
+ * size, an alignment and a lifetime `[start, end)` (end exclusive: a buffer
+ * ending at t and one starting at t may share bytes). A plan gives every
+ * buffer an offset; its arena is the largest `offset + size`.
+ *
+ * The planner reports how close a plan is to the best possible: the lower
+ * bound is the largest sum of sizes alive at one time (a sweep over time), and
+ * `arena / lower_bound` is the ratio shown by `tmem plan`. Every plan the
+ * library returns has passed an independent validator (tmem_plan_validate).
+ *
+ * @par Quick start
+ * @code
+ *   tmem_plan_problem *p;
+ *   if (tmem_plan_problem_create(&p)) ...;
+ *   tmem_plan_buffer b = {.size = 4096, .start = 0, .end = 3};
+ *   if (tmem_plan_problem_add(p, &b, NULL)) ...;        // repeat per buffer
+ *   tmem_plan *plan;
+ *   tmem_plan_desc d = {0};                              // minimise, defaults
+ *   if (tmem_plan_solve(p, &d, &plan) == TMEM_OK) {
+ *       uint64_t off = tmem_plan_offset(plan, 0);
+ *       tmem_plan_info info; (void)tmem_plan_get_info(plan, &info);
+ *       tmem_plan_destroy(plan);
+ *   }
+ *   tmem_plan_problem_destroy(p);
+ * @endcode
+ *
+ * @par How it solves
+ * A portfolio of greedy orders (size, area, lifetime, conflicts, start) with
+ * best-fit gap placement gives a first plan in O(n log n + overlaps). If the
+ * plan is above the lower bound, an exact branch and bound over canonical
+ * placements (every buffer at offset 0 or on top of a buffer alive with it),
+ * with per-time-section capacity inference, dominance pruning and
+ * decomposition at time points no buffer spans, searches decision problems
+ * downwards from the heuristic's arena, within a node and time limit. A plan
+ * is reported optimal when its arena equals the lower bound or the search
+ * proved that one step less is infeasible.
+ *
+ * @par Memory
+ * The planner is pure computation with no typedmem context: problems and
+ * plans take their memory from the C library's malloc and free it on destroy.
+ * Peak use is O(n + overlaps) for the problem plus O(n^2) words at worst for
+ * the exact search's undo log.
+ *
+ * @par Threads
+ * Objects are externally synchronized: a problem may be read (solved,
+ * validated) from many threads at once as long as nobody adds to it; a plan is
+ * read-only after tmem_plan_solve and may be shared freely.
+ */
+#ifndef TYPEDMEM_PLAN_H
+#define TYPEDMEM_PLAN_H
+
+#include <stdio.h>
+#include "status.h"
+#include "heap.h"
+
+TMEM_EXTERN_C_BEGIN
+
+/** @brief A set of buffers to plan (opaque). */
+typedef struct tmem_plan_problem tmem_plan_problem;
+/** @brief A solved plan: one offset per buffer (opaque, read-only). */
+typedef struct tmem_plan tmem_plan;
+
+/** @brief Per-buffer flags. */
+typedef enum tmem_plan_buffer_flag {
+    /** The buffer is pre-placed at tmem_plan_buffer::offset; the planner
+     *  places the others around it. */
+    TMEM_PLAN_BUFFER_FIXED = 1u << 0,
+    /** The buffer must not alias anything: it is treated as alive for the
+     *  whole plan (from the first start to the last end of the problem). */
+    TMEM_PLAN_BUFFER_NO_ALIAS = 1u << 1,
+} tmem_plan_buffer_flag;
+
+/** @brief One buffer. Zeroed = defaults except size and lifetime. */
+typedef struct tmem_plan_buffer {
+    const char *id;       /**< name; copied (up to 255 bytes); NULL = "b<index>" */
+    uint64_t size;        /**< bytes, > 0 */
+    uint64_t alignment;   /**< power of two; 0 = 1 (no alignment) */
+    int64_t start;        /**< first step the buffer is alive */
+    int64_t end;          /**< exclusive: alive on [start, end); end > start */
+    uint64_t offset;      /**< with TMEM_PLAN_BUFFER_FIXED: where it is; else ignored */
+    uint32_t flags;       /**< tmem_plan_buffer_flag bits */
+} tmem_plan_buffer;
+
+/** @brief Where and why input was rejected (CSV parsing). */
+typedef struct tmem_plan_error {
+    uint64_t line;        /**< 1-based line of the input; 0 if not line-specific */
+    char field[32];       /**< the column name ("size", "lower", ...) or "" */
+    char message[160];    /**< what is wrong, for humans */
+} tmem_plan_error;
+
+/** @brief Create an empty problem.
+ *  @param[out] out  NULL on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (out NULL) | TMEM_E_NO_MEMORY
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_create(tmem_plan_problem **out);
+
+/** @brief Destroy a problem. NULL is a no-op. Plans made from it stay valid.
+ *  @par Threads externally synchronized */
+TMEM_API void tmem_plan_problem_destroy(tmem_plan_problem *problem);
+
+/** @brief Add a buffer. The problem is unchanged on failure.
+ *  @param[out] index  may be NULL; set to the buffer's index (0, 1, ...).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (size 0, end <= start, FIXED offset
+ *          not a multiple of the alignment, unknown flags)
+ *          | TMEM_E_ALIGNMENT (not a power of two) | TMEM_E_EXISTS (an id
+ *          already used) | TMEM_E_OVERFLOW (offset + size, or the problem's
+ *          total size, overflows 64 bits; more than 2^31-1 buffers)
+ *          | TMEM_E_NO_MEMORY
+ *  @par Threads externally synchronized */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_add(tmem_plan_problem *problem, const tmem_plan_buffer *buffer, uint32_t *index);
+
+/** @brief Number of buffers (0 for NULL). @par Threads safe (read) */
+TMEM_API uint32_t tmem_plan_problem_count(const tmem_plan_problem *problem);
+
+/** @brief Read back buffer `index` (its id points into the problem).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_NOT_FOUND (index)
+ *  @par Threads safe (read) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_get(const tmem_plan_problem *problem, uint32_t index, tmem_plan_buffer *out);
+
+/** @brief Parse CSV text in MiniMalloc's format.
+ *
+ *  One header line naming the columns, in any order: `id` (or `buffer`,
+ *  `buffer_id`), `lower` (or `start`, `begin`), `upper` (or `end`), `size`,
+ *  and optionally `alignment` and `offset` (a fixed offset; empty = free).
+ *  Unknown columns are ignored. **`end`/`upper` are exclusive** in both
+ *  spellings (our shared data's convention; MiniMalloc's legacy reader took
+ *  `end` as inclusive). Blank lines and lines starting with `#` are skipped;
+ *  CRLF is accepted. Integers are decimal, sizes must be > 0, times may be
+ *  negative.
+ *  @param text  not necessarily NUL-terminated; `len` bytes are read.
+ *  @param[out] out  NULL on failure.
+ *  @param[out] err  may be NULL; on failure names the line and the field.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL text/out) | TMEM_E_PARSE (bad
+ *          header, empty input, non-numeric field, missing column, negative or
+ *          zero size, end <= start, bad alignment, duplicate id, overflowing
+ *          totals, more than 2^31-1 lines) | TMEM_E_NO_MEMORY
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_parse_csv(const char *text, size_t len, tmem_plan_problem **out, tmem_plan_error *err);
+
+/** @brief Read a CSV file (see tmem_plan_problem_parse_csv). Files over
+ *  1 GiB are refused.
+ *  @return as tmem_plan_problem_parse_csv, plus TMEM_E_IO (cannot open/read,
+ *          too large)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_load_csv(const char *path, tmem_plan_problem **out, tmem_plan_error *err);
+
+/** @brief The lower bound: the largest sum of sizes alive at one time
+ *  (NO_ALIAS buffers count as always alive), or the highest fixed buffer's
+ *  end if larger. O(n log n).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY
+ *  @par Threads safe (read) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_lower_bound(const tmem_plan_problem *problem, uint64_t *out);
+
+/** @brief What the validator found wrong. */
+typedef struct tmem_plan_violation {
+    uint32_t a, b;        /**< buffer indices involved (b = a if one buffer) */
+    uint64_t value;       /**< the offending offset or height */
+} tmem_plan_violation;
+
+/** @brief Check offsets against a problem, independently of the solver:
+ *  alignment, fixed offsets kept, arena within `capacity` (0 = no limit),
+ *  and no two buffers alive at the same time overlapping (sweep, O(n log n)).
+ *  @param offsets  one per buffer, in index order.
+ *  @param[out] why  may be NULL; the first violation found.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_ALIGNMENT (misaligned)
+ *          | TMEM_E_STATE (a fixed buffer moved) | TMEM_E_FULL (above
+ *          capacity) | TMEM_E_OVERFLOW (offset + size overflows)
+ *          | TMEM_E_OVERLAP (two live buffers share bytes) | TMEM_E_NO_MEMORY
+ *  @par Threads safe (read) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_validate(const tmem_plan_problem *problem, const uint64_t *offsets, uint64_t capacity, tmem_plan_violation *why);
+
+/** @brief Solve modes. */
+typedef enum tmem_plan_mode {
+    TMEM_PLAN_MINIMIZE = 0,  /**< smallest arena (anytime: best within limits) */
+    TMEM_PLAN_DECIDE         /**< any plan with arena <= capacity */
+} tmem_plan_mode;
+
+/** @brief Solve flags. */
+typedef enum tmem_plan_flag {
+    /** Heuristic portfolio only: no exact search (fast, big graphs). */
+    TMEM_PLAN_HEURISTIC_ONLY = 1u << 0,
+    /** Do not split the problem at time points no buffer spans. */
+    TMEM_PLAN_NO_DECOMPOSE = 1u << 1,
+} tmem_plan_flag;
+
+/** @brief How to solve. Zeroed = minimise with default limits. */
+typedef struct tmem_plan_desc {
+    tmem_plan_mode mode;
+    /** DECIDE: required, the arena limit. MINIMIZE: 0 = none, else a plan
+     *  above it is refused (TMEM_E_INFEASIBLE / TMEM_E_LIMIT). */
+    uint64_t capacity;
+    /** Wall-clock limit for the exact search in seconds; 0 = 2 s; < 0 = none. */
+    double time_limit_s;
+    /** Search nodes limit; 0 = none. */
+    uint64_t node_limit;
+    uint32_t flags;          /**< tmem_plan_flag bits */
+} tmem_plan_desc;
+
+/** @brief Read-back of a plan. */
+typedef struct tmem_plan_info {
+    uint32_t buffers;
+    uint32_t parts;          /**< independent time parts solved separately */
+    uint64_t arena;          /**< max offset + size */
+    uint64_t lower_bound;    /**< see tmem_plan_problem_lower_bound */
+    uint64_t sum_sizes;      /**< arena without any aliasing */
+    uint64_t heuristic_arena;/**< best of the greedy portfolio */
+    bool optimal;            /**< arena proved minimal */
+    uint64_t nodes;          /**< exact-search nodes visited */
+    double seconds;          /**< wall time of tmem_plan_solve */
+    const char *method;      /**< "greedy:<order>", "exact", "lower-bound" */
+} tmem_plan_info;
+
+/** @brief Solve. The returned plan has passed tmem_plan_validate.
+ *  @param desc  NULL = defaults.
+ *  @param[out] out  NULL on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, DECIDE without capacity, empty
+ *          problem) | TMEM_E_INFEASIBLE (proved: no plan within capacity)
+ *          | TMEM_E_LIMIT (limits hit before a plan within capacity was found)
+ *          | TMEM_E_OVERFLOW | TMEM_E_NO_MEMORY | TMEM_E_CORRUPT (a candidate
+ *          plan failed validation: a planner bug, never returned as a plan)
+ *  @par Threads safe for distinct plans; the problem is only read */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_solve(const tmem_plan_problem *problem, const tmem_plan_desc *desc, tmem_plan **out);
+
+/** @brief Destroy a plan. NULL is a no-op. */
+TMEM_API void tmem_plan_destroy(tmem_plan *plan);
+
+/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_get_info(const tmem_plan *plan, tmem_plan_info *out);
+
+/** @brief Offset of buffer `index`; TMEM_OFFSET_NONE if out of range/NULL. */
+TMEM_API uint64_t tmem_plan_offset(const tmem_plan *plan, uint32_t index);
+
+/** @brief The buffer as planned (copy of the problem's, id points into the
+ *  plan, offset = planned offset). @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  | TMEM_E_NOT_FOUND */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_get_buffer(const tmem_plan *plan, uint32_t index, tmem_plan_buffer *out);
+
+/** @brief Write the plan as CSV: `id,lower,upper,size,alignment,offset`
+ *  (readable back by tmem_plan_problem_parse_csv as fixed buffers).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO (write failed) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_csv(const tmem_plan *plan, FILE *f);
+
+/** @brief Write a one-object JSON summary (the tmem_plan_info fields, version 1).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_json(const tmem_plan *plan, FILE *f);
+
+/** @brief SVG drawing options. Zeroed = defaults. */
+typedef struct tmem_plan_svg_desc {
+    uint32_t width, height;  /**< pixels of the drawing area; 0 = 960 x 540 */
+    const char *title;       /**< shown on top; NULL = none; XML-escaped */
+} tmem_plan_svg_desc;
+
+/** @brief Draw the plan as a standalone SVG document: time on x, offset on
+ *  y (0 at the bottom), one rectangle per buffer with a tooltip (id, size,
+ *  lifetime, offset), the lower bound as a dashed line, the arena as a line.
+ *  @param desc  NULL = defaults.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_svg(const tmem_plan *plan, const tmem_plan_svg_desc *desc, FILE *f);
+
+/** @brief The same SVG into memory: writes at most `cap` bytes (NUL
+ *  terminated when `cap` > 0) and sets `*len` to the full length (without the
+ *  NUL) so a second call with a larger buffer gets it all (snprintf style).
+ *  @param buf  may be NULL when cap is 0.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_svg(const tmem_plan *plan, const tmem_plan_svg_desc *desc, char *buf, size_t cap, size_t *len);
+
+/* ---- glue with placement heaps (heap.h) ---- */
+
+/** @brief Fill a PLACEMENT heap description big enough for the plan: its
+ *  arena rounded up to the largest buffer alignment (at least 16).
+ *  `type`, `role`, `flags` and `name` are left for the caller to set.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_desc(const tmem_plan *plan, tmem_heap_desc *out);
+
+/** @brief Allocate buffer `index` of the plan in a PLACEMENT heap at its
+ *  planned offset (when its lifetime starts; free it with
+ *  tmem_heap_free_offset when it ends). `flags` are tmem_alloc_flag bits.
+ *  @param[out] out  may be NULL.
+ *  @return TMEM_OK | TMEM_E_NOT_FOUND (index) | what tmem_heap_alloc_ex
+ *          returns (TMEM_E_OVERLAP if a live allocation is in the way) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_alloc(tmem_heap *heap, const tmem_plan *plan, uint32_t index, uint32_t flags, tmem_alloc_info *out);
+
+/** @brief Bind the whole plan at once: one allocation of the arena at offset
+ *  0 of a PLACEMENT heap (sized with tmem_plan_heap_desc), and every buffer's
+ *  host pointer = base + its planned offset (NULL entries for device heaps).
+ *  The pointers stay valid for every step of the same shape, so a plan is made
+ *  once and re-used; aliasing buffers share bytes by design.
+ *  @param ptrs  array of tmem_plan_info::buffers entries; may be NULL.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | what tmem_heap_alloc_ex returns */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind(tmem_heap *heap, const tmem_plan *plan, void **ptrs);
+
+/** @brief Free what tmem_plan_heap_bind allocated (the allocation at offset 0).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | what tmem_heap_free_offset returns */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_unbind(tmem_heap *heap, const tmem_plan *plan);
+
+TMEM_EXTERN_C_END
+
+#endif /* TYPEDMEM_PLAN_H */

@@ -1,0 +1,333 @@
+/*
+ * "Will it fit?": the memory of one request by role and type, whether it is
+ * under the budget, and if not the largest context and image that are.
+ *
+ * Every line is computed from the model descriptor (model_desc.c) and the
+ * per-layer activation graphs (layer_graph.c); the total is the plain sum of
+ * the lines, so a reader can check it by hand. The searches rely on the
+ * total growing with the context and with the image, which holds because
+ * every line does.
+ */
+#include "model_internal.h"
+#include "typedmem/plan.h"
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_CHUNK 512u
+#define GRAPH_CAP 64u
+
+/* The builtin type of each role (src/core/defaults.c), for requests made
+ * without a context. */
+static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
+    [TMEM_ROLE_WEIGHTS] = "/memory/weights",   [TMEM_ROLE_KV_CACHE] = "/memory/kv",
+    [TMEM_ROLE_RECURRENT_STATE] = "/memory/state", [TMEM_ROLE_ACTIVATION] = "/memory/activations",
+    [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
+    [TMEM_ROLE_VISION_INTERMEDIATE] = "/memory/vision", [TMEM_ROLE_OUTPUT_TOKENS] = "/memory/tokens",
+};
+
+static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
+    tmem_type *t;
+    tmem_type_info info;
+    if (ctx && tmem_role_get_type(ctx, r, &t) == TMEM_OK && tmem_type_get_info(t, &info) == TMEM_OK) {
+        snprintf(out, cap, "%s", info.name);
+        return;
+    }
+    snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
+}
+
+#define MEMO_CAP 16u
+typedef struct arena_entry {
+    tmem_model_layer_kind kind;
+    uint64_t n, c, lb, arena;
+    bool planned;
+} arena_entry;
+typedef struct arena_memo {
+    arena_entry e[MEMO_CAP];
+    uint32_t n, next;
+} arena_memo;
+
+typedef struct req {
+    arena_memo *memo;
+    const tmem_model_desc *m;
+    tmem_context *ctx;
+    uint32_t n_seqs, chunk, block, flags;
+    uint32_t weight_type, vision_weight_type;
+    tmem_kv_dtype kv_type, state_type;
+    bool exact_weights;
+    tmem_model_params params;
+} req;
+
+static tmem_status bytes_of(uint32_t type, uint64_t n, uint64_t *out) {
+    tmem_ggml_type_info ti;
+    tmem_status st = tmem_ggml_type_get_info(type, &ti);
+    if (st) return st;
+    uint64_t blocks = n / ti.block_size + (n % ti.block_size != 0);
+    if (tmem__mul_overflow(blocks, ti.type_size, out)) return tmem__err(TMEM_E_OVERFLOW);
+    return TMEM_OK;
+}
+
+/* The arena for one layer graph: the lifetime planner's answer (every plan
+ * it returns has passed its validator), with the sweep lower bound beside it.
+ * Buffers are 64-byte aligned (cache lines, SIMD loads). If the planner
+ * cannot answer within its limits the lower bound stands in and the result
+ * says so (arena_from_planner = false). */
+#define ARENA_ALIGN 64u
+
+static tmem_status plan_arena(const tmem_model_buffer *bufs, uint32_t n, uint64_t *lower_bound, uint64_t *arena,
+                              bool *planned) {
+    *lower_bound = tmem__model_graph_lower_bound(bufs, n);
+    *arena = *lower_bound;
+    *planned = false;
+    tmem_plan_problem *p;
+    tmem_status st = tmem_plan_problem_create(&p);
+    if (st) return st == TMEM_E_NO_MEMORY ? st : TMEM_OK;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        tmem_plan_buffer b = {0};
+        b.size = bufs[i].size;
+        b.alignment = ARENA_ALIGN;
+        b.start = bufs[i].start;
+        b.end = bufs[i].end;
+        st = tmem_plan_problem_add(p, &b, NULL);
+    }
+    tmem_plan *plan = NULL;
+    tmem_plan_desc d = {0};
+    d.time_limit_s = 0.25; /* graphs are a few dozen buffers: the greedy portfolio is usually optimal */
+    if (!st) st = tmem_plan_solve(p, &d, &plan);
+    tmem_plan_info info;
+    if (!st && tmem_plan_get_info(plan, &info) == TMEM_OK) {
+        *arena = info.arena;
+        *planned = true;
+    }
+    tmem_plan_destroy(plan);
+    tmem_plan_problem_destroy(p);
+    return st == TMEM_E_NO_MEMORY || st == TMEM_E_OVERFLOW ? st : TMEM_OK;
+}
+
+/* Memo of planned arenas: the searches size the same graphs many times. */
+static tmem_status layer_arena(const req *r, tmem_model_layer_kind kind, uint64_t n, uint64_t c, uint64_t *lb,
+                               uint64_t *arena, bool *planned) {
+    /* only the non-flash attention graph depends on the context length */
+    if (kind == TMEM_MODEL_LAYER_DELTANET ||
+        (kind == TMEM_MODEL_LAYER_ATTENTION && !(r->flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN)))
+        c = 0;
+    arena_memo *memo = r->memo;
+    for (uint32_t i = 0; i < memo->n; i++) {
+        const arena_entry *e = &memo->e[i];
+        if (e->kind == kind && e->n == n && e->c == c) {
+            *lb = e->lb;
+            *arena = e->arena;
+            *planned = e->planned;
+            return TMEM_OK;
+        }
+    }
+    tmem_model_buffer bufs[GRAPH_CAP];
+    uint32_t count;
+    tmem_status st = tmem_model_layer_graph(r->m, kind, n, c ? c : n, r->flags, bufs, GRAPH_CAP, &count);
+    if (!st) st = plan_arena(bufs, count, lb, arena, planned);
+    if (st) return st;
+    arena_entry *e = &memo->e[memo->n < MEMO_CAP ? memo->n++ : memo->next++ % MEMO_CAP];
+    *e = (arena_entry){kind, n, c, *lb, *arena, *planned};
+    return TMEM_OK;
+}
+
+static void item(const req *r, tmem_fit_result *o, const char *what, tmem_role role, bool clean, uint64_t bytes,
+                 bool *overflow) {
+    tmem_fit_item *it = &o->items[o->item_count++];
+    it->what = what;
+    it->role = role;
+    role_type(r->ctx, role, it->type_name, sizeof it->type_name);
+    it->clean = clean;
+    it->bytes = bytes;
+    if (tmem__add_overflow(o->total, bytes, &o->total)) *overflow = true;
+    if (!clean && tmem__add_overflow(o->total_dirty, bytes, &o->total_dirty)) *overflow = true;
+}
+
+/* The breakdown for one (ctx, image) point. */
+static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih, tmem_fit_result *o) {
+    const tmem_model_desc *m = r->m;
+    memset(o, 0, sizeof *o);
+    tmem_status st;
+    uint32_t full, linear;
+    tmem_model_layer_counts(m, &full, &linear);
+    bool image = iw && ih, ovf = false;
+    if (image && (st = tmem_model_vision_tokens(m, iw, ih, &o->image_tokens, &o->image_patches))) return st;
+    if (o->image_tokens > ctx) return tmem__err(TMEM_E_INVALID_ARG);
+
+    /* weights */
+    uint64_t text_w, vis_w = 0;
+    if (r->exact_weights) text_w = m->file_weight_bytes;
+    else if ((st = bytes_of(r->weight_type, r->params.total - r->params.vision, &text_w))) return st;
+    if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
+
+    /* KV cache in whole blocks, recurrent state per sequence */
+    if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
+    if ((st = tmem_model_recurrent_bytes(m, r->state_type, &o->recurrent_bytes_per_seq))) return st;
+    /* what the paged cache allocates: whole blocks per sequence */
+    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state;
+    if (full) {
+        tmem_kv_layout kl;
+        if ((st = tmem_model_kv_layout(m, r->kv_type, r->block, &kl)) ||
+            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, &kv)))
+            return st;
+    }
+    if (tmem__mul_overflow(blocks, r->block, &o->kv_tokens) || tmem__mul_overflow(kv, r->n_seqs, &kv) ||
+        tmem__mul_overflow(o->recurrent_bytes_per_seq, r->n_seqs, &state))
+        return tmem__err(TMEM_E_OVERFLOW);
+
+    /* activations: one arena reused layer after layer of the prefill, the
+     * largest of the layer kinds' arenas; the vision encoder has its own
+     * (its role maps to its own type) */
+    uint64_t chunk = ctx < r->chunk ? ctx : r->chunk, lb, ar;
+    bool planned = true, p;
+    if (full) {
+        if ((st = layer_arena(r, TMEM_MODEL_LAYER_ATTENTION, chunk, ctx, &lb, &ar, &p))) return st;
+        if (lb > o->activation_lower_bound) o->activation_lower_bound = lb;
+        if (ar > o->activation_arena) o->activation_arena = ar;
+        planned &= p;
+    }
+    if (linear) {
+        if ((st = layer_arena(r, TMEM_MODEL_LAYER_DELTANET, chunk, ctx, &lb, &ar, &p))) return st;
+        if (lb > o->activation_lower_bound) o->activation_lower_bound = lb;
+        if (ar > o->activation_arena) o->activation_arena = ar;
+        planned &= p;
+    }
+    uint64_t vis_embd = 0, img = 0;
+    if (image) {
+        if ((st = layer_arena(r, TMEM_MODEL_LAYER_VISION, o->image_patches, o->image_patches,
+                              &o->vision_lower_bound, &o->vision_arena, &p)))
+            return st;
+        planned &= p;
+        /* merged embeddings wait for the prefill that consumes them */
+        uint64_t px, pv;
+        if (tmem__mul_overflow(o->image_tokens, (uint64_t)m->n_embd * 4, &vis_embd) ||
+            /* the decoded RGB8 surface and the f32 pixel_values the encoder reads */
+            tmem__mul_overflow((uint64_t)iw * ih, 3, &px) ||
+            tmem__mul_overflow(o->image_patches, 3ull * m->vis_temporal_patch * m->vis_patch * m->vis_patch * 4,
+                               &pv) ||
+            tmem__add_overflow(px, pv, &img))
+            return tmem__err(TMEM_E_OVERFLOW);
+    }
+    o->arena_from_planner = planned;
+    uint64_t logits;
+    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits)) return tmem__err(TMEM_E_OVERFLOW);
+
+    item(r, o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
+    if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
+    item(r, o, "kv_cache", TMEM_ROLE_KV_CACHE, false, kv, &ovf);
+    if (linear) item(r, o, "recurrent_state", TMEM_ROLE_RECURRENT_STATE, false, state, &ovf);
+    item(r, o, "activations", TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
+    if (image) {
+        item(r, o, "vision_activations", TMEM_ROLE_VISION_INTERMEDIATE, false, o->vision_arena, &ovf);
+        item(r, o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
+        item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
+    }
+    item(r, o, "logits", TMEM_ROLE_OUTPUT_TOKENS, false, logits, &ovf);
+    return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
+}
+
+static bool fits_at(const req *r, uint64_t budget, uint64_t ctx, uint32_t iw, uint32_t ih) {
+    tmem_fit_result t;
+    return compute(r, ctx, iw, ih, &t) == TMEM_OK && t.total <= budget;
+}
+
+/* Largest context in whole KV blocks that fits with the image. */
+static uint64_t search_ctx(const req *r, uint64_t budget, uint64_t ctx_cap, uint32_t iw, uint32_t ih,
+                           uint64_t image_tokens) {
+    uint64_t lo = image_tokens / r->block + (image_tokens % r->block != 0);
+    if (lo == 0) lo = 1;
+    uint64_t cap = ctx_cap / r->block;
+    if (cap < lo || !fits_at(r, budget, lo * r->block, iw, ih)) return 0;
+    uint64_t hi = lo; /* invariant: fits(lo); grow hi until it does not or hits the cap */
+    while (hi < cap) {
+        uint64_t nh = hi * 2 > cap ? cap : hi * 2;
+        if (!fits_at(r, budget, nh * r->block, iw, ih)) {
+            hi = nh;
+            break;
+        }
+        lo = hi = nh;
+    }
+    if (lo == hi) return lo * r->block; /* reached the cap */
+    while (hi - lo > 1) { /* fits(lo), !fits(hi) */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fits_at(r, budget, mid * r->block, iw, ih)) lo = mid;
+        else hi = mid;
+    }
+    return lo * r->block;
+}
+
+/* Image of scale k: long side k*unit, short side in proportion. */
+static void scaled(uint64_t k, uint64_t unit, uint32_t iw, uint32_t ih, uint32_t *w, uint32_t *h) {
+    uint64_t L = iw > ih ? iw : ih, S = iw > ih ? ih : iw;
+    uint64_t lng = k * unit, sh = (lng * S + L / 2) / L;
+    sh = (sh + unit / 2) / unit * unit;
+    if (sh < unit) sh = unit;
+    *w = (uint32_t)(iw >= ih ? lng : sh);
+    *h = (uint32_t)(iw >= ih ? sh : lng);
+}
+
+static void search_image(const req *r, uint64_t budget, uint64_t ctx, uint32_t iw, uint32_t ih, uint32_t *bw,
+                         uint32_t *bh) {
+    *bw = *bh = 0;
+    uint64_t unit = (uint64_t)r->m->vis_patch * r->m->vis_merge, L = iw > ih ? iw : ih;
+    uint64_t kmax = (L + unit / 2) / unit;
+    if (kmax == 0) kmax = 1;
+    uint32_t w, h;
+    scaled(1, unit, iw, ih, &w, &h);
+    if (!fits_at(r, budget, ctx, w, h)) return;
+    uint64_t lo = 1, hi = kmax + 1; /* fits(lo); hi is past the range */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        scaled(mid, unit, iw, ih, &w, &h);
+        if (fits_at(r, budget, ctx, w, h)) lo = mid;
+        else hi = mid;
+    }
+    scaled(lo, unit, iw, ih, bw, bh);
+}
+
+static tmem_status resolve(const tmem_fit_desc *d, req *r) {
+    memset(r, 0, sizeof *r);
+    r->m = d->model;
+    r->ctx = d->ctx;
+    tmem_status st = tmem_model_validate(d->model);
+    if (st) return st;
+    if ((d->image_width != 0) != (d->image_height != 0)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (d->image_width && !d->model->vis_depth) return tmem__err(TMEM_E_INVALID_ARG);
+    if (d->graph_flags & ~(uint32_t)TMEM_MODEL_GRAPH_NO_FLASH_ATTN) return tmem__err(TMEM_E_INVALID_ARG);
+    if ((unsigned)d->weight_dtype >= TMEM_WEIGHT_COUNT || (unsigned)d->kv_dtype >= TMEM_KV_DTYPE_COUNT ||
+        (unsigned)d->state_dtype >= TMEM_KV_DTYPE_COUNT)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    r->n_seqs = d->n_seqs ? d->n_seqs : 1;
+    r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
+    r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
+    r->flags = d->graph_flags;
+    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT && d->model->file_weight_bytes;
+    r->weight_type = tmem_weight_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16);
+    r->vision_weight_type = r->weight_type;
+    r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;
+    r->state_type = d->state_dtype ? d->state_dtype : TMEM_KV_DTYPE_F32;
+    return tmem_model_param_count(d->model, &r->params);
+}
+
+tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!d || !out || !d->model || !d->ctx_tokens) return tmem__err(TMEM_E_INVALID_ARG);
+    req r;
+    arena_memo memo;
+    memo.n = memo.next = 0;
+    tmem_status st = resolve(d, &r);
+    r.memo = &memo;
+    if (st) return st;
+    tmem_fit_result res;
+    if ((st = compute(&r, d->ctx_tokens, d->image_width, d->image_height, &res))) return st;
+    res.budget = d->budget;
+    res.fits = d->budget == 0 || res.total <= d->budget;
+    if (d->budget) {
+        uint64_t cap = d->ctx_tokens > d->model->n_ctx_train ? d->ctx_tokens : d->model->n_ctx_train;
+        res.max_ctx_tokens = search_ctx(&r, d->budget, cap, d->image_width, d->image_height, res.image_tokens);
+        if (d->image_width)
+            search_image(&r, d->budget, d->ctx_tokens, d->image_width, d->image_height, &res.max_image_width,
+                         &res.max_image_height);
+    }
+    *out = res;
+    return TMEM_OK;
+}

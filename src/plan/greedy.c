@@ -1,0 +1,269 @@
+/*
+ * The heuristic portfolio. Each member sorts the buffers by one key and
+ * places them one by one in the best gap among the already placed buffers
+ * alive at the same time (best fit: the smallest gap that holds it, lowest
+ * offset on ties; or first fit: the lowest gap), else on top of them. The
+ * best arena of the portfolio wins. O(n log n + overlaps log overlaps) per
+ * member with the overlap lists; without them (too many pairs to list) a
+ * sweep in start order with best fit over the live set is used instead.
+ */
+#include "plan_internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct span { uint64_t off, top; } span;
+
+typedef struct order_key {
+    double k1, k2;      /* descending */
+    uint32_t idx;
+} order_key;
+
+static int cmp_key(const void *a, const void *b) {
+    const order_key *x = a, *y = b;
+    if (x->k1 != y->k1) return x->k1 > y->k1 ? -1 : 1;
+    if (x->k2 != y->k2) return x->k2 > y->k2 ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cmp_span(const void *a, const void *b) {
+    const span *x = a, *y = b;
+    return (x->off > y->off) - (x->off < y->off);
+}
+
+static void sort_spans(span *s, uint32_t m) {
+    if (m < 24) {
+        for (uint32_t i = 1; i < m; i++) {
+            span v = s[i];
+            uint32_t j = i;
+            while (j && s[j - 1].off > v.off) {
+                s[j] = s[j - 1];
+                j--;
+            }
+            s[j] = v;
+        }
+    } else {
+        qsort(s, m, sizeof *s, cmp_span);
+    }
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+
+/* Offset for `size` among occupied spans sorted by offset. */
+static uint64_t fit(const span *s, uint32_t m, uint64_t size, uint64_t align, bool best) {
+    uint64_t cur = 0, pick = UINT64_MAX, pick_waste = UINT64_MAX;
+    for (uint32_t k = 0; k < m; k++) {
+        if (s[k].off > cur) {
+            uint64_t o = align_up(cur, align);
+            if (o <= s[k].off && s[k].off - o >= size) {
+                uint64_t waste = s[k].off - o - size;
+                if (!best) return o;
+                if (waste < pick_waste) {
+                    pick_waste = waste;
+                    pick = o;
+                    if (!waste) return o;
+                }
+            }
+        }
+        if (s[k].top > cur) cur = s[k].top;
+    }
+    return pick != UINT64_MAX ? pick : align_up(cur, align);
+}
+
+/* Max over each buffer's sections of the section's total: how crowded the
+ * busiest moment of its life is. Iterative segment tree for range max. */
+static bool crowding(const tmem__plan_inst *inst, double *out) {
+    uint32_t ns = inst->nsec ? inst->nsec : 1;
+    uint64_t *tree = calloc((size_t)ns * 2, sizeof *tree);
+    if (!tree) return false;
+    uint64_t *load = tree + ns;
+    for (uint32_t i = 0; i < inst->n; i++) {
+        load[inst->lo[i]] += inst->size[i];
+        if (inst->hi[i] < ns) load[inst->hi[i]] -= inst->size[i];
+    }
+    for (uint32_t s = 1; s < ns; s++) load[s] += load[s - 1];
+    for (uint32_t v = ns - 1; v >= 1; v--) tree[v] = tree[2 * v] > tree[2 * v + 1] ? tree[2 * v] : tree[2 * v + 1];
+    for (uint32_t i = 0; i < inst->n; i++) {
+        uint64_t m = 0;
+        for (uint32_t l = inst->lo[i] + ns, r = inst->hi[i] + ns; l < r; l >>= 1, r >>= 1) {
+            if (l & 1) { if (tree[l] > m) m = tree[l]; l++; }
+            if (r & 1) { --r; if (tree[r] > m) m = tree[r]; }
+        }
+        out[i] = (double)m;
+    }
+    free(tree);
+    return true;
+}
+
+enum { ORD_SIZE, ORD_AREA, ORD_CROWD, ORD_LIFE, ORD_CONFLICT, ORD_START, ORD_COUNT };
+
+static void make_order(const tmem__plan_inst *inst, const tmem__plan_adj *adj, const double *crowd, int kind,
+                       order_key *keys) {
+    for (uint32_t i = 0; i < inst->n; i++) {
+        double size = (double)inst->size[i], len = (double)inst->len[i];
+        order_key *k = &keys[i];
+        k->idx = i;
+        switch (kind) {
+        case ORD_SIZE: k->k1 = size; k->k2 = len; break;
+        case ORD_AREA: k->k1 = size * len; k->k2 = size; break;
+        case ORD_CROWD: k->k1 = crowd[i]; k->k2 = size * len; break;
+        case ORD_LIFE: k->k1 = len; k->k2 = size; break;
+        case ORD_CONFLICT: k->k1 = adj ? (double)(adj->start[i + 1] - adj->start[i]) : 0; k->k2 = size; break;
+        default: k->k1 = -(double)inst->lo[i]; k->k2 = size; break;
+        }
+        /* Fixed buffers go first whatever the order: they are obstacles. */
+        if (inst->fixed[i] != TMEM_OFFSET_NONE) k->k1 = 1e300;
+    }
+    qsort(keys, inst->n, sizeof *keys, cmp_key);
+}
+
+/* One member of the portfolio with overlap lists. Returns the arena. */
+static uint64_t run_adj(const tmem__plan_inst *inst, const tmem__plan_adj *adj, const order_key *keys, bool best,
+                        uint64_t *off, span *tmp) {
+    uint64_t arena = 0;
+    for (uint32_t i = 0; i < inst->n; i++) off[i] = TMEM_OFFSET_NONE;
+    for (uint32_t k = 0; k < inst->n; k++) {
+        uint32_t b = keys[k].idx;
+        uint64_t o = inst->fixed[b];
+        if (o == TMEM_OFFSET_NONE) {
+            uint32_t m = 0;
+            for (uint32_t e = adj->start[b]; e < adj->start[b + 1]; e++) {
+                uint32_t j = adj->adj[e];
+                if (off[j] != TMEM_OFFSET_NONE) tmp[m++] = (span){off[j], off[j] + inst->size[j]};
+            }
+            sort_spans(tmp, m);
+            o = fit(tmp, m, inst->size[b], inst->align[b], best);
+        }
+        off[b] = o;
+        if (o + inst->size[b] > arena) arena = o + inst->size[b];
+    }
+    return arena;
+}
+
+/* Without overlap lists: buffers in start order, live set kept sorted by
+ * offset; fixed buffers stay in it for their lifetime. */
+static int cmp_start(const void *a, const void *b) {
+    const uint64_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static tmem_status run_sweep(const tmem__plan_inst *inst, uint64_t *off, uint64_t *arena_out) {
+    uint32_t n = inst->n;
+    uint64_t (*ord)[2] = malloc((size_t)n * sizeof *ord + 1);
+    span *live = malloc((size_t)n * 2 * sizeof *live + 1);
+    uint32_t *live_idx = malloc((size_t)n * sizeof *live_idx + 1);
+    uint32_t *fixed = malloc((size_t)n * sizeof *fixed + 1);
+    if (!ord || !live || !live_idx || !fixed) {
+        free(fixed);
+        free(ord);
+        free(live);
+        free(live_idx);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    /* fixed first at equal start so they are in place before the free ones */
+    for (uint32_t i = 0; i < n; i++) {
+        ord[i][0] = (uint64_t)inst->lo[i] << 1 | (inst->fixed[i] == TMEM_OFFSET_NONE);
+        ord[i][1] = i;
+    }
+    qsort(ord, n, sizeof *ord, cmp_start);
+    uint32_t nfixed = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (inst->fixed[i] != TMEM_OFFSET_NONE) fixed[nfixed++] = i;
+    uint32_t m = 0;
+    uint64_t arena = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t b = (uint32_t)ord[k][1], now = inst->lo[b];
+        uint32_t w = 0;
+        for (uint32_t r = 0; r < m; r++)
+            if (inst->hi[live_idx[r]] > now) {
+                live[w] = live[r];
+                live_idx[w++] = live_idx[r];
+            }
+        m = w;
+        /* Fixed buffers starting later may still collide: they are placed
+         * when their start comes, and free buffers placed before avoid them
+         * only if alive then. Check all fixed ones overlapping b as well. */
+        uint64_t o = inst->fixed[b];
+        if (o == TMEM_OFFSET_NONE && nfixed == 0) {
+            o = fit(live, m, inst->size[b], inst->align[b], true);   /* live is sorted */
+        } else if (o == TMEM_OFFSET_NONE) {
+            span *s = live + m;   /* scratch after the live set */
+            uint32_t c = 0;
+            for (uint32_t r = 0; r < m; r++) s[c++] = live[r];
+            for (uint32_t f = 0; f < nfixed; f++) {
+                uint32_t j = fixed[f];
+                if (inst->lo[j] > now && inst->lo[j] < inst->hi[b])
+                    s[c++] = (span){inst->fixed[j], inst->fixed[j] + inst->size[j]};
+            }
+            sort_spans(s, c);
+            o = fit(s, c, inst->size[b], inst->align[b], true);
+        }
+        off[b] = o;
+        if (o + inst->size[b] > arena) arena = o + inst->size[b];
+        uint32_t pos = m;
+        while (pos && live[pos - 1].off > o) {
+            live[pos] = live[pos - 1];
+            live_idx[pos] = live_idx[pos - 1];
+            pos--;
+        }
+        live[pos] = (span){o, o + inst->size[b]};
+        live_idx[pos] = b;
+        m++;
+    }
+    free(fixed);
+    free(ord);
+    free(live);
+    free(live_idx);
+    *arena_out = arena;
+    return TMEM_OK;
+}
+
+tmem_status tmem__plan_greedy(const tmem__plan_inst *inst, const tmem__plan_adj *adj, bool fast, uint64_t *offsets,
+                              uint64_t *arena, const char **name) {
+    uint32_t n = inst->n;
+    *arena = 0;
+    *name = "none";
+    if (n == 0) return TMEM_OK;
+    if (!adj) {
+        *name = "sweep";
+        return run_sweep(inst, offsets, arena);
+    }
+    uint32_t maxdeg = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (adj->start[i + 1] - adj->start[i] > maxdeg) maxdeg = adj->start[i + 1] - adj->start[i];
+    order_key *keys = malloc((size_t)n * sizeof *keys);
+    double *crowd = malloc((size_t)n * sizeof *crowd);
+    uint64_t *off = malloc((size_t)n * sizeof *off);
+    span *tmp = malloc(((size_t)maxdeg + 1) * sizeof *tmp);
+    if (!keys || !crowd || !off || !tmp || !crowding(inst, crowd)) {
+        free(keys);
+        free(crowd);
+        free(off);
+        free(tmp);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    static const struct { int order; bool best; } members[] = {
+        {ORD_CROWD, true}, {ORD_SIZE, true}, {ORD_AREA, true}, {ORD_CONFLICT, true},
+        {ORD_LIFE, true},  {ORD_START, true}, {ORD_SIZE, false}, {ORD_CROWD, false},
+    };
+    static const char *const labels[] = {
+        "greedy:crowding", "greedy:size", "greedy:area", "greedy:conflicts",
+        "greedy:lifetime", "greedy:start", "greedy:size-first-fit", "greedy:crowding-first-fit",
+    };
+    size_t count = fast ? 3 : sizeof members / sizeof members[0];
+    uint64_t best = UINT64_MAX;
+    for (size_t m = 0; m < count; m++) {
+        make_order(inst, adj, crowd, members[m].order, keys);
+        uint64_t a = run_adj(inst, adj, keys, members[m].best, off, tmp);
+        if (a < best) {
+            best = a;
+            memcpy(offsets, off, (size_t)n * sizeof *off);
+            *name = labels[m];
+        }
+    }
+    free(keys);
+    free(crowd);
+    free(off);
+    free(tmp);
+    *arena = best;
+    return TMEM_OK;
+}

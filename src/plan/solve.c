@@ -1,0 +1,311 @@
+/*
+ * tmem_plan_solve: the driver. Greedy portfolio first; then, where the best
+ * greedy arena is above what the problem may allow, the exact search on each
+ * independent time part, as decision problems at decreasing capacities
+ * (probe the lower bound first, then binary search between the best proved
+ * infeasible capacity and the best plan found). Every plan is checked by the
+ * independent validator before it is returned.
+ */
+#include "plan_internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Adjacency lists bigger than this (entries, both directions) are not built:
+ * the greedy then sweeps in time order and the exact search is skipped. */
+#define PLAN_ADJ_BUDGET ((uint64_t)1 << 25)
+
+double tmem__plan_now(void) {
+    struct timespec ts;
+    /* C11 timespec_get: no OS header needed; wall clock is fine for limits. */
+    if (timespec_get(&ts, TIME_UTC) != TIME_UTC) return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t tmem__plan_arena(const tmem__plan_inst *inst, const uint64_t *offsets) {
+    uint64_t a = 0;
+    for (uint32_t i = 0; i < inst->n; i++)
+        if (offsets[i] + inst->size[i] > a) a = offsets[i] + inst->size[i];
+    return a;
+}
+
+typedef struct part_job {
+    tmem__plan_inst *inst;
+    uint64_t *off;          /* current best offsets of the part */
+    uint64_t lb, ub, proved;/* proved: every capacity below is infeasible */
+} part_job;
+
+static uint64_t round_down(uint64_t x, uint64_t step) { return x / step * step; }
+static uint64_t round_up(uint64_t x, uint64_t step) { return (x + step - 1) / step * step; }
+
+/* One decision probe with its own deadline slice. */
+static tmem__plan_search_result probe(const part_job *j, const tmem__plan_adj *adj, uint64_t cap,
+                                      tmem__plan_limits *lim, double slice_end, uint64_t *tmp) {
+    tmem__plan_limits l = *lim;
+    if (slice_end > 0 && (l.deadline <= 0 || slice_end < l.deadline)) l.deadline = slice_end;
+    tmem__plan_search_result r = tmem__plan_search(j->inst, adj, cap, &l, tmp);
+    lim->nodes = l.nodes;
+    lim->oom |= l.oom;
+    return r;
+}
+
+/* Minimise (or decide, when `decide`) one part down to `goal`. */
+static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, tmem__plan_limits *lim, double part_end) {
+    if (j->ub <= goal) return TMEM_OK;
+    tmem__plan_adj adj;
+    tmem_status st = tmem__plan_adj_build(j->inst, PLAN_ADJ_BUDGET, &adj);
+    if (st == TMEM_E_LIMIT) return TMEM_OK;   /* too dense for the exact search */
+    if (st) return st;
+    uint64_t *tmp = malloc(((size_t)j->inst->n + 1) * sizeof *tmp);
+    if (!tmp) {
+        tmem__plan_adj_free(&adj);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    uint64_t step = j->inst->step ? j->inst->step : 1;
+    uint64_t goal_cap = round_up(goal > j->lb ? goal : j->lb, step); /* first capacity worth trying */
+    if (j->proved < j->lb) j->proved = j->lb;
+    /* 1. The goal itself (usually the lower bound): done if it fits. */
+    {
+        double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
+        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.4) : 0, tmp);
+        if (r == TMEM__PLAN_FOUND) {
+            uint64_t a = tmem__plan_arena(j->inst, tmp);
+            if (a < j->ub) {
+                j->ub = a;
+                memcpy(j->off, tmp, (size_t)j->inst->n * sizeof *tmp);
+            }
+        } else if (r == TMEM__PLAN_NONE && goal_cap + step > j->proved) {
+            j->proved = goal_cap + step;
+        }
+    }
+    /* 2. Binary search between what is proved infeasible and the best plan,
+     * in rounds of growing time slices: a probe that runs out of time counts
+     * as "infeasible for now" within its round; the next round retries the
+     * gap with twice the time. */
+    double frac = 0.2;
+    while (!decide && !lim->oom && j->ub > (j->proved > goal_cap ? j->proved : goal_cap)) {
+        uint64_t lo = j->proved > goal_cap ? j->proved : goal_cap;
+        bool timed_out = false;
+        while (lo < j->ub) {
+            double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
+            if (part_end > 0 && left <= 0.001) break;
+            if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
+            uint64_t cap = round_down(lo + (j->ub - lo) / 2, step);
+            if (cap < lo) cap = lo;
+            tmem__plan_search_result r = probe(j, &adj, cap, lim, part_end > 0 ? now + left * frac : 0, tmp);
+            if (r == TMEM__PLAN_FOUND) {
+                uint64_t a = tmem__plan_arena(j->inst, tmp);
+                if (a < j->ub) {
+                    j->ub = a;
+                    memcpy(j->off, tmp, (size_t)j->inst->n * sizeof *tmp);
+                }
+                if (a > cap) break; /* cannot happen: the search keeps tops <= cap */
+            } else if (r == TMEM__PLAN_NONE) {
+                if (cap + step > j->proved) j->proved = cap + step;
+                lo = cap + step;
+            } else {
+                if (lim->oom) break;
+                timed_out = true;
+                lo = cap + step;
+            }
+        }
+        if (!timed_out) continue;   /* the gap closed by proofs and plans */
+        double now = tmem__plan_now();
+        if (part_end > 0 && part_end - now <= 0.001) break;
+        if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
+        if (part_end <= 0) break;   /* no time limit: probes never time out */
+        frac = frac * 2 > 1 ? 1 : frac * 2;
+    }
+    free(tmp);
+    tmem__plan_adj_free(&adj);
+    return TMEM_OK;
+}
+
+static tmem_status make_plan(const tmem_plan_problem *p, const uint64_t *offsets, tmem_plan **out) {
+    tmem_plan *pl = calloc(1, sizeof *pl);
+    if (!pl) return tmem__err(TMEM_E_NO_MEMORY);
+    pl->items = malloc(((size_t)p->n + 1) * sizeof *pl->items);
+    pl->ids = malloc(p->ids_len + 1);
+    if (!pl->items || !pl->ids) {
+        tmem_plan_destroy(pl);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    memcpy(pl->items, p->items, (size_t)p->n * sizeof *pl->items);
+    memcpy(pl->ids, p->ids, p->ids_len);
+    pl->n = p->n;
+    pl->max_align = 1;
+    for (uint32_t i = 0; i < p->n; i++) {
+        pl->items[i].offset = offsets[i];
+        if (pl->items[i].align > pl->max_align) pl->max_align = pl->items[i].align;
+    }
+    *out = pl;
+    return TMEM_OK;
+}
+
+tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *desc, tmem_plan **out) {
+    if (out) *out = NULL;
+    if (!p || !out || p->n == 0) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_plan_desc d = desc ? *desc : (tmem_plan_desc){0};
+    bool decide = d.mode == TMEM_PLAN_DECIDE;
+    if (decide && d.capacity == 0) return tmem__err(TMEM_E_INVALID_ARG);
+    if (d.mode != TMEM_PLAN_MINIMIZE && !decide) return tmem__err(TMEM_E_INVALID_ARG);
+    double t0 = tmem__plan_now();
+    double limit = d.time_limit_s == 0 ? 2.0 : d.time_limit_s;
+    tmem__plan_limits lim = {limit > 0 ? t0 + limit : 0, d.node_limit, 0, false};
+
+    tmem__plan_inst inst;
+    tmem_status st = tmem__plan_inst_from_problem(p, &inst);
+    if (st) return st;
+    uint32_t n = inst.n, nparts = 0;
+    uint64_t *off = malloc((size_t)n * sizeof *off), lb = 0, greedy_arena = 0;
+    tmem__plan_inst *parts = NULL;
+    part_job *jobs = NULL;
+    const char *gname = "greedy";
+    if (!off || !tmem__plan_inst_lower_bound(&inst, &lb)) {
+        st = tmem__err(TMEM_E_NO_MEMORY);
+        goto out;
+    }
+    {
+        tmem__plan_adj adj;
+        tmem_status ast = tmem__plan_adj_build(&inst, PLAN_ADJ_BUDGET, &adj);
+        if (ast && ast != TMEM_E_LIMIT) {
+            st = ast;
+            goto out;
+        }
+        bool fast = (d.flags & TMEM_PLAN_HEURISTIC_ONLY) && n > 20000;
+        st = tmem__plan_greedy(&inst, ast ? NULL : &adj, fast, off, &greedy_arena, &gname);
+        if (!ast) tmem__plan_adj_free(&adj);
+        if (st) goto out;
+    }
+    uint64_t target = decide ? d.capacity : lb;
+    uint64_t arena = greedy_arena;
+    bool optimal = arena == lb;
+    const char *method = gname;
+    if (arena > target && !(d.flags & TMEM_PLAN_HEURISTIC_ONLY)) {
+        if (d.flags & TMEM_PLAN_NO_DECOMPOSE) {
+            parts = calloc(1, sizeof *parts);
+            if (!parts || tmem__plan_inst_alloc(&parts[0], n, inst.nsec)) {
+                free(parts);
+                parts = NULL;
+                st = tmem__err(TMEM_E_NO_MEMORY);
+                goto out;
+            }
+            nparts = 1;
+            memcpy(parts[0].block_, inst.block_, (size_t)n * 4 * sizeof(uint64_t) + (size_t)n * 3 * sizeof(uint32_t));
+            parts[0].step = inst.step;
+        } else if ((st = tmem__plan_decompose(&inst, &parts, &nparts))) {
+            goto out;
+        }
+        jobs = calloc(nparts, sizeof *jobs);
+        if (!jobs) {
+            st = tmem__err(TMEM_E_NO_MEMORY);
+            goto out;
+        }
+        uint64_t need_n = 0;
+        for (uint32_t k = 0; k < nparts; k++) {
+            part_job *j = &jobs[k];
+            j->inst = &parts[k];
+            j->off = malloc(((size_t)parts[k].n + 1) * sizeof *j->off);
+            if (!j->off || !tmem__plan_inst_lower_bound(j->inst, &j->lb)) {
+                st = tmem__err(TMEM_E_NO_MEMORY);
+                goto out;
+            }
+            for (uint32_t i = 0; i < parts[k].n; i++) j->off[i] = off[parts[k].orig[i]];
+            j->ub = tmem__plan_arena(j->inst, j->off);
+            j->proved = j->lb;
+            if (j->ub > target) need_n += parts[k].n;
+        }
+        /* Parts in order of decreasing arena: the worst first; each later
+         * part only needs to come down to what the earlier ones reached. */
+        uint64_t floor = target;
+        for (;;) {
+            part_job *j = NULL;
+            for (uint32_t k = 0; k < nparts; k++)
+                if (jobs[k].ub > floor && jobs[k].off && (!j || jobs[k].ub > j->ub)) j = &jobs[k];
+            if (!j) break;
+            double now = tmem__plan_now(), end = 0;
+            if (lim.deadline > 0) end = now + (lim.deadline - now) * ((double)j->inst->n / (double)(need_n ? need_n : 1));
+            if ((st = solve_part(j, floor, decide, &lim, end))) goto out;
+            need_n -= need_n >= j->inst->n ? j->inst->n : need_n;
+            if (!decide && j->ub > floor) floor = j->ub;
+            /* mark done: copy back and stop considering it */
+            for (uint32_t i = 0; i < j->inst->n; i++) off[j->inst->orig[i]] = j->off[i];
+            free(j->off);
+            j->off = NULL;
+            if (decide && j->ub > target) break;
+        }
+        arena = tmem__plan_arena(&inst, off);
+        optimal = arena == lb;
+        if (!optimal && !decide) {
+            /* optimal if every part as high as the arena proved it minimal */
+            optimal = true;
+            for (uint32_t k = 0; k < nparts; k++)
+                if (jobs[k].ub == arena && jobs[k].proved < arena) optimal = false;
+        }
+        if (arena < greedy_arena) method = "exact";
+    }
+    if (decide && arena > d.capacity) {
+        bool proved = false;
+        for (uint32_t k = 0; k < nparts; k++)
+            if (jobs[k].ub > d.capacity && jobs[k].proved > d.capacity) proved = true;
+        if (lb > d.capacity) proved = true;
+        st = proved ? tmem__err(TMEM_E_INFEASIBLE) : tmem__err(TMEM_E_LIMIT);
+        goto out;
+    }
+    if (!decide && d.capacity && arena > d.capacity) {
+        st = lb > d.capacity ? tmem__err(TMEM_E_INFEASIBLE) : tmem__err(TMEM_E_LIMIT);
+        goto out;
+    }
+    tmem_plan_violation why;
+    if (tmem_plan_validate(p, off, decide ? d.capacity : 0, &why) != TMEM_OK) {
+        st = tmem__err(TMEM_E_CORRUPT);
+        goto out;
+    }
+    if ((st = make_plan(p, off, out))) goto out;
+    tmem_plan *pl = *out;
+    pl->info.buffers = n;
+    pl->info.parts = nparts ? nparts : 1;
+    pl->info.arena = arena;
+    pl->info.lower_bound = lb;
+    pl->info.sum_sizes = p->sum;
+    pl->info.heuristic_arena = greedy_arena;
+    pl->info.optimal = optimal;
+    pl->info.nodes = lim.nodes;
+    snprintf(pl->method, sizeof pl->method, "%s", method);
+    pl->info.method = pl->method;
+    pl->info.seconds = tmem__plan_now() - t0;
+out:
+    if (jobs)
+        for (uint32_t k = 0; k < nparts; k++) free(jobs[k].off);
+    free(jobs);
+    tmem__plan_parts_free(parts, nparts);
+    tmem__plan_inst_free(&inst);
+    free(off);
+    return st;
+}
+
+void tmem_plan_destroy(tmem_plan *pl) {
+    if (!pl) return;
+    free(pl->items);
+    free(pl->ids);
+    free(pl);
+}
+
+tmem_status tmem_plan_get_info(const tmem_plan *pl, tmem_plan_info *out) {
+    if (!pl || !out) return tmem__err(TMEM_E_INVALID_ARG);
+    *out = pl->info;
+    return TMEM_OK;
+}
+
+uint64_t tmem_plan_offset(const tmem_plan *pl, uint32_t i) {
+    if (!pl || i >= pl->n) return TMEM_OFFSET_NONE;
+    return pl->items[i].offset;
+}
+
+tmem_status tmem_plan_get_buffer(const tmem_plan *pl, uint32_t i, tmem_plan_buffer *out) {
+    if (!pl || !out) return tmem__err(TMEM_E_INVALID_ARG);
+    if (i >= pl->n) return tmem__err(TMEM_E_NOT_FOUND);
+    const tmem__plan_item *it = &pl->items[i];
+    *out = (tmem_plan_buffer){pl->ids + it->id, it->size, it->align, it->start, it->end, it->offset, it->flags};
+    return TMEM_OK;
+}

@@ -1,0 +1,530 @@
+/* Model descriptors and the fit calculator against hand-computed values:
+ * KV bytes per token, recurrent state per sequence, vision tokens, parameter
+ * counts (Llama-3.2-1B's published 1,235,814,400), the activation graphs'
+ * lifetimes, descriptors read back from GGUF metadata, and fit results that
+ * add up and whose searched limits sit exactly on the budget's edge. Ends
+ * with `tmem fit --json` through the real binary. */
+#include "harness.h"
+#include "typedmem/model.h"
+#include "typedmem/plan.h"
+#include <stdlib.h>
+#include <string.h>
+
+static tmem_model_desc preset(const char *name) {
+    tmem_model_desc m;
+    memset(&m, 0, sizeof m);
+    if (tmem_model_preset(name, &m) != TMEM_OK) printf("no preset %s\n", name);
+    return m;
+}
+
+static void test_kv_and_state(void) {
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    uint32_t full, linear;
+    tmem_model_layer_counts(&m, &full, &linear);
+    CHECK(full == 6 && linear == 18);
+    uint64_t b;
+    /* 6 full-attention layers x (K + V) x 2 KV heads x 256 x 2 bytes */
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_F16, &b));
+    CHECK_MSG(b == 12288, "kv f16 %llu", (unsigned long long)b);
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_F32, &b));
+    CHECK(b == 24576);
+    /* q8_0: 512 values = 16 blocks of 34 bytes, x2 x6 */
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_Q8_0, &b));
+    CHECK(b == 6 * 2 * 16 * 34);
+    /* 18 DeltaNet layers x (16*128*128 delta state + 3 * (2048 + 2*16*128) conv) x 2 bytes */
+    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F16, &b));
+    CHECK_MSG(b == 10100736, "state f16 %llu", (unsigned long long)b);
+    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F32, &b));
+    CHECK(b == 20201472);
+    CHECK_ST(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_COUNT, &b), TMEM_E_INVALID_ARG);
+    /* the layouts the cache takes carry the same numbers */
+    tmem_kv_layout kl;
+    CHECK_OK(tmem_model_kv_layout(&m, TMEM_KV_DTYPE_F16, 0, &kl));
+    CHECK(kl.layers == 6 && kl.kv_heads == 2 && kl.head_dim == 256);
+    tmem_recurrent_layout rl;
+    CHECK_OK(tmem_model_recurrent_layout(&m, TMEM_KV_DTYPE_F16, &rl));
+    CHECK(rl.layers == 18 && rl.key_heads == 16 && rl.value_heads == 16 && rl.key_dim == 128 && rl.value_dim == 128 &&
+          rl.conv_kernel == 4 && rl.conv_channels == 6144);
+    tmem_model_desc dense = preset("llama-3.2-1b");
+    CHECK_ST(tmem_model_recurrent_layout(&dense, TMEM_KV_DTYPE_F16, &rl), TMEM_E_INVALID_ARG);
+    tmem_model_desc mla = m;
+    mla.head_dim_v = 128;
+    CHECK_ST(tmem_model_kv_layout(&mla, TMEM_KV_DTYPE_F16, 0, &kl), TMEM_E_UNSUPPORTED);
+    tmem_model_desc odd = m;
+    odd.head_dim_k = odd.head_dim_v = 40; /* 80-value rows are not whole q8_0 blocks */
+    CHECK_ST(tmem_model_kv_bytes_per_token(&odd, TMEM_KV_DTYPE_Q8_0, &b), TMEM_E_INVALID_ARG);
+
+    tmem_model_desc q9 = preset("qwen3.5-9b");
+    CHECK_OK(tmem_model_kv_bytes_per_token(&q9, TMEM_KV_DTYPE_F16, &b));
+    CHECK(b == 8ull * 2 * 4 * 256 * 2);
+    /* 24 layers x (32 value heads x 128 x 128 + 3 x (4096 + 2*16*128)) x 2 */
+    CHECK_OK(tmem_model_recurrent_bytes(&q9, TMEM_KV_DTYPE_F16, &b));
+    CHECK(b == 24ull * (32 * 128 * 128 + 3 * (4096 + 4096)) * 2);
+    tmem_model_desc l = preset("llama-3.2-1b");
+    CHECK_OK(tmem_model_kv_bytes_per_token(&l, TMEM_KV_DTYPE_F16, &b));
+    CHECK(b == 16ull * 2 * 8 * 64 * 2);
+    CHECK_OK(tmem_model_recurrent_bytes(&l, TMEM_KV_DTYPE_F16, &b));
+    CHECK(b == 0);
+    tmem_model_desc q3 = preset("qwen3-0.6b");
+    CHECK_OK(tmem_model_kv_bytes_per_token(&q3, TMEM_KV_DTYPE_BF16, &b));
+    CHECK(b == 28ull * 2 * 8 * 128 * 2);
+}
+
+static void test_vision_tokens(void) {
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    uint64_t t, p;
+    CHECK_OK(tmem_model_vision_tokens(&m, 1024, 1024, &t, &p));
+    CHECK(p == 4096 && t == 1024);
+    CHECK_OK(tmem_model_vision_tokens(&m, 1920, 1080, &t, &p)); /* 1920x1088 -> 120 x 68 patches */
+    CHECK(p == 120 * 68 && t == 60 * 34);
+    CHECK_OK(tmem_model_vision_tokens(&m, 5, 5, &t, &p)); /* at least one merged token */
+    CHECK(p == 4 && t == 1);
+    CHECK_ST(tmem_model_vision_tokens(&m, 0, 5, &t, &p), TMEM_E_INVALID_ARG);
+    tmem_model_desc l = preset("llama-3.2-1b");
+    CHECK_ST(tmem_model_vision_tokens(&l, 64, 64, &t, &p), TMEM_E_INVALID_ARG);
+}
+
+static void test_params(void) {
+    tmem_model_params p;
+    tmem_model_desc l = preset("llama-3.2-1b");
+    CHECK_OK(tmem_model_param_count(&l, &p));
+    CHECK_MSG(p.total == 1235814400ull, "llama-3.2-1b params %llu", (unsigned long long)p.total);
+    CHECK(p.embedding == 128256ull * 2048 && p.output == 2048 && p.vision == 0 && p.linear_attention == 0);
+    tmem_model_desc q3 = preset("qwen3-0.6b");
+    CHECK_OK(tmem_model_param_count(&q3, &p));
+    CHECK_MSG(p.total == 596049920ull, "qwen3-0.6b params %llu", (unsigned long long)p.total);
+    for (uint32_t i = 0; tmem_model_preset_name(i); i++) {
+        tmem_model_desc m = preset(tmem_model_preset_name(i));
+        CHECK_OK(tmem_model_validate(&m));
+        CHECK_OK(tmem_model_param_count(&m, &p));
+        CHECK(p.total == p.embedding + p.output + p.attention + p.linear_attention + p.ffn + p.vision);
+        printf("%-14s %6.3f B parameters (vision %.3f B)\n", m.name, (double)p.total / 1e9, (double)p.vision / 1e9);
+    }
+    /* the names say 0.8B, 2B, 4B, 9B: the estimates must land near them */
+    /* llama.cpp reports 8.95 B for Qwen3.5-9B's text model */
+    tmem_model_desc q = preset("qwen3.5-9b");
+    CHECK_OK(tmem_model_param_count(&q, &p));
+    CHECK((p.total - p.vision) / 10000000 == 895);
+    q = preset("qwen3.5-0.8b");
+    CHECK_OK(tmem_model_param_count(&q, &p));
+    CHECK(p.total > 750000000ull && p.total < 950000000ull);
+    q = preset("qwen3.5-9b");
+    CHECK_OK(tmem_model_param_count(&q, &p));
+    CHECK(p.total > 8500000000ull && p.total < 10000000000ull);
+    tmem_model_desc none;
+    CHECK_ST(tmem_model_preset("gpt-5", &none), TMEM_E_NOT_FOUND);
+    CHECK_OK(tmem_model_preset("QWEN3.5-0.8B", &none));
+    tmem_model_desc bad = preset("qwen3.5-0.8b");
+    bad.n_head = 7; /* not a multiple of 2 KV heads */
+    CHECK_ST(tmem_model_validate(&bad), TMEM_E_INVALID_ARG);
+}
+
+static void test_layer_graphs(void) {
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_model_buffer b[64];
+    uint32_t n;
+    for (int k = 0; k < TMEM_MODEL_LAYER_KIND_COUNT; k++) {
+        REQUIRE_OK(tmem_model_layer_graph(&m, (tmem_model_layer_kind)k, 512, 8192, 0, b, 64, &n));
+        CHECK(n > 8);
+        uint64_t largest = 0, sum = 0;
+        uint32_t steps = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            CHECK_MSG(b[i].start < b[i].end, "kind %d buffer %s [%u,%u)", k, b[i].name, b[i].start, b[i].end);
+            CHECK(b[i].size > 0);
+            if (b[i].size > largest) largest = b[i].size;
+            if (b[i].end > steps) steps = b[i].end;
+            sum += b[i].size;
+        }
+        CHECK(!strcmp(b[0].name, "layer_in") && b[0].start == 0);
+        CHECK(!strcmp(b[n - 1].name, "layer_out") && b[n - 1].end == steps);
+        /* too small an array: FULL with the count */
+        uint32_t n2;
+        CHECK_ST(tmem_model_layer_graph(&m, (tmem_model_layer_kind)k, 512, 8192, 0, b, 3, &n2), TMEM_E_FULL);
+        CHECK(n2 == n);
+        (void)sum;
+    }
+    /* attention layer, flash: q_gate is 512 x (8*256*2) f32 */
+    REQUIRE_OK(tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_ATTENTION, 512, 8192, 0, b, 64, &n));
+    CHECK(!strcmp(b[2].name, "q_gate") && b[2].size == 512ull * 4096 * 4);
+    /* without flash attention the KQ scores appear: 8 heads x 512 x 8192 f32 */
+    REQUIRE_OK(tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_ATTENTION, 512, 8192, TMEM_MODEL_GRAPH_NO_FLASH_ATTN, b,
+                                      64, &n));
+    bool kq = false;
+    for (uint32_t i = 0; i < n; i++) kq |= !strcmp(b[i].name, "kq") && b[i].size == 8ull * 512 * 8192 * 4;
+    CHECK(kq);
+    tmem_model_desc l = preset("llama-3.2-1b");
+    CHECK_ST(tmem_model_layer_graph(&l, TMEM_MODEL_LAYER_DELTANET, 16, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_model_layer_graph(&l, TMEM_MODEL_LAYER_VISION, 16, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_ATTENTION, 0, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
+}
+
+/* Every preset's layer graphs through the planner: its lower bound equals the
+ * graph's sweep, its plan validates, and the fit reports the planned arena. */
+static void test_graphs_planned(void) {
+    for (uint32_t pi = 0; tmem_model_preset_name(pi); pi++) {
+        tmem_model_desc m = preset(tmem_model_preset_name(pi));
+        for (int k = 0; k < TMEM_MODEL_LAYER_KIND_COUNT; k++) {
+            for (uint32_t fl = 0; fl <= TMEM_MODEL_GRAPH_NO_FLASH_ATTN; fl += TMEM_MODEL_GRAPH_NO_FLASH_ATTN) {
+                tmem_model_buffer b[64];
+                uint32_t n;
+                if (tmem_model_layer_graph(&m, (tmem_model_layer_kind)k, 512, 4096, fl, b, 64, &n) != TMEM_OK)
+                    continue; /* the model lacks this layer kind */
+                tmem_plan_problem *p;
+                REQUIRE_OK(tmem_plan_problem_create(&p));
+                uint64_t sweep = 0, sum = 0;
+                for (uint32_t i = 0; i < n; i++) {
+                    tmem_plan_buffer pb = {0};
+                    pb.size = b[i].size;
+                    pb.start = b[i].start;
+                    pb.end = b[i].end;
+                    CHECK_OK(tmem_plan_problem_add(p, &pb, NULL));
+                    sum += b[i].size;
+                }
+                for (uint32_t t = 0; t < 64; t++) {
+                    uint64_t live = 0;
+                    for (uint32_t i = 0; i < n; i++)
+                        if (b[i].start <= t && t < b[i].end) live += b[i].size;
+                    if (live > sweep) sweep = live;
+                }
+                uint64_t lb;
+                CHECK_OK(tmem_plan_problem_lower_bound(p, &lb));
+                CHECK_MSG(lb == sweep, "%s kind %d: planner bound %llu, sweep %llu", m.name, k,
+                          (unsigned long long)lb, (unsigned long long)sweep);
+                tmem_plan *plan;
+                REQUIRE_OK(tmem_plan_solve(p, NULL, &plan));
+                tmem_plan_info info;
+                CHECK_OK(tmem_plan_get_info(plan, &info));
+                CHECK(info.arena >= lb && info.arena < sum);
+                uint64_t offs[64];
+                for (uint32_t i = 0; i < n; i++) offs[i] = tmem_plan_offset(plan, i);
+                CHECK_OK(tmem_plan_validate(p, offs, 0, NULL));
+                tmem_plan_destroy(plan);
+                tmem_plan_problem_destroy(p);
+            }
+        }
+    }
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f;
+    memset(&f, 0, sizeof f);
+    f.model = &m;
+    f.ctx_tokens = 4096;
+    f.image_width = f.image_height = 512;
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(r.arena_from_planner && r.activation_arena >= r.activation_lower_bound &&
+          r.vision_arena >= r.vision_lower_bound);
+    printf("qwen3.5-0.8b prefill arena %llu (bound %llu), vision %llu (bound %llu)\n",
+           (unsigned long long)r.activation_arena, (unsigned long long)r.activation_lower_bound,
+           (unsigned long long)r.vision_arena, (unsigned long long)r.vision_lower_bound);
+}
+
+static tmem_fit_desc request(const tmem_model_desc *m, uint64_t ctx, uint32_t img, uint64_t budget) {
+    tmem_fit_desc f;
+    memset(&f, 0, sizeof f);
+    f.model = m;
+    f.ctx_tokens = ctx;
+    f.image_width = f.image_height = img;
+    f.budget = budget;
+    return f;
+}
+
+static uint64_t total_at(const tmem_model_desc *m, uint64_t ctx, uint32_t w, uint32_t h) {
+    tmem_fit_desc f = request(m, ctx, 0, 0);
+    f.image_width = w;
+    f.image_height = h;
+    tmem_fit_result r;
+    return tmem_fit(&f, &r) == TMEM_OK ? r.total : UINT64_MAX;
+}
+
+static void check_sums(const tmem_fit_result *r) {
+    uint64_t sum = 0, dirty = 0;
+    for (uint32_t i = 0; i < r->item_count; i++) {
+        sum += r->items[i].bytes;
+        if (!r->items[i].clean) dirty += r->items[i].bytes;
+        CHECK(r->items[i].what && r->items[i].type_name);
+    }
+    CHECK(sum == r->total && dirty == r->total_dirty);
+}
+
+static const tmem_fit_item *find_item(const tmem_fit_result *r, const char *what) {
+    for (uint32_t i = 0; i < r->item_count; i++)
+        if (!strcmp(r->items[i].what, what)) return &r->items[i];
+    return NULL;
+}
+
+static void test_fit_breakdown(void) {
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f = request(&m, 8192, 1024, 3ull << 30);
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    check_sums(&r);
+    CHECK(r.fits && r.total <= f.budget);
+    CHECK(r.kv_bytes_per_token == 12288 && r.recurrent_bytes_per_seq == 20201472);
+    CHECK(r.image_tokens == 1024 && r.image_patches == 4096 && r.kv_tokens == 8192);
+    const tmem_fit_item *kv = find_item(&r, "kv_cache"), *st = find_item(&r, "recurrent_state");
+    REQUIRE(kv && st);
+    CHECK(kv->bytes == 8192ull * 12288 && kv->role == TMEM_ROLE_KV_CACHE && !kv->clean);
+    CHECK(st->bytes == 20201472);
+    const tmem_fit_item *w = find_item(&r, "weights.text"), *img = find_item(&r, "image"), *lg = find_item(&r, "logits");
+    REQUIRE(w && img && lg && find_item(&r, "weights.vision") && find_item(&r, "vision_embeddings"));
+    CHECK(w->clean && !strcmp(w->type_name, "/memory/weights"));
+    tmem_model_params p;
+    REQUIRE_OK(tmem_model_param_count(&m, &p));
+    CHECK(w->bytes == (p.total - p.vision) * 2); /* bf16 by default */
+    CHECK(img->bytes == 1024ull * 1024 * 3 + 4096ull * 3 * 2 * 16 * 16 * 4);
+    CHECK(lg->bytes == 248320ull * 4);
+    CHECK(find_item(&r, "vision_embeddings")->bytes == 1024ull * 1024 * 4);
+    CHECK(r.activation_arena >= r.activation_lower_bound && r.activation_lower_bound > 0);
+    CHECK(r.vision_arena >= r.vision_lower_bound && r.vision_lower_bound > 0);
+    CHECK(find_item(&r, "vision_activations")->bytes == r.vision_arena);
+    CHECK(find_item(&r, "activations")->bytes == r.activation_arena);
+    CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/state"));
+    /* 2 sequences double KV, state and logits, nothing else */
+    f.n_seqs = 2;
+    tmem_fit_result r2;
+    REQUIRE_OK(tmem_fit(&f, &r2));
+    check_sums(&r2);
+    CHECK(r2.total == r.total + kv->bytes + st->bytes + lg->bytes);
+    /* a ctx that is not a whole number of blocks rounds up */
+    f = request(&m, 8193, 0, 0);
+    REQUIRE_OK(tmem_fit(&f, &r2));
+    CHECK(r2.kv_tokens == 8208 && find_item(&r2, "kv_cache")->bytes == 8208ull * 12288 && r2.fits);
+    CHECK(!find_item(&r2, "image") && !find_item(&r2, "weights.vision"));
+    /* dtype choices */
+    f.kv_dtype = TMEM_KV_DTYPE_Q8_0;
+    f.weight_dtype = TMEM_WEIGHT_Q4_K;
+    f.state_dtype = TMEM_KV_DTYPE_F16;
+    REQUIRE_OK(tmem_fit(&f, &r2));
+    CHECK(r2.kv_bytes_per_token == 6528 && r2.recurrent_bytes_per_seq == 10100736);
+    CHECK(find_item(&r2, "weights.text")->bytes == ((p.total - p.vision + 255) / 256) * 144);
+    /* refusals */
+    f = request(&m, 512, 1024, 0); /* 1024 image tokens > 512 ctx */
+    CHECK_ST(tmem_fit(&f, &r2), TMEM_E_INVALID_ARG);
+    tmem_model_desc l = preset("llama-3.2-1b");
+    f = request(&l, 4096, 256, 0);
+    CHECK_ST(tmem_fit(&f, &r2), TMEM_E_INVALID_ARG);
+    f = request(&m, 0, 0, 0);
+    CHECK_ST(tmem_fit(&f, &r2), TMEM_E_INVALID_ARG);
+    f = request(NULL, 10, 0, 0);
+    CHECK_ST(tmem_fit(&f, &r2), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_fit(NULL, &r2), TMEM_E_INVALID_ARG);
+}
+
+static void test_fit_limits(void) {
+    for (uint32_t pi = 0; tmem_model_preset_name(pi); pi++) {
+        tmem_model_desc m = preset(tmem_model_preset_name(pi));
+        uint32_t img = m.vis_depth ? 1024 : 0;
+        /* a budget that fits ctx 20000 but not ctx 100000 */
+        uint64_t lo = total_at(&m, 20000, img, img), hi = total_at(&m, 100000, img, img);
+        REQUIRE(lo < hi && hi != UINT64_MAX);
+        uint64_t budget = lo + (hi - lo) / 3;
+        tmem_fit_desc f = request(&m, 100000, img, budget);
+        tmem_fit_result r;
+        REQUIRE_OK(tmem_fit(&f, &r));
+        check_sums(&r);
+        CHECK(!r.fits && r.total > budget);
+        uint64_t c = r.max_ctx_tokens;
+        CHECK_MSG(c > 20000 && c < 100000 && c % 16 == 0, "%s: max ctx %llu", m.name, (unsigned long long)c);
+        CHECK_MSG(total_at(&m, c, img, img) <= budget, "%s: max ctx %llu does not fit", m.name, (unsigned long long)c);
+        CHECK_MSG(total_at(&m, c + 16, img, img) > budget, "%s: ctx %llu + 1 block still fits", m.name,
+                  (unsigned long long)c);
+        if (img) {
+            /* at ctx 100000 the image is fine; shrink the budget until only a smaller image fits */
+            uint64_t small = total_at(&m, 20000, 256, 256), big = total_at(&m, 20000, 2048, 2048);
+            REQUIRE(small < big);
+            f = request(&m, 20000, 2048, small + (big - small) / 2);
+            REQUIRE_OK(tmem_fit(&f, &r));
+            CHECK(!r.fits);
+            uint32_t w = r.max_image_width, h = r.max_image_height;
+            CHECK_MSG(w >= 256 && w < 2048 && w == h && w % 32 == 0, "%s: max image %ux%u", m.name, w, h);
+            CHECK(total_at(&m, 20000, w, h) <= f.budget);
+            CHECK(total_at(&m, 20000, w + 32, h + 32) > f.budget);
+        }
+    }
+    /* nothing fits: weights alone exceed the budget */
+    tmem_model_desc m = preset("qwen3.5-9b");
+    tmem_fit_desc f = request(&m, 4096, 0, 1ull << 30);
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(!r.fits && r.max_ctx_tokens == 0);
+    /* fits everything: the ctx search stops at the training context */
+    f = request(&m, 4096, 0, 1ull << 50);
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(r.fits && r.max_ctx_tokens == 262144);
+}
+
+/* With a context, each line names the type the context's policy maps its role to. */
+static void test_fit_ctx_policy(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 30;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_type_desc td = {0};
+    td.name = "/memory/hybrid_state";
+    td.placement = TMEM_PLACEMENT_HOST;
+    td.lifetime = TMEM_LIFETIME_GROWING;
+    tmem_type *t;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &t));
+    REQUIRE_OK(tmem_role_set_type(ctx, TMEM_ROLE_RECURRENT_STATE, t));
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f = request(&m, 4096, 0, 0);
+    f.ctx = ctx;
+    tmem_fit_result r;
+    CHECK_OK(tmem_fit(&f, &r));
+    CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/hybrid_state"));
+    CHECK(!strcmp(find_item(&r, "kv_cache")->type_name, "/memory/kv"));
+    CHECK(!strcmp(find_item(&r, "weights.text")->type_name, "/memory/weights"));
+    tmem_context_destroy(ctx);
+}
+
+/* A GGUF with llama.cpp's qwen35 keys reads back as the preset's text shape. */
+static void test_from_gguf(void) {
+    tmem_model_desc p = preset("qwen3.5-0.8b");
+    tmem_gguf_writer *w;
+    REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
+    struct { const char *k; uint64_t v; } keys[] = {
+        {"qwen35.block_count", 25}, {"qwen35.nextn_predict_layers", 1}, {"qwen35.embedding_length", 1024},
+        {"qwen35.feed_forward_length", 3584}, {"qwen35.context_length", 262144}, {"qwen35.attention.head_count", 8},
+        {"qwen35.attention.head_count_kv", 2}, {"qwen35.attention.key_length", 256},
+        {"qwen35.attention.value_length", 256}, {"qwen35.full_attention_interval", 4},
+        {"qwen35.ssm.conv_kernel", 4}, {"qwen35.ssm.state_size", 128}, {"qwen35.ssm.group_count", 16},
+        {"qwen35.ssm.time_step_rank", 16}, {"qwen35.ssm.inner_size", 2048}, {"qwen35.vocab_size", 248320}};
+    tmem_gguf_value v = {.type = TMEM_GGUF_STRING};
+    v.v.s.data = "qwen35";
+    v.v.s.len = 6;
+    CHECK_OK(tmem_gguf_writer_set(w, "general.architecture", &v));
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        v = (tmem_gguf_value){.type = i % 2 ? TMEM_GGUF_UINT32 : TMEM_GGUF_UINT64};
+        v.v.u = keys[i].v;
+        CHECK_OK(tmem_gguf_writer_set(w, keys[i].k, &v));
+    }
+    uint64_t d[2] = {1024, 16};
+    CHECK_OK(tmem_gguf_writer_add_tensor(w, "token_embd.weight", TMEM_GGML_Q8_0, 2, d, NULL));
+    CHECK_OK(tmem_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", TMEM_GGML_Q4_K, 2, d, NULL));
+    CHECK_OK(tmem_gguf_writer_add_tensor(w, "blk.0.ffn_down.weight", TMEM_GGML_Q4_K, 2, d, NULL));
+    size_t need = 0;
+    CHECK_ST(tmem_gguf_writer_write(w, NULL, 0, &need), TMEM_E_FULL);
+    uint8_t *buf = malloc(need);
+    REQUIRE(buf);
+    CHECK_OK(tmem_gguf_writer_write(w, buf, need, &need));
+    tmem_gguf_writer_destroy(w);
+    tmem_gguf *g;
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
+    tmem_model_desc m;
+    tmem_gguf_error e;
+    tmem_status st = tmem_model_from_gguf(g, &m, &e);
+    CHECK_MSG(st == TMEM_OK, "%s: %s", tmem_status_name(st), e.message);
+    CHECK(!strcmp(m.arch, "qwen35") && m.n_layers == 24 && m.full_attn_interval == 4 && m.n_embd == 1024);
+    CHECK(m.n_head == 8 && m.n_head_kv == 2 && m.head_dim_k == 256 && m.ssm_inner_size == 2048);
+    CHECK(m.tied_embeddings && m.attn_output_gate && m.vis_depth == 0);
+    CHECK(m.file_weight_bytes == 1024 * 16 / 32 * 34 + 2 * (1024 * 16 / 256 * 144));
+    CHECK(m.file_weight_type == TMEM_GGML_Q4_K);
+    uint64_t a, b;
+    CHECK_OK(tmem_model_kv_bytes_per_token(&m, TMEM_KV_DTYPE_F16, &a));
+    CHECK_OK(tmem_model_kv_bytes_per_token(&p, TMEM_KV_DTYPE_F16, &b));
+    CHECK(a == b && a == 12288);
+    CHECK_OK(tmem_model_recurrent_bytes(&m, TMEM_KV_DTYPE_F16, &a));
+    CHECK(a == 10100736);
+    /* exact weight bytes flow into the fit */
+    tmem_fit_desc f = request(&m, 1024, 0, 0);
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(find_item(&r, "weights.text")->bytes == m.file_weight_bytes);
+    tmem_gguf_close(g);
+    free(buf);
+
+    /* llama metadata without key_length: head dim = embedding / heads; a missing key is named */
+    REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
+    v = (tmem_gguf_value){.type = TMEM_GGUF_STRING};
+    v.v.s.data = "llama";
+    v.v.s.len = 5;
+    CHECK_OK(tmem_gguf_writer_set(w, "general.architecture", &v));
+    const char *toks[] = {"a", "b", "c"};
+    CHECK_OK(tmem_gguf_writer_set_array(w, "tokenizer.ggml.tokens", TMEM_GGUF_STRING, toks, 3));
+    struct { const char *k; uint64_t v; } lk[] = {{"llama.block_count", 16}, {"llama.embedding_length", 2048},
+                                                   {"llama.feed_forward_length", 8192},
+                                                   {"llama.attention.head_count", 32}};
+    for (size_t i = 0; i < 4; i++) {
+        v = (tmem_gguf_value){.type = TMEM_GGUF_UINT32};
+        v.v.u = lk[i].v;
+        CHECK_OK(tmem_gguf_writer_set(w, lk[i].k, &v));
+    }
+    CHECK_ST(tmem_gguf_writer_write(w, NULL, 0, &need), TMEM_E_FULL);
+    buf = malloc(need);
+    REQUIRE(buf);
+    CHECK_OK(tmem_gguf_writer_write(w, buf, need, &need));
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
+    CHECK_OK(tmem_model_from_gguf(g, &m, NULL));
+    CHECK(m.head_dim_k == 64 && m.n_head_kv == 32 && m.n_vocab == 3 && m.full_attn_interval == 0);
+    tmem_gguf_close(g);
+    free(buf);
+    v = (tmem_gguf_value){.type = TMEM_GGUF_STRING};
+    v.v.s.data = "qwen35";
+    v.v.s.len = 6;
+    tmem_gguf_writer_destroy(w);
+    REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
+    CHECK_OK(tmem_gguf_writer_set(w, "general.architecture", &v));
+    CHECK_ST(tmem_gguf_writer_write(w, NULL, 0, &need), TMEM_E_FULL);
+    buf = malloc(need);
+    REQUIRE(buf);
+    CHECK_OK(tmem_gguf_writer_write(w, buf, need, &need));
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
+    CHECK_ST(tmem_model_from_gguf(g, &m, &e), TMEM_E_NOT_FOUND);
+    CHECK(strstr(e.message, "qwen35.block_count") != NULL);
+    tmem_gguf_close(g);
+    free(buf);
+    tmem_gguf_writer_destroy(w);
+}
+
+/* The CLI: JSON fields, and its totals agree with the library. */
+static void test_cli(void) {
+    const char *tool = getenv("TMEM_TOOL");
+    if (!tool) {
+        printf("TMEM_TOOL not set: skipping the CLI check\n");
+        return;
+    }
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB --json",
+             tool);
+    FILE *p = popen(cmd, "r");
+    REQUIRE(p);
+    static char out[16384];
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int rc = pclose(p);
+    CHECK_MSG(rc == 0, "exit %d", rc);
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f = request(&m, 8192, 1024, 3ull << 30);
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    char want[128];
+    snprintf(want, sizeof want, "\"total\":%llu,", (unsigned long long)r.total);
+    CHECK_MSG(strstr(out, want), "JSON lacks %s", want);
+    const char *fields[] = {"\"kv_bytes_per_token\":12288", "\"fits\":true", "\"by_type\":{", "\"by_role\":{",
+                            "\"items\":[", "\"max_ctx_tokens\":", "\"max_image\":{", "\"image_tokens\":1024",
+                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\""};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK_MSG(strstr(out, fields[i]), "no %s", fields[i]);
+    snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-9b --ctx 8192 --budget 1GiB >/dev/null", tool);
+    rc = system(cmd);
+    CHECK_MSG(WIFEXITED(rc) && WEXITSTATUS(rc) == 3, "does-not-fit exit %d", rc);
+    snprintf(cmd, sizeof cmd, "'%s' fit --model nope --ctx 8192 2>/dev/null", tool);
+    rc = system(cmd);
+    CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+    snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-0.8b --ctx 8192 --budget 3XB 2>/dev/null", tool);
+    rc = system(cmd);
+    CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+}
+
+int main(void) {
+    RUN(test_kv_and_state);
+    RUN(test_vision_tokens);
+    RUN(test_params);
+    RUN(test_layer_graphs);
+    RUN(test_graphs_planned);
+    RUN(test_fit_breakdown);
+    RUN(test_fit_limits);
+    RUN(test_fit_ctx_policy);
+    RUN(test_from_gguf);
+    RUN(test_cli);
+    return tmem_test_finish();
+}

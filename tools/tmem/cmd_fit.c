@@ -1,0 +1,265 @@
+/* tmem fit: will a model + request fit a memory budget? Breakdown by type
+ * and role, the total, and the largest context / image that fit.
+ *
+ *   tmem fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB [--json]
+ *            [--gguf FILE] [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype ...]
+ *            [--weights DTYPE] [--seqs N] [--chunk N] [--block N] [--no-flash]
+ *
+ * Exit status: 0 fits (or no budget given), 3 does not fit, 2 usage, 1 error.
+ * JSON field names are documented in docs/model.md. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "commands.h"
+#include "typedmem/typedmem.h"
+#include "typedmem/model.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: tmem fit (--model NAME | --gguf FILE) --ctx N [--image WxH] [--budget SIZE] [--json]\n"
+            "                [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype f32|f16|bf16] [--weights DTYPE]\n"
+            "                [--seqs N] [--chunk N] [--block N] [--no-flash]\n"
+            "  SIZE takes B, KiB, MiB, GiB (also K, M, G = binary) or KB, MB, GB (decimal)\n"
+            "  exit status: 0 fits, 3 does not fit, 2 usage error, 1 other error\npresets:");
+    for (uint32_t i = 0; tmem_model_preset_name(i); i++) fprintf(f, " %s", tmem_model_preset_name(i));
+    fprintf(f, "\n");
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-') return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_size(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-') return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || v < 0) return false;
+    static const struct { const char *suffix; double mul; } units[] = {
+        {"", 1}, {"b", 1}, {"k", 1024.0}, {"kib", 1024.0}, {"m", 1048576.0}, {"mib", 1048576.0},
+        {"g", 1073741824.0}, {"gib", 1073741824.0}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
+        {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcasecmp(end, units[i].suffix)) {
+            double b = v * units[i].mul;
+            if (b >= 18446744073709551615.0) return false;
+            *out = (uint64_t)b;
+            return true;
+        }
+    return false;
+}
+
+static const char *role_label(tmem_role r) {
+    static const char *const names[TMEM_ROLE_BUILTIN_COUNT] = {
+        "weights", "kv_cache", "recurrent_state", "activation", "scratch", "image", "vision_intermediate",
+        "output_tokens"};
+    return (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? names[r] : "user";
+}
+
+static const char *kv_label(tmem_kv_dtype d, const char *def) {
+    return d == TMEM_KV_DTYPE_DEFAULT ? def : tmem_kv_dtype_name(d);
+}
+
+static const char *dtype_label(tmem_weight_dtype d, const char *def) {
+    if (d == TMEM_WEIGHT_DEFAULT) return def;
+    tmem_ggml_type_info ti;
+    return tmem_ggml_type_get_info(tmem_weight_dtype_ggml(d), &ti) == TMEM_OK ? ti.name : "?";
+}
+
+static double mib(uint64_t b) { return (double)b / 1048576.0; }
+
+static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r) {
+    uint32_t full, linear;
+    tmem_model_layer_counts(m, &full, &linear);
+    tmem_ggml_type_info wt = {0};
+    if (f->weight_dtype == TMEM_WEIGHT_DEFAULT && m->file_weight_bytes)
+        if (tmem_ggml_type_get_info(m->file_weight_type, &wt) != TMEM_OK) wt.name = NULL;
+    printf("{\"version\":1,\"model\":{\"name\":\"%s\",\"arch\":\"%s\",\"layers\":%u,\"full_attention_layers\":%u,"
+           "\"linear_attention_layers\":%u,\"hidden\":%u,\"vocab\":%u,\"has_vision\":%s},",
+           m->name, m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab, m->vis_depth ? "true" : "false");
+    printf("\"request\":{\"ctx_tokens\":%" PRIu64 ",\"kv_tokens\":%" PRIu64 ",\"image_width\":%u,\"image_height\":%u,"
+           "\"image_tokens\":%" PRIu64 ",\"image_patches\":%" PRIu64 ",\"n_seqs\":%u,\"prefill_chunk\":%u,"
+           "\"kv_block_tokens\":%u,\"flash_attn\":%s,\"kv_dtype\":\"%s\",\"state_dtype\":\"%s\",\"weight_dtype\":\"%s\"},",
+           f->ctx_tokens, r->kv_tokens, f->image_width, f->image_height, r->image_tokens, r->image_patches,
+           f->n_seqs ? f->n_seqs : 1, f->prefill_chunk ? f->prefill_chunk : 512,
+           f->kv_block_tokens ? f->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS,
+           (f->graph_flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN) ? "false" : "true", kv_label(f->kv_dtype, "f16"),
+           kv_label(f->state_dtype, "f32"), wt.name ? wt.name : dtype_label(f->weight_dtype, "bf16"));
+    printf("\"kv_bytes_per_token\":%" PRIu64 ",\"recurrent_bytes_per_seq\":%" PRIu64 ",", r->kv_bytes_per_token,
+           r->recurrent_bytes_per_seq);
+    printf("\"items\":[");
+    for (uint32_t i = 0; i < r->item_count; i++) {
+        const tmem_fit_item *it = &r->items[i];
+        printf("%s{\"what\":\"%s\",\"role\":\"%s\",\"type\":\"%s\",\"clean\":%s,\"bytes\":%" PRIu64 "}", i ? "," : "",
+               it->what, role_label(it->role), it->type_name, it->clean ? "true" : "false", it->bytes);
+    }
+    printf("],\"by_type\":{");
+    /* group by type name, first-seen order */
+    for (uint32_t i = 0, first = 1; i < r->item_count; i++) {
+        bool seen = false;
+        for (uint32_t j = 0; j < i; j++) seen |= !strcmp(r->items[j].type_name, r->items[i].type_name);
+        if (seen) continue;
+        uint64_t sum = 0;
+        for (uint32_t j = i; j < r->item_count; j++)
+            if (!strcmp(r->items[j].type_name, r->items[i].type_name)) sum += r->items[j].bytes;
+        printf("%s\"%s\":%" PRIu64, first ? "" : ",", r->items[i].type_name, sum);
+        first = 0;
+    }
+    printf("},\"by_role\":{");
+    for (uint32_t i = 0, first = 1; i < r->item_count; i++) {
+        bool seen = false;
+        for (uint32_t j = 0; j < i; j++) seen |= r->items[j].role == r->items[i].role;
+        if (seen) continue;
+        uint64_t sum = 0;
+        for (uint32_t j = i; j < r->item_count; j++)
+            if (r->items[j].role == r->items[i].role) sum += r->items[j].bytes;
+        printf("%s\"%s\":%" PRIu64, first ? "" : ",", role_label(r->items[i].role), sum);
+        first = 0;
+    }
+    printf("},\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
+           "\"max_ctx_tokens\":%" PRIu64 ",\"max_image\":{\"width\":%u,\"height\":%u},"
+           "\"activation\":{\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64 ",\"vision_lower_bound\":%" PRIu64
+           ",\"vision_arena\":%" PRIu64 ",\"from_planner\":%s}}\n",
+           r->total, r->total_dirty, r->budget, r->fits ? "true" : "false", r->max_ctx_tokens, r->max_image_width,
+           r->max_image_height, r->activation_lower_bound, r->activation_arena, r->vision_lower_bound,
+           r->vision_arena, r->arena_from_planner ? "true" : "false");
+}
+
+static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r) {
+    uint32_t full, linear;
+    tmem_model_layer_counts(m, &full, &linear);
+    printf("model %s (%s): %u layers (%u full attention, %u Gated DeltaNet), hidden %u, vocab %u\n", m->name,
+           m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab);
+    printf("request: ctx %" PRIu64 " tokens (%" PRIu64 " in KV blocks), %u sequence(s)", f->ctx_tokens, r->kv_tokens,
+           f->n_seqs ? f->n_seqs : 1);
+    if (f->image_width)
+        printf(", image %ux%u -> %" PRIu64 " tokens (%" PRIu64 " patches)", f->image_width, f->image_height,
+               r->image_tokens, r->image_patches);
+    printf("\n  KV %s: %" PRIu64 " B/token; recurrent state %s: %" PRIu64 " B/sequence\n\n",
+           kv_label(f->kv_dtype, "f16"), r->kv_bytes_per_token, kv_label(f->state_dtype, "f32"),
+           r->recurrent_bytes_per_seq);
+    printf("%-22s %-20s %-18s %16s %11s\n", "type", "role", "what", "bytes", "MiB");
+    for (uint32_t i = 0; i < r->item_count; i++) {
+        const tmem_fit_item *it = &r->items[i];
+        printf("%-22s %-20s %-18s %16" PRIu64 " %11.2f%s\n", it->type_name, role_label(it->role), it->what, it->bytes,
+               mib(it->bytes), it->clean ? "  (clean, file-backed)" : "");
+    }
+    printf("%-62s %16" PRIu64 " %11.2f\n", "total", r->total, mib(r->total));
+    printf("%-62s %16" PRIu64 " %11.2f\n", "  of which private dirty", r->total_dirty, mib(r->total_dirty));
+    printf("\nprefill activation arena %.2f MiB, vision encoder arena %.2f MiB (%s)\n", mib(r->activation_arena),
+           mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner could not answer");
+    if (!r->budget) return;
+    printf("budget %.2f MiB: %s\n", mib(r->budget), r->fits ? "FITS" : "DOES NOT FIT");
+    if (r->max_ctx_tokens) printf("largest context that fits: %" PRIu64 " tokens\n", r->max_ctx_tokens);
+    else printf("no context fits this budget%s\n", f->image_width ? " with this image" : "");
+    if (f->image_width) {
+        if (r->max_image_width)
+            printf("largest image that fits at ctx %" PRIu64 ": %ux%u\n", f->ctx_tokens, r->max_image_width,
+                   r->max_image_height);
+        else printf("no image fits at ctx %" PRIu64 "\n", f->ctx_tokens);
+    }
+}
+
+int tmem_cmd_fit(int argc, char **argv) {
+    const char *model = NULL, *gguf = NULL;
+    bool json = false;
+    tmem_fit_desc f = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool ok = true;
+        uint64_t n = 0;
+        if (!strcmp(a, "--json")) { json = true; continue; }
+        if (!strcmp(a, "--no-flash")) { f.graph_flags |= TMEM_MODEL_GRAPH_NO_FLASH_ATTN; continue; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!v) { fprintf(stderr, "tmem fit: %s needs a value\n", a); usage(stderr); return 2; }
+        i++;
+        if (!strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "--gguf")) gguf = v;
+        else if (!strcmp(a, "--ctx")) ok = parse_u64(v, &f.ctx_tokens) && f.ctx_tokens;
+        else if (!strcmp(a, "--budget")) ok = parse_size(v, &f.budget);
+        else if (!strcmp(a, "--image")) {
+            unsigned w, h;
+            char x;
+            ok = sscanf(v, "%u%c%u", &w, &x, &h) == 3 && (x == 'x' || x == 'X') && w && h;
+            f.image_width = w;
+            f.image_height = h;
+        } else if (!strcmp(a, "--kv-dtype")) ok = tmem_kv_dtype_from_name(v, &f.kv_dtype) == TMEM_OK;
+        else if (!strcmp(a, "--state-dtype")) ok = tmem_kv_dtype_from_name(v, &f.state_dtype) == TMEM_OK;
+        else if (!strcmp(a, "--weights")) ok = tmem_weight_dtype_from_name(v, &f.weight_dtype) == TMEM_OK;
+        else if (!strcmp(a, "--seqs")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.n_seqs = (uint32_t)n; }
+        else if (!strcmp(a, "--chunk")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.prefill_chunk = (uint32_t)n; }
+        else if (!strcmp(a, "--block")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.kv_block_tokens = (uint32_t)n; }
+        else { fprintf(stderr, "tmem fit: unknown option %s\n", a); usage(stderr); return 2; }
+        if (!ok) { fprintf(stderr, "tmem fit: bad value '%s' for %s\n", v, a); return 2; }
+    }
+    if ((!model && !gguf) || !f.ctx_tokens) { usage(stderr); return 2; }
+
+    tmem_model_desc m;
+    tmem_context *ctx = NULL;
+    tmem_gguf *g = NULL;
+    int rc = 1;
+    if (gguf) {
+        tmem_context_desc cd = {0};
+        tmem_gguf_error e;
+        tmem_gguf_desc gd = {0};
+        gd.path = gguf;
+        tmem_status st = tmem_context_create(&cd, &ctx);
+        if (!st) st = tmem_gguf_open(ctx, &gd, &g, &e);
+        if (st) {
+            fprintf(stderr, "tmem fit: %s: %s (%s at byte %" PRIu64 ")\n", gguf, tmem_strerror(st),
+                    st == TMEM_E_PARSE || st == TMEM_E_CORRUPT || st == TMEM_E_UNSUPPORTED ? e.message : "",
+                    st == TMEM_E_PARSE || st == TMEM_E_CORRUPT || st == TMEM_E_UNSUPPORTED ? e.offset : 0);
+            goto done;
+        }
+        if ((st = tmem_model_from_gguf(g, &m, &e))) {
+            fprintf(stderr, "tmem fit: %s: %s: %s\n", gguf, tmem_strerror(st), e.message);
+            goto done;
+        }
+        if (model) { /* a preset supplies what the text GGUF lacks: the vision encoder */
+            tmem_model_desc p;
+            if (tmem_model_preset(model, &p) != TMEM_OK) {
+                fprintf(stderr, "tmem fit: unknown model '%s'\n", model);
+                rc = 2;
+                goto done;
+            }
+            m.vis_depth = p.vis_depth; m.vis_hidden = p.vis_hidden; m.vis_ff = p.vis_ff;
+            m.vis_heads = p.vis_heads; m.vis_patch = p.vis_patch; m.vis_merge = p.vis_merge;
+            m.vis_temporal_patch = p.vis_temporal_patch; m.vis_out_hidden = p.vis_out_hidden;
+            m.vis_pos_embd = p.vis_pos_embd;
+        }
+    } else if (tmem_model_preset(model, &m) != TMEM_OK) {
+        fprintf(stderr, "tmem fit: unknown model '%s'\n", model);
+        usage(stderr);
+        return 2;
+    }
+    if (f.image_width && !m.vis_depth) {
+        fprintf(stderr, "tmem fit: %s has no vision encoder (with --gguf, add --model PRESET for one)\n", m.name);
+        rc = 2;
+        goto done;
+    }
+    f.model = &m;
+    f.ctx = ctx; /* with --gguf: name types by the context's role policy */
+    tmem_fit_result r;
+    tmem_status st = tmem_fit(&f, &r);
+    if (st) {
+        fprintf(stderr, "tmem fit: %s%s\n", tmem_strerror(st),
+                st == TMEM_E_INVALID_ARG && f.image_width ? " (does the image need more tokens than --ctx?)" : "");
+        goto done;
+    }
+    if (json) print_json(&m, &f, &r);
+    else print_text(&m, &f, &r);
+    rc = r.fits ? 0 : 3;
+done:
+    tmem_gguf_close(g);
+    tmem_context_destroy(ctx);
+    return rc;
+}
