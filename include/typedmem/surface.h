@@ -106,7 +106,8 @@ typedef enum tmem_pixel_format {
     TMEM_FORMAT_COUNT
 } tmem_pixel_format;
 
-/** @brief Short name of a format ("nv12"); "invalid" for unknown values. */
+/** @brief Short name of a format ("nv12"); "invalid" for unknown values.
+ *  @par Threads safe */
 TMEM_API const char *tmem_pixel_format_name(tmem_pixel_format format);
 
 /** @brief Describes a surface. Zeroed fields take defaults. */
@@ -222,7 +223,8 @@ TMEM_API void tmem_surface_release(tmem_surface *s);
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_get_info(tmem_surface *s, tmem_surface_info *out);
 
-/** @brief The surface's id in its context's registry (0 for NULL). */
+/** @brief The surface's id in its context's registry (0 for NULL).
+ *  @par Threads safe */
 TMEM_API uint64_t tmem_surface_id(const tmem_surface *s);
 
 /** @brief Find a surface by id and take a reference (IOSurfaceLookup).
@@ -233,10 +235,12 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_lookup(tmem_context *ctx, uint6
 
 /** @brief Base address of the pixels (plane offsets are from here). Valid for
  *  the life of the handle; access pixels only between lock and unlock. A
- *  read-only handle's memory is mapped PROT_READ: writing faults. */
+ *  read-only handle's memory is mapped PROT_READ: writing faults.
+ *  @par Threads safe */
 TMEM_API void *tmem_surface_base(const tmem_surface *s);
 
-/** @brief Address of a plane; NULL for NULL s or a plane the format lacks. */
+/** @brief Address of a plane; NULL for NULL s or a plane the format lacks.
+ *  @par Threads safe */
 TMEM_API void *tmem_surface_plane_ptr(const tmem_surface *s, uint32_t plane);
 
 /** @brief Lock flags. */
@@ -260,7 +264,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_lock(tmem_surface *s, uint32_t 
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_unlock(tmem_surface *s, uint32_t flags, uint32_t *seed);
 
-/** @brief The current seed (0 for NULL). Cheap: one atomic load. */
+/** @brief The current seed (0 for NULL). Cheap: one atomic load.
+ *  @par Threads safe */
 TMEM_API uint32_t tmem_surface_seed(const tmem_surface *s);
 
 /** @brief Mark the surface in use by this process (a stage or a device).
@@ -279,7 +284,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_use_end(tmem_surface *s);
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_use_count(tmem_surface *s, uint32_t *out);
 
-/** @brief tmem_surface_use_count() > 0 (false for NULL). */
+/** @brief tmem_surface_use_count() > 0 (false for NULL).
+ *  @par Threads safe */
 TMEM_API bool tmem_surface_in_use(tmem_surface *s);
 
 /* ---- sharing across processes ---- */
@@ -316,7 +322,8 @@ typedef struct tmem_surface_share {
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_export(tmem_surface *s, uint32_t flags, tmem_surface_share *out);
 
-/** @brief Close a share's fds (those >= 0) and set them to -1. NULL is a no-op. */
+/** @brief Close a share's fds (those >= 0) and set them to -1. NULL is a no-op.
+ *  @par Threads safe */
 TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
 
 /** @brief Import a share. The share's fds stay the caller's (the surface keeps
@@ -367,7 +374,8 @@ typedef enum tmem_dtype {
     TMEM_DTYPE_COUNT
 } tmem_dtype;
 
-/** @brief Bytes of one value of a dtype (0 for unknown). */
+/** @brief Bytes of one value of a dtype (0 for unknown).
+ *  @par Threads safe */
 TMEM_API uint32_t tmem_dtype_size(tmem_dtype dtype);
 
 /** Highest rank of a view. */
@@ -401,12 +409,14 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_plane_view(tmem_surface *s, uin
 
 /** @brief View a TENSOR_* surface (or a sub-rectangle) as a (C, H, W) tensor
  *  spanning its planes (planes are equally spaced, so one stride covers C).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (not a tensor format, rect outside) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (not a tensor format, rect outside)
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_tensor_view(tmem_surface *s, const tmem_rect *rect, tmem_tensor_view *out);
 
 /** @brief Describe packed (C, H, W) memory at `data` (strides W*size, ...).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, zero dim, bad dtype)
- *          | TMEM_E_OVERFLOW */
+ *          | TMEM_E_OVERFLOW
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_tensor_view_chw(void *data, tmem_dtype dtype, uint64_t c, uint64_t h, uint64_t w, tmem_tensor_view *out);
 
 /* ---- fused conversion ---- */
