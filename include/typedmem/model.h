@@ -361,6 +361,7 @@ typedef struct tmem_model_desc {
     uint32_t vis_temporal_patch; /**< frames per patch (2; an image is repeated) */
     uint32_t vis_out_hidden;  /**< merger output (= n_embd) */
     uint32_t vis_pos_embd;    /**< learned position embeddings (2304) */
+    uint64_t vis_file_weight_bytes; /**< exact tensor bytes of an mmproj GGUF; 0 = estimate */
     /* weights */
     uint64_t file_weight_bytes; /**< exact tensor bytes from a GGUF; 0 = estimate from shapes */
     uint32_t file_weight_type;  /**< the GGUF's most common tensor type, for reports */
@@ -387,6 +388,18 @@ TMEM_API const char *tmem_model_preset_name(uint32_t i);
  *          missing; the message names it) | TMEM_E_CORRUPT (inconsistent shape)
  *  @param[out] err  may be NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tmem_model_desc *out, tmem_gguf_error *err);
+
+/** @brief Add the vision encoder described by a llama.cpp mmproj GGUF
+ *  (clip.vision.block_count, .embedding_length, .feed_forward_length,
+ *  .attention.head_count, .patch_size, .spatial_merge_size (default 1),
+ *  .projection_dim (default the text hidden size); temporal patch 2 when
+ *  clip.projector_type names a Qwen VL projector, else 1; position
+ *  embeddings from v.position_embd.weight) and its exact tensor bytes.
+ *  Only the vis_* fields of *m change, and only on success.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no clip.vision.*
+ *          key: the message names it) | TMEM_E_CORRUPT (inconsistent shape)
+ *  @param[out] err  may be NULL. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_add_mmproj(const tmem_gguf *mmproj, tmem_model_desc *m, tmem_gguf_error *err);
 
 /** @brief Check a descriptor's shape (non-zero sizes, divisibility).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG */
