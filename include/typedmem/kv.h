@@ -67,11 +67,11 @@
  *   tmem_kv_cache *kv;
  *   if (tmem_kv_cache_create(ctx, &d, &kv) != TMEM_OK) return;
  *   tmem_kv_seq s;
- *   (void)tmem_kv_seq_create(kv, &s);
- *   (void)tmem_kv_seq_append(kv, s, 100);          // room for 100 tokens
  *   void *k, *v;
- *   (void)tmem_kv_seq_kv(kv, s, 0, 42, TMEM_KV_WRITE, &k, &v);
- *   ...
+ *   tmem_status st = tmem_kv_seq_create(kv, &s);
+ *   if (st == TMEM_OK) st = tmem_kv_seq_append(kv, s, 100);   // room for 100 tokens
+ *   if (st == TMEM_OK) st = tmem_kv_seq_kv(kv, s, 0, 42, TMEM_KV_WRITE, &k, &v);
+ *   ...   // TMEM_E_BUDGET: the policy could not make room; TMEM_E_STATE: s was evicted
  *   tmem_kv_cache_destroy(kv);
  * @endcode
  */
