@@ -14,5 +14,6 @@
 #include "kv.h"
 #include "plan.h"
 #include "model.h"
+#include "surface.h"
 
 #endif /* TYPEDMEM_H */

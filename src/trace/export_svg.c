@@ -63,15 +63,21 @@ static void time_label(uint64_t ns, time_unit u, char *buf, size_t cap) {
     snprintf(buf, cap, v == (double)(uint64_t)v ? "%.0f %s" : "%.2f %s", v, u.name);
 }
 
+/* Label of series i: a type, or a role (index TMEM_ROLE_MAX = no role). */
+static const char *series_label(const tmem_trace_data *d, bool by_role, uint32_t i, char *buf, size_t cap) {
+    if (by_role) return tmem__trace_role_label(d, i == TMEM_ROLE_MAX ? -1 : (int32_t)i, buf, cap);
+    return tmem__trace_type_label(d, (int32_t)i, buf, cap);
+}
+
 tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *peak,
-                             tmem__strbuf *sb) {
+                             bool by_role, tmem__strbuf *sb) {
     layout l = {0};
     l.w = opt && opt->width ? (opt->width < 300 ? 300 : opt->width) : 1100;
     l.h = opt && opt->height ? (opt->height < 200 ? 200 : opt->height) : 420;
     l.cols = l.w - LEFT - RIGHT;
     l.plot_h = l.h - TOP - BOTTOM;
     l.t_end = d->count ? d->events[d->count - 1].time_ns : 0;
-    uint32_t span = tmem__trace_type_span(d);
+    uint32_t span = by_role ? TMEM_ROLE_MAX + 1 : tmem__trace_type_span(d);
 
     /* Columns: per-type in-use at the column's highest point, committed max. */
     uint64_t *vals = calloc((size_t)l.cols * (span ? span : 1), sizeof *vals);
@@ -84,12 +90,12 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     }
     int64_t cur = -1;
     bool have_best = false;
-    uint64_t type_max[TMEM_TRACE_TYPE_MAX] = {0};
+    uint64_t type_max[TMEM_TRACE_TYPE_MAX + TMEM_ROLE_MAX + 1] = {0}; /* per series */
     for (uint64_t i = 0; i < d->count; i++) {
         uint32_t c = col_of(&l, d->events[i].time_ns);
         if ((int64_t)c != cur) {
             for (int64_t k = cur + 1; k < (int64_t)c; k++) { /* gap: state before this event */
-                memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+                memcpy(vals + (size_t)k * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
                 committed[k] = r.committed;
                 best[k] = r.in_use;
             }
@@ -98,14 +104,14 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         }
         if (!tmem__replay_step(&r)) break;
         if (!have_best || r.in_use > best[c]) {
-            memcpy(vals + (size_t)c * span, r.type_in_use, span * sizeof *vals);
+            memcpy(vals + (size_t)c * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
             best[c] = r.in_use;
             have_best = true;
         }
         if (r.committed > committed[c]) committed[c] = r.committed;
     }
     for (int64_t k = cur + 1; k < (int64_t)l.cols; k++) {
-        memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+        memcpy(vals + (size_t)k * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
         committed[k] = r.committed;
     }
     bool failed = r.failed;
@@ -128,11 +134,11 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     time_unit tu = pick_time_unit(l.t_end);
     uint64_t tstep = nice_decimal(l.t_end / tu.ns) * tu.ns;
 
-    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline\" class=\"tmem-timeline\" "
+    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"tmem-timeline\" "
                         "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                        "<title>typedmem timeline: in-use bytes by memory type</title>\n"
+                        "<title>typedmem timeline: in-use bytes by %s</title>\n"
                         "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n",
-                    l.w, l.h, l.w, l.h, l.w, l.h);
+                    by_role ? "tmem-timeline-role" : "tmem-timeline", l.w, l.h, l.w, l.h, by_role ? "role" : "memory type", l.w, l.h);
     char a[32], b[32];
     /* grid + axes */
     tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
@@ -156,8 +162,8 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
         tmem__sb_printf(sb, "<path class=\"series\" data-series=\"");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
-        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(t));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(by_role ? t + 5 : t));
         for (uint32_t c = 0; c < l.cols; c++) { /* upper edge, left to right */
             uint64_t sum = 0;
             for (uint32_t u = 0; u <= t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
@@ -169,7 +175,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
             tmem__sb_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
         }
         tmem__sb_puts(sb, "Z\"><title>");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
         tmem__sb_printf(sb, " (max %s)</title></path>\n", tmem__fmt_bytes(type_max[t], b, sizeof b));
         shown++;
     }
@@ -230,9 +236,9 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
         tmem__sb_printf(sb, "<g class=\"legend-item\" data-series=\"");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
-        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(t), ly + 10);
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(by_role ? t + 5 : t), ly + 10);
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
         tmem__sb_puts(sb, "</text></g>\n");
         ly += 18;
     }

@@ -14,6 +14,7 @@
 #include "trace/trace_internal.h"
 
 _Static_assert((int)TMEM__TRACE_MARK == (int)TMEM_TRACE_MARK, "internal and public trace kinds must agree");
+_Static_assert((int)TMEM__TRACE_RESET == (int)TMEM_TRACE_RESET, "internal and public trace kinds must agree");
 _Static_assert((int)TMEM__TRACE_KIND_COUNT == (int)TMEM_TRACE_KIND_COUNT, "internal and public trace kinds must agree");
 
 #define MAX_CAPACITY (1u << 24)

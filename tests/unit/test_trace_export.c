@@ -111,7 +111,7 @@ static void test_chrome_json(void) {
     for (uint64_t i = 0; i < d->count; i++) {
         uint16_t k = d->events[i].kind;
         if (k == TMEM_TRACE_ALLOC) allocs++;
-        else if (k == TMEM_TRACE_FREE) frees++;
+        else if (k == TMEM_TRACE_FREE || k == TMEM_TRACE_RESET) frees++;
         else if (k == TMEM_TRACE_COMMIT || k == TMEM_TRACE_DECOMMIT) commits++;
         else instants++;
     }
@@ -192,6 +192,18 @@ static void test_svg(void) {
     CHECK(count(svg, "class=\"committed\"") == 1);
     CHECK(strstr(svg, "</svg>\n") == svg + strlen(svg) - 7);
     tmem_trace_string_free(svg);
+    /* By role: one series per role that held bytes, same peak. */
+    REQUIRE_OK(tmem_trace_export(d, TMEM_TRACE_FORMAT_SVG_ROLES, NULL, &svg, NULL));
+    CHECK(strstr(svg, "id=\"tmem-timeline-role\"") != NULL);
+    const char *roles[] = {"weights", "kv_cache", "activation", "image", "vision_intermediate"};
+    CHECK(count(svg, "<path class=\"series\"") == 5);
+    for (int i = 0; i < 5; i++) {
+        char anchor[96];
+        snprintf(anchor, sizeof anchor, "class=\"series\" data-series=\"%s\"", roles[i]);
+        CHECK_MSG(strstr(svg, anchor) != NULL, "no role series %s", roles[i]);
+    }
+    CHECK(attr_after(svg, "<g class=\"peak\"", "data-bytes=\"") == want);
+    tmem_trace_string_free(svg);
     /* Tiny sizes are clamped, not rejected; an empty trace draws "no events". */
     tmem_report_desc o = {0};
     o.width = 10, o.height = 10;
@@ -231,6 +243,9 @@ static void test_html(void) {
     CHECK(strstr(html, "&lt;b&gt;kv&lt;/b&gt; &amp; more") != NULL);
     CHECK(strstr(html, "id=\"tmem-peak-role\"") && strstr(html, "id=\"tmem-peak-type\"") && strstr(html, "id=\"tmem-peak-name\""));
     CHECK(count(html, "<script>") == 1);
+    CHECK(strstr(html, "id=\"tmem-timeline-role\"") != NULL);
+    CHECK(count(html, "<tr class=\"ev-budget_denied\">") == 1 && count(html, "<tr class=\"ev-mark\">") == 3);
+    CHECK(count(html, "<tr class=\"ev-evict\">") == 1 && count(html, "<tr class=\"ev-pressure\">") == 1);
     CHECK(count(html, "<section class=\"note\">") == 2);
     /* Self-contained: nothing fetched (only the SVG namespace URI appears). */
     CHECK(!strstr(html, "src=") && !strstr(html, "https://") && !strstr(html, "<link"));
