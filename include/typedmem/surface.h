@@ -125,7 +125,8 @@ typedef struct tmem_surface_desc {
                                     least that and a multiple of the alignment */
     uint32_t flags;            /**< reserved, must be 0 */
     tmem_type *type;           /**< memfd backing: the type charged; NULL = the
-                                    type of TMEM_ROLE_IMAGE. Must be a host type. */
+                                    type of TMEM_ROLE_IMAGE. Must be a HOST or
+                                    HOST_SHARED type of the same context. */
     tmem_heap *heap;           /**< non-NULL: back the pixels by an allocation
                                     of this heap (not shareable across processes) */
     const char *name;          /**< memfd name / trace name; may be NULL */
@@ -199,8 +200,8 @@ typedef struct tmem_surface_info {
  *  and one reference.
  *  @param[out] out  NULL on failure.
  *  @return the errors of tmem_surface_size_and_align | TMEM_E_INVALID_ARG
- *          (ctx or out NULL, type of another context or not HOST/HOST_SHARED/
- *          PINNED, heap of another context) | TMEM_E_NOT_FOUND (no IMAGE type)
+ *          (ctx or out NULL, type of another context or not HOST/HOST_SHARED,
+ *          heap of another context or of a device type) | TMEM_E_NOT_FOUND (no IMAGE type)
  *          | TMEM_E_BUDGET | TMEM_E_NO_MEMORY | TMEM_E_FULL (heap) |
  *          TMEM_E_UNSUPPORTED (no memfd on this OS) | TMEM_E_OS
  *  @par Threads safe */

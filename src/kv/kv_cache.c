@@ -209,9 +209,10 @@ tmem_status tmem_kv_cache_get_stats(tmem_kv_cache *cache, tmem_kv_cache_stats *o
         }
     }
     for (uint32_t i = 0; fill && i < c->block_cap; i++) out->kv_bytes_used += (uint64_t)fill[i] * c->token_bytes;
+    tmem_status st = (c->block_cap && !fill) ? tmem__err(TMEM_E_NO_MEMORY) : TMEM_OK;
     if (fill) tmem__free(c->ctx, fill, (size_t)c->block_cap * sizeof *fill);
     tmem__kv_unlock(c);
-    return (c->block_cap && !fill) ? tmem__err(TMEM_E_NO_MEMORY) : TMEM_OK;
+    return st;
 }
 
 /* ---- invariant walker ---- */

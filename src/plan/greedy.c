@@ -183,7 +183,9 @@ static tmem_status run_sweep(const tmem__plan_inst *inst, uint64_t *off, uint64_
          * when their start comes, and free buffers placed before avoid them
          * only if alive then. Check all fixed ones overlapping b as well. */
         uint64_t o = inst->fixed[b];
-        if (o == TMEM_OFFSET_NONE) {
+        if (o == TMEM_OFFSET_NONE && nfixed == 0) {
+            o = fit(live, m, inst->size[b], inst->align[b], true);   /* live is sorted */
+        } else if (o == TMEM_OFFSET_NONE) {
             span *s = live + m;   /* scratch after the live set */
             uint32_t c = 0;
             for (uint32_t r = 0; r < m; r++) s[c++] = live[r];

@@ -28,25 +28,34 @@ tmem_status tmem__surface_prepare_share(tmem_surface *s, uint32_t flags, uint8_t
     /* Read the seals the file carries (an imported surface was sealed by its
      * creator) and add the final ones if nobody did yet. Serialised so two
      * threads exporting in different modes agree on the outcome. */
-    tmem__context_lock(s->ctx);
-    unsigned seals = 0;
-    tmem_status st = tmem__os_fd_seals(s->pix_fd, &seals);
-    if (st == TMEM_OK && !(seals & TMEM__OS_SEAL_SEAL)) {
-        unsigned add = TMEM__OS_SEAL_SEAL | (ro ? TMEM__OS_SEAL_FUTURE_WRITE : 0u);
-        st = tmem__os_memfd_seal(s->pix_fd, add);
-        if (st == TMEM_OK) seals |= add;
+    int mode = atomic_load_explicit(&s->share_mode, memory_order_acquire);
+    if (mode == TMEM__SHARE_MODE_UNKNOWN) {
+        tmem__context_lock(s->ctx);
+        unsigned seals = 0;
+        tmem_status st = tmem__os_fd_seals(s->pix_fd, &seals);
+        if (st == TMEM_OK && !(seals & TMEM__OS_SEAL_SEAL)) {
+            unsigned add = TMEM__OS_SEAL_SEAL | (ro ? TMEM__OS_SEAL_FUTURE_WRITE : 0u);
+            st = tmem__os_memfd_seal(s->pix_fd, add);
+            if (st == TMEM_OK) seals |= add;
+        }
+        /* Final once SEAL is set: later shares skip the syscalls. */
+        if (st == TMEM_OK) {
+            bool write_sealed = seals & (TMEM__OS_SEAL_FUTURE_WRITE | TMEM__OS_SEAL_WRITE);
+            mode = write_sealed ? TMEM__SHARE_MODE_READ_ONLY : TMEM__SHARE_MODE_READ_WRITE;
+            atomic_store(&s->sealed_ro, write_sealed);
+            atomic_store_explicit(&s->share_mode, mode, memory_order_release);
+        }
+        tmem__context_unlock(s->ctx);
+        if (st != TMEM_OK) return st;
     }
-    tmem__context_unlock(s->ctx);
-    if (st != TMEM_OK) return st;
-    bool write_sealed = seals & (TMEM__OS_SEAL_FUTURE_WRITE | TMEM__OS_SEAL_WRITE);
-    atomic_store(&s->sealed_ro, write_sealed);
+    bool write_sealed = mode == TMEM__SHARE_MODE_READ_ONLY;
     if (ro != write_sealed) return tmem__err(TMEM_E_PERMISSION);
 
     tmem__wire_desc w;
     memset(&w, 0, sizeof w);
     w.flags = ro ? TMEM__WIRE_FLAG_READ_ONLY : 0;
     w.layout = s->layout;
-    st = tmem__surface_memfd_sizes(&s->layout, &w.pixel_bytes, &w.control_bytes);
+    tmem_status st = tmem__surface_memfd_sizes(&s->layout, &w.pixel_bytes, &w.control_bytes);
     if (st != TMEM_OK) return st;
     w.uid = s->uid;
     w.origin_id = s->id;
@@ -152,6 +161,8 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
         s->uid = w.uid;
         s->read_only = ro;
         atomic_store(&s->sealed_ro, write_sealed);
+        /* check_files required SEAL: the mode is final. */
+        atomic_store(&s->share_mode, write_sealed ? TMEM__SHARE_MODE_READ_ONLY : TMEM__SHARE_MODE_READ_WRITE);
         snprintf(s->name, sizeof s->name, "imported-%llu", (unsigned long long)w.origin_id);
         st = tmem__surface_publish(s);
     }

@@ -6,6 +6,7 @@
  * with `tmem fit --json` through the real binary. */
 #include "harness.h"
 #include "typedmem/model.h"
+#include "typedmem/plan.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,66 @@ static void test_layer_graphs(void) {
     CHECK_ST(tmem_model_layer_graph(&l, TMEM_MODEL_LAYER_DELTANET, 16, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_model_layer_graph(&l, TMEM_MODEL_LAYER_VISION, 16, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_ATTENTION, 0, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
+}
+
+/* Every preset's layer graphs through the planner: its lower bound equals the
+ * graph's sweep, its plan validates, and the fit reports the planned arena. */
+static void test_graphs_planned(void) {
+    for (uint32_t pi = 0; tmem_model_preset_name(pi); pi++) {
+        tmem_model_desc m = preset(tmem_model_preset_name(pi));
+        for (int k = 0; k < TMEM_MODEL_LAYER_KIND_COUNT; k++) {
+            for (uint32_t fl = 0; fl <= TMEM_MODEL_GRAPH_NO_FLASH_ATTN; fl += TMEM_MODEL_GRAPH_NO_FLASH_ATTN) {
+                tmem_model_buffer b[64];
+                uint32_t n;
+                if (tmem_model_layer_graph(&m, (tmem_model_layer_kind)k, 512, 4096, fl, b, 64, &n) != TMEM_OK)
+                    continue; /* the model lacks this layer kind */
+                tmem_plan_problem *p;
+                REQUIRE_OK(tmem_plan_problem_create(&p));
+                uint64_t sweep = 0, sum = 0;
+                for (uint32_t i = 0; i < n; i++) {
+                    tmem_plan_buffer pb = {0};
+                    pb.size = b[i].size;
+                    pb.start = b[i].start;
+                    pb.end = b[i].end;
+                    CHECK_OK(tmem_plan_problem_add(p, &pb, NULL));
+                    sum += b[i].size;
+                }
+                for (uint32_t t = 0; t < 64; t++) {
+                    uint64_t live = 0;
+                    for (uint32_t i = 0; i < n; i++)
+                        if (b[i].start <= t && t < b[i].end) live += b[i].size;
+                    if (live > sweep) sweep = live;
+                }
+                uint64_t lb;
+                CHECK_OK(tmem_plan_problem_lower_bound(p, &lb));
+                CHECK_MSG(lb == sweep, "%s kind %d: planner bound %llu, sweep %llu", m.name, k,
+                          (unsigned long long)lb, (unsigned long long)sweep);
+                tmem_plan *plan;
+                REQUIRE_OK(tmem_plan_solve(p, NULL, &plan));
+                tmem_plan_info info;
+                CHECK_OK(tmem_plan_get_info(plan, &info));
+                CHECK(info.arena >= lb && info.arena < sum);
+                uint64_t offs[64];
+                for (uint32_t i = 0; i < n; i++) offs[i] = tmem_plan_offset(plan, i);
+                CHECK_OK(tmem_plan_validate(p, offs, 0, NULL));
+                tmem_plan_destroy(plan);
+                tmem_plan_problem_destroy(p);
+            }
+        }
+    }
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f;
+    memset(&f, 0, sizeof f);
+    f.model = &m;
+    f.ctx_tokens = 4096;
+    f.image_width = f.image_height = 512;
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(r.arena_from_planner && r.activation_arena >= r.activation_lower_bound &&
+          r.vision_arena >= r.vision_lower_bound);
+    printf("qwen3.5-0.8b prefill arena %llu (bound %llu), vision %llu (bound %llu)\n",
+           (unsigned long long)r.activation_arena, (unsigned long long)r.activation_lower_bound,
+           (unsigned long long)r.vision_arena, (unsigned long long)r.vision_lower_bound);
 }
 
 static tmem_fit_desc request(const tmem_model_desc *m, uint64_t ctx, uint32_t img, uint64_t budget) {
@@ -459,6 +520,7 @@ int main(void) {
     RUN(test_vision_tokens);
     RUN(test_params);
     RUN(test_layer_graphs);
+    RUN(test_graphs_planned);
     RUN(test_fit_breakdown);
     RUN(test_fit_limits);
     RUN(test_fit_ctx_policy);

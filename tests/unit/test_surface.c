@@ -53,6 +53,9 @@ static void test_create_and_account(void) {
     CHECK(info.layout.alloc_size == 1920u * 1080u * 3 / 2);
     CHECK(info.mapped_bytes == pixels + page);
     CHECK(images_committed(ctx) == pixels + page);
+    tmem_role_stats rs;
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_IMAGE, &rs));
+    CHECK(rs.in_use.current == 1920u * 1080u * 3 / 2 && rs.live_count == 1);
     CHECK(tmem__os_live_fds() == fds0 + 2 && tmem__os_live_mappings() == maps0 + 2);
     /* Fresh memfd pixels read as zero; the planes sit where the layout says. */
     const uint8_t *y = tmem_surface_plane_ptr(s, 0), *uv = tmem_surface_plane_ptr(s, 1);
@@ -61,6 +64,8 @@ static void test_create_and_account(void) {
     CHECK(tmem_surface_plane_ptr(s, 2) == NULL);
     tmem_surface_release(s);
     CHECK(images_committed(ctx) == 0);
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_IMAGE, &rs));
+    CHECK(rs.in_use.current == 0 && rs.live_count == 0);
     CHECK(tmem__os_live_fds() == fds0 && tmem__os_live_mappings() == maps0);
     tmem_context_destroy(ctx);
 }

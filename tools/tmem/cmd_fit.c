@@ -156,7 +156,7 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     printf("%-62s %16" PRIu64 " %11.2f\n", "total", r->total, mib(r->total));
     printf("%-62s %16" PRIu64 " %11.2f\n", "  of which private dirty", r->total_dirty, mib(r->total_dirty));
     printf("\nprefill activation arena %.2f MiB, vision encoder arena %.2f MiB (%s)\n", mib(r->activation_arena),
-           mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner not wired in");
+           mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner could not answer");
     if (!r->budget) return;
     printf("budget %.2f MiB: %s\n", mib(r->budget), r->fits ? "FITS" : "DOES NOT FIT");
     if (r->max_ctx_tokens) printf("largest context that fits: %" PRIu64 " tokens\n", r->max_ctx_tokens);
