@@ -503,6 +503,8 @@ typedef struct tmem_fit_desc {
     uint32_t prefill_chunk;   /**< tokens per prefill step; 0 = 512 */
     uint32_t kv_block_tokens; /**< paged-KV block; 0 = TMEM_KV_DEFAULT_BLOCK_TOKENS */
     uint32_t graph_flags;     /**< tmem_model_graph_flag */
+    uint32_t state_snapshots; /**< recurrent-state snapshots kept per sequence
+                                   (tmem_kv_snapshot_take); 0 = none */
 } tmem_fit_desc;
 
 /** @brief One line of the breakdown. */
