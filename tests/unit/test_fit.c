@@ -311,6 +311,34 @@ static void test_fit_breakdown(void) {
     CHECK_ST(tmem_fit(NULL, &r2), TMEM_E_INVALID_ARG);
 }
 
+/* state_snapshots: one recurrent-state copy per snapshot per sequence, as
+ * tmem_kv_snapshot_take commits it; none for a dense model. */
+static void test_fit_snapshots(void) {
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f = request(&m, 4096, 448, 0);
+    tmem_fit_result r0, r2;
+    REQUIRE_OK(tmem_fit(&f, &r0));
+    CHECK(find_item(&r0, "state_snapshots") == NULL);
+    f.state_snapshots = 2;
+    f.n_seqs = 3;
+    REQUIRE_OK(tmem_fit(&f, &r2));
+    check_sums(&r2);
+    const tmem_fit_item *it = find_item(&r2, "state_snapshots");
+    REQUIRE(it != NULL);
+    CHECK(it->role == TMEM_ROLE_RECURRENT_STATE && !it->clean);
+    CHECK(it->bytes == 2 * 3 * r2.recurrent_bytes_per_seq);
+    tmem_fit_desc f1 = request(&m, 4096, 448, 0);
+    f1.n_seqs = 3;
+    tmem_fit_result r1;
+    REQUIRE_OK(tmem_fit(&f1, &r1));
+    CHECK(r2.total == r1.total + it->bytes && r2.total_dirty == r1.total_dirty + it->bytes);
+    tmem_model_desc l = preset("llama-3.2-1b");
+    f = request(&l, 4096, 0, 0);
+    f.state_snapshots = 4;
+    REQUIRE_OK(tmem_fit(&f, &r2));
+    CHECK(find_item(&r2, "state_snapshots") == NULL);
+}
+
 static void test_fit_limits(void) {
     for (uint32_t pi = 0; tmem_model_preset_name(pi); pi++) {
         tmem_model_desc m = preset(tmem_model_preset_name(pi));
@@ -653,6 +681,7 @@ int main(void) {
     RUN(test_layer_graphs);
     RUN(test_graphs_planned);
     RUN(test_fit_breakdown);
+    RUN(test_fit_snapshots);
     RUN(test_fit_limits);
     RUN(test_fit_ctx_policy);
     RUN(test_from_gguf);

@@ -138,10 +138,11 @@ static void json(const tmem_demo_options *o, const tmem_demo_result *t, const tm
 
 static int usage(void) {
     fprintf(stderr, "usage: tmem demo [--quick] [--json] [--report OUT.html] [--budget-mib N] [--prompt N]\n"
-                    "                 [--decode N] [--image-side N] [--frame WxH]\n"
+                    "                 [--decode N] [--image-side N] [--frame WxH] [--weights-mib N]\n"
                     "  --quick    a shorter session (64 prompt tokens, 224 px image, 8 generated) for tests\n"
                     "  --json     print the measured numbers as one JSON object (the per-step lines go away)\n"
-                    "  --report   where to write the HTML report (default: tmem-demo-report.html)\n");
+                    "  --report   where to write the HTML report (default: tmem-demo-report.html)\n"
+                    "  --weights-mib N  generate at most N MiB of text weights (the embedding is left out first)\n");
     return 2;
 }
 
@@ -160,6 +161,7 @@ int tmem_cmd_demo(int argc, char **argv) {
             o.image_side = 224;
         } else if (!strcmp(argv[i], "--json")) as_json = true;
         else if (!strcmp(argv[i], "--report") && v) o.report_path = argv[++i];
+        else if (!strcmp(argv[i], "--weights-mib") && v) o.weights_bytes = strtoull(argv[++i], NULL, 10) << 20;
         else if (!strcmp(argv[i], "--budget-mib") && v) o.budget = strtoull(argv[++i], NULL, 10) << 20;
         else if (!strcmp(argv[i], "--decode") && v) o.decode_tokens = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--prompt") && v) o.prompt_tokens = (uint32_t)strtoul(argv[++i], NULL, 10);
@@ -182,7 +184,7 @@ int tmem_cmd_demo(int argc, char **argv) {
         perror("tmem demo: mkdtemp");
         return 1;
     }
-    tmem_status st = demo_model_generate(dir, 0, &files);
+    tmem_status st = demo_model_generate(dir, o.weights_bytes, &files);
     if (st != TMEM_OK) {
         fprintf(stderr, "tmem demo: cannot generate the model files: %s\n", tmem_strerror(st));
         (void)rmdir(dir);

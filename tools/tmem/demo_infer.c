@@ -62,8 +62,12 @@ tmem_status demo_step_heaps(session *s) {
                    "pixels", &s->pixels)) != TMEM_OK ||
         (st = heap(s, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_LINEAR,
                    s->image_tokens * m->n_embd * 4 + 4096, "vision.embeddings", &s->embd)) != TMEM_OK ||
-        (st = heap(s, TMEM_ROLE_OUTPUT_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, TMEM_HEAP_GENERAL,
-                   (uint64_t)m->n_vocab * 4 + DEMO_MAX_CONTEXT * 4 + 65536, "tokens", &s->tokens)) != TMEM_OK)
+        (st = heap(s, TMEM_ROLE_OUTPUT_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, TMEM_HEAP_GENERAL, DEMO_MAX_CONTEXT * 4 + 65536,
+                   "tokens", &s->tokens)) != TMEM_OK ||
+        (st = heap(s, TMEM_ROLE_OUTPUT_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, TMEM_HEAP_LINEAR, (uint64_t)m->n_vocab * 4 + 4096,
+                   "logits", &s->logits_heap)) != TMEM_OK ||
+        (st = heap(s, TMEM_ROLE_SCRATCH, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR, (uint64_t)m->n_vocab * 8 + 4096,
+                   "sampler", &s->scratch)) != TMEM_OK)
         return st;
 
     /* The paged KV cache and the recurrent state, laid out by the model
@@ -82,11 +86,6 @@ tmem_status demo_step_heaps(session *s) {
     ad.name = "token_ring";
     if ((st = tmem_heap_alloc_ex(s->tokens, &ad, &ai)) != TMEM_OK) return st;
     s->token_ring = ai.ptr;
-    ad.size = (uint64_t)m->n_vocab * 4;
-    ad.alignment = 64;
-    ad.name = "logits";
-    if ((st = tmem_heap_alloc_ex(s->tokens, &ad, &ai)) != TMEM_OK) return st;
-    s->logits = ai.ptr;
     return TMEM_OK;
 }
 
@@ -109,13 +108,9 @@ tmem_status demo_step_vision(session *s) {
     demo_touch(s->image_embed, bytes, 7);
     demo_sample(s->res, s->fp_base);
     /* transient: the encoder's arena and the pixel tensor go back now */
-    if ((st = tmem_plan_heap_unbind(s->vision_heap, p->plan)) != TMEM_OK) return st;
-    tmem_heap_destroy(s->vision_heap);
-    s->vision_heap = NULL;
-    tmem_heap_destroy(s->pixels);
-    s->pixels = NULL;
+    st = tmem_plan_heap_unbind(s->vision_heap, p->plan);
     s->pixel_values = NULL;
-    return TMEM_OK;
+    return st == TMEM_OK ? tmem_heap_reset(s->pixels) : st;
 }
 
 /* Write the K and V rows of tokens [pos, pos + n) in attention layer `al`. */
@@ -128,6 +123,27 @@ static tmem_status write_kv(session *s, uint32_t al, uint32_t pos, uint32_t n, u
         memset(v, (int)(t - al), (size_t)row);
     }
     return TMEM_OK;
+}
+
+/* The last position's logits, then the sampler's scratch (top-k over the
+ * vocabulary: value and index per entry); both transient, per step. */
+static tmem_status sample_token(session *s, uint32_t pos) {
+    uint64_t v = s->model.n_vocab;
+    float *logits;
+    void *cand;
+    tmem_alloc_desc ad = {0};
+    tmem_alloc_info ai;
+    ad.size = v * 4;
+    ad.alignment = 64;
+    ad.name = "logits";
+    tmem_status st = tmem_heap_alloc_ex(s->logits_heap, &ad, &ai);
+    if (st != TMEM_OK) return st;
+    logits = ai.ptr;
+    demo_touch(logits, v * 4, pos);
+    if ((st = tmem_heap_alloc(s->scratch, v * 8, 64, &cand)) != TMEM_OK) return st;
+    demo_touch(cand, v * 8, pos);
+    if ((st = tmem_heap_reset(s->scratch)) != TMEM_OK) return st;
+    return tmem_heap_reset(s->logits_heap);
 }
 
 /* One forward pass over tokens [pos, pos + n) with the plan bound in the
@@ -161,8 +177,7 @@ static tmem_status forward(session *s, const demo_plan *p, uint32_t pos, uint32_
         }
         if (sample) demo_sample(s->res, s->fp_base);
     }
-    demo_touch(s->logits, (uint64_t)m->n_vocab * 4, pos);
-    return TMEM_OK;
+    return sample_token(s, pos);
 }
 
 tmem_status demo_step_prefill(session *s) {
@@ -176,9 +191,8 @@ tmem_status demo_step_prefill(session *s) {
     }
     if (st != TMEM_OK) return st;
     /* the image embeddings were consumed by the prompt's forward pass */
-    tmem_heap_destroy(s->embd);
-    s->embd = NULL;
     s->image_embed = NULL;
+    if ((st = tmem_heap_reset(s->embd)) != TMEM_OK) return st;
     /* end of the prompt: snapshot the recurrent state (prefix reuse,
      * rollback of a speculative continuation) */
     if ((st = tmem_kv_snapshot_take(s->own->kv, s->seq, NULL)) != TMEM_OK) return st;

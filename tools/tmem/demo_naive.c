@@ -123,8 +123,10 @@ static tmem_status run(naive *n, const demo_model_files *f, void *stage[5], void
     uint8_t *kv = keep[1] = malloc(DEMO_MAX_CONTEXT * kvtok), *rs = keep[2] = malloc(state);
     float *logits = keep[3] = malloc((uint64_t)m->n_vocab * 4);
     if (!kv || !rs || !logits) return TMEM_E_NO_MEMORY;
-    memset(kv, 0, DEMO_MAX_CONTEXT * kvtok);
-    memset(rs, 0, state);
+    /* cleared at creation (a memset the compiler may not turn into calloc's
+     * untouched zero pages: the clear writes every page, as llama.cpp's does) */
+    demo_touch(kv, DEMO_MAX_CONTEXT * kvtok, 0);
+    demo_touch(rs, state, 0);
     uint32_t total = o->prompt_tokens + (uint32_t)itok, chunk = total < 512 ? total : 512;
     uint64_t ctx = (uint64_t)total + o->decode_tokens;
     for (uint32_t pos = 0, nt = 0; pos < total + o->decode_tokens; pos += nt) {

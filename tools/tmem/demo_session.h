@@ -44,14 +44,13 @@ typedef struct session {
     tmem_fit_result fit;
     char gguf_path[512], mmproj_path[512];
     tmem_gguf *gguf, *mmproj;   /* closed by the context */
-    tmem_heap *vision_heap, *act_heap, *pixels, *embd, *tokens;
+    tmem_heap *vision_heap, *act_heap, *pixels, *embd, *tokens, *logits_heap, *scratch;
     uint32_t side;              /* vision input side (pixels) */
     uint64_t image_tokens, image_patches;
     uint32_t prompt_total;      /* text + image tokens */
     uint32_t chunk;             /* prefill tokens per step */
     float *pixel_values;        /* [3][side][side], in `pixels` */
     float *image_embed;         /* [image_tokens][n_embd], in `embd` */
-    float *logits;
     uint32_t *token_ring;
     uint32_t generated_tokens;
     tmem_kv_seq seq;
