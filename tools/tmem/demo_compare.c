@@ -22,8 +22,12 @@ static void measure(tmem_context *ctx, const tmem_footprint *before, tmem_demo_r
         if (tmem__pool_residency(t, 0, ti.reserve, &res) != TMEM_OK) res = 0;
         /* clean bytes (the mapped weights) are outside the pool: measured below */
         uint64_t pool_acc = ts.committed.current - ts.clean;
+        /* memfd surfaces are charged to their type but live in their own
+         * files, not in the pool: the process line below measures them */
+        bool memfd = ti.placement == TMEM_PLACEMENT_HOST_SHARED && res < pool_acc;
         printf("%-22s %9.1f MiB %9.1f MiB %+9.1f KiB%s\n", ti.name, demo_mib(pool_acc), demo_mib(res),
-               ((double)res - (double)pool_acc) / 1024.0, ts.clean ? "  (+ clean file pages)" : "");
+               ((double)res - (double)pool_acc) / 1024.0,
+               ts.clean ? "  (+ clean file pages)" : memfd ? "  (memfd surfaces, outside the pool)" : "");
     }
     tmem_footprint after;
     if (tmem_footprint_read(&after) != TMEM_OK || tmem_context_accounted(ctx, &r->accounted_dirty, &r->accounted_clean) != TMEM_OK) {
