@@ -74,6 +74,8 @@ typedef enum tmem_trace_kind {
     TMEM_TRACE_BUDGET_DENIED,  /**< a request of size bytes refused with TMEM_E_BUDGET */
     TMEM_TRACE_PRESSURE,       /**< pressure level changed; offset = tmem_pressure */
     TMEM_TRACE_MARK,           /**< a user mark (tmem_trace_mark) */
+    TMEM_TRACE_RESET,          /**< a heap reset/destroyed: every live allocation of the
+                                    type in [offset, offset + size) is freed at once */
     TMEM_TRACE_KIND_COUNT
 } tmem_trace_kind;
 
@@ -163,6 +165,7 @@ typedef enum tmem_trace_format {
     TMEM_TRACE_FORMAT_PEAK_TEXT,       /**< "alive at the peak" as plain-text tables */
     TMEM_TRACE_FORMAT_SUMMARY_JSON,    /**< peak, contributors, per-kind counts (docs/trace.md) */
     TMEM_TRACE_FORMAT_HTML,            /**< self-contained report: all of the above + plan picture */
+    TMEM_TRACE_FORMAT_SVG_ROLES,       /**< the timeline stacked by role instead of type */
     TMEM_TRACE_FORMAT_COUNT
 } tmem_trace_format;
 

@@ -143,6 +143,10 @@ typedef enum tmem__trace_kind {
     TMEM__TRACE_COMMIT, TMEM__TRACE_DECOMMIT, TMEM__TRACE_LOCK,
     TMEM__TRACE_UNLOCK, TMEM__TRACE_EVICT, TMEM__TRACE_BUDGET_DENIED,
     TMEM__TRACE_PRESSURE, TMEM__TRACE_MARK,
+    /* A heap reset or destroyed: every live allocation of `type` in
+     * [offset, offset + size) is gone (offset = heap base, size = its extent),
+     * without one FREE per allocation. */
+    TMEM__TRACE_RESET,
     TMEM__TRACE_KIND_COUNT /* same values as the public tmem_trace_kind */
 } tmem__trace_kind;
 /* The slow half of tmem__trace: records the event (src/trace/tracer.c). */

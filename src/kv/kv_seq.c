@@ -63,7 +63,7 @@ static uint64_t table_cut(tmem_kv_cache *c, kv_seqrec *s, uint32_t keep) {
 static tmem_status block_new(tmem_kv_cache *c, uint32_t *id, uint64_t still_needed) {
     tmem_status st = tmem__kv_block_new(c, id);
     /* a budget, or the carved range, is full: the policy may free slots */
-    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM))
+    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM, st))
         st = tmem__kv_block_new(c, id);
     return st;
 }

@@ -9,6 +9,7 @@
  * every line does.
  */
 #include "model_internal.h"
+#include "typedmem/plan.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +35,19 @@ static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
     snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
 }
 
+#define MEMO_CAP 16u
+typedef struct arena_entry {
+    tmem_model_layer_kind kind;
+    uint64_t n, c, lb, arena;
+    bool planned;
+} arena_entry;
+typedef struct arena_memo {
+    arena_entry e[MEMO_CAP];
+    uint32_t n, next;
+} arena_memo;
+
 typedef struct req {
+    arena_memo *memo;
     const tmem_model_desc *m;
     tmem_context *ctx;
     uint32_t n_seqs, chunk, block, flags;
@@ -53,24 +66,68 @@ static tmem_status bytes_of(uint32_t type, uint64_t n, uint64_t *out) {
     return TMEM_OK;
 }
 
-/* Planner hook: the arena for one layer graph. Until the lifetime planner
- * (include/typedmem/plan.h) is wired in, the sweep lower bound stands in;
- * docs/model.md says so and the result reports arena_from_planner = false. */
+/* The arena for one layer graph: the lifetime planner's answer (every plan
+ * it returns has passed its validator), with the sweep lower bound beside it.
+ * Buffers are 64-byte aligned (cache lines, SIMD loads). If the planner
+ * cannot answer within its limits the lower bound stands in and the result
+ * says so (arena_from_planner = false). */
+#define ARENA_ALIGN 64u
+
 static tmem_status plan_arena(const tmem_model_buffer *bufs, uint32_t n, uint64_t *lower_bound, uint64_t *arena,
                               bool *planned) {
     *lower_bound = tmem__model_graph_lower_bound(bufs, n);
     *arena = *lower_bound;
     *planned = false;
-    return TMEM_OK;
+    tmem_plan_problem *p;
+    tmem_status st = tmem_plan_problem_create(&p);
+    if (st) return st == TMEM_E_NO_MEMORY ? st : TMEM_OK;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        tmem_plan_buffer b = {0};
+        b.size = bufs[i].size;
+        b.alignment = ARENA_ALIGN;
+        b.start = bufs[i].start;
+        b.end = bufs[i].end;
+        st = tmem_plan_problem_add(p, &b, NULL);
+    }
+    tmem_plan *plan = NULL;
+    tmem_plan_desc d = {0};
+    d.time_limit_s = 0.25; /* graphs are a few dozen buffers: the greedy portfolio is usually optimal */
+    if (!st) st = tmem_plan_solve(p, &d, &plan);
+    tmem_plan_info info;
+    if (!st && tmem_plan_get_info(plan, &info) == TMEM_OK) {
+        *arena = info.arena;
+        *planned = true;
+    }
+    tmem_plan_destroy(plan);
+    tmem_plan_problem_destroy(p);
+    return st == TMEM_E_NO_MEMORY || st == TMEM_E_OVERFLOW ? st : TMEM_OK;
 }
 
+/* Memo of planned arenas: the searches size the same graphs many times. */
 static tmem_status layer_arena(const req *r, tmem_model_layer_kind kind, uint64_t n, uint64_t c, uint64_t *lb,
                                uint64_t *arena, bool *planned) {
+    /* only the non-flash attention graph depends on the context length */
+    if (kind == TMEM_MODEL_LAYER_DELTANET ||
+        (kind == TMEM_MODEL_LAYER_ATTENTION && !(r->flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN)))
+        c = 0;
+    arena_memo *memo = r->memo;
+    for (uint32_t i = 0; i < memo->n; i++) {
+        const arena_entry *e = &memo->e[i];
+        if (e->kind == kind && e->n == n && e->c == c) {
+            *lb = e->lb;
+            *arena = e->arena;
+            *planned = e->planned;
+            return TMEM_OK;
+        }
+    }
     tmem_model_buffer bufs[GRAPH_CAP];
     uint32_t count;
-    tmem_status st = tmem_model_layer_graph(r->m, kind, n, c, r->flags, bufs, GRAPH_CAP, &count);
+    tmem_status st = tmem_model_layer_graph(r->m, kind, n, c ? c : n, r->flags, bufs, GRAPH_CAP, &count);
+    if (!st) st = plan_arena(bufs, count, lb, arena, planned);
     if (st) return st;
-    return plan_arena(bufs, count, lb, arena, planned);
+    arena_entry *e = &memo->e[memo->n < MEMO_CAP ? memo->n++ : memo->next++ % MEMO_CAP];
+    *e = (arena_entry){kind, n, c, *lb, *arena, *planned};
+    return TMEM_OK;
 }
 
 static void item(const req *r, tmem_fit_result *o, const char *what, tmem_role role, bool clean, uint64_t bytes,
@@ -98,9 +155,10 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
 
     /* weights */
     uint64_t text_w, vis_w = 0;
-    if (r->exact_weights) text_w = m->file_weight_bytes;
+    if (r->exact_weights && m->file_weight_bytes) text_w = m->file_weight_bytes;
     else if ((st = bytes_of(r->weight_type, r->params.total - r->params.vision, &text_w))) return st;
-    if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
+    if (image && r->exact_weights && m->vis_file_weight_bytes) vis_w = m->vis_file_weight_bytes;
+    else if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
 
     /* KV cache in whole blocks, recurrent state per sequence */
     if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
@@ -243,7 +301,8 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
-    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT && d->model->file_weight_bytes;
+    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT &&
+                       (d->model->file_weight_bytes || d->model->vis_file_weight_bytes);
     r->weight_type = tmem_weight_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16);
     r->vision_weight_type = r->weight_type;
     r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;
@@ -255,7 +314,10 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!d || !out || !d->model || !d->ctx_tokens) return tmem__err(TMEM_E_INVALID_ARG);
     req r;
+    arena_memo memo;
+    memo.n = memo.next = 0;
     tmem_status st = resolve(d, &r);
+    r.memo = &memo;
     if (st) return st;
     tmem_fit_result res;
     if ((st = compute(&r, d->ctx_tokens, d->image_width, d->image_height, &res))) return st;

@@ -41,9 +41,12 @@ typedef struct frame {
     bool hatless;               /* it had no unplaced neighbour */
     uint32_t upos;              /* its position in the level's unplaced list */
     uint32_t pmark, mmark, smark; /* undo marks */
+    uint64_t h1, h2;            /* state hash before its placement */
+    uint64_t k1, k2;            /* memo key of the node it represents */
 } frame;
 
 typedef struct mchange { uint32_t buf; uint64_t old; } mchange;
+typedef struct bstate { uint64_t off, min; } bstate;
 typedef struct pre { double k[3]; uint32_t idx; } pre;
 typedef struct schange { uint32_t sec; uint64_t old; } schange;
 
@@ -65,10 +68,12 @@ typedef struct search {
     uint32_t *sm_start, *sm;    /* free members of each section (CSR), or NULL */
     uint64_t *base_min, *total0;
     /* state shared by all levels */
-    uint64_t *off, *minoff, *floor, *tot;
+    bstate *st;                 /* per buffer: offset (or NONE) and minimum offset */
+    uint64_t *floor, *tot;
     uint32_t *cuts;             /* unplaced buffers spanning boundary k */
     uint32_t *rank;
     uint32_t *stamp, stamp_now; /* affected-section marks */
+    uint32_t *dirty, ndirty;    /* sections whose floor may rise */
     uint32_t *pstack;
     size_t plen;
     mchange *mlog;
@@ -77,11 +82,36 @@ typedef struct search {
     level lv[MAX_NEST];
     uint64_t budget_left;
     tmem__plan_limits *lim;
-    int order;                  /* which preorder (set_ranks) */
+    int order;                  /* which preorder (rank_list) */
+    /* Zobrist-style hash of the unplaced buffers and their minimum offsets,
+     * and a lossy table of nodes proved to fail (see memo_*). */
+    uint64_t h1, h2;
+    uint64_t *memo;             /* pairs (k1, k2); 0,0 = empty */
+    uint32_t memo_mask;
     pre *keys;                  /* scratch for ranking */
 } search;
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Hash of "buffer u is unplaced with minimum offset m" (two independent
+ * 64-bit halves: 128 bits make a false match practically impossible). */
+static void pair_hash(uint32_t u, uint64_t m, uint64_t *a, uint64_t *b) {
+    *a = mix64((uint64_t)u * 0x9E3779B97F4A7C15ull + m * 0xD1B54A32D192ED03ull + 1);
+    *b = mix64((uint64_t)u * 0xC2B2AE3D27D4EB4Full ^ mix64(m + 0x165667B19E3779F9ull));
+}
+
+static void hash_toggle(search *s, uint32_t u, uint64_t m) {
+    uint64_t a, b;
+    pair_hash(u, m, &a, &b);
+    s->h1 ^= a;
+    s->h2 ^= b;
+}
 
 /* Lowest offset >= x for buffer u that avoids its fixed obstacles. Values
  * beyond the capacity are returned as they are (the caller prunes them). */
@@ -112,8 +142,10 @@ static bool grow(void **p, size_t *cap, size_t elem) {
 
 static bool set_min(search *s, uint32_t u, uint64_t v) {
     if (s->mlen == s->mcap && !grow((void **)&s->mlog, &s->mcap, sizeof *s->mlog)) return false;
-    s->mlog[s->mlen++] = (mchange){u, s->minoff[u]};
-    s->minoff[u] = v;
+    s->mlog[s->mlen++] = (mchange){u, s->st[u].min};
+    hash_toggle(s, u, s->st[u].min);
+    hash_toggle(s, u, v);
+    s->st[u].min = v;
     return true;
 }
 
@@ -124,51 +156,64 @@ static bool set_floor(search *s, uint32_t sec, uint64_t v) {
     return true;
 }
 
-/* Raise the floor of section `sec` to the lowest minimum offset of its
- * unplaced buffers (they all stack above it). */
-static bool refloor(search *s, uint32_t sec) {
-    if (!s->sm || s->stamp[sec] == s->stamp_now) return true;
-    s->stamp[sec] = s->stamp_now;
+/* Lowest minimum offset among the unplaced buffers of a section. */
+static uint64_t section_min(const search *s, uint32_t sec) {
     uint64_t m = UINT64_MAX;
     for (uint32_t e = s->sm_start[sec]; e < s->sm_start[sec + 1]; e++) {
         uint32_t u = s->sm[e];
-        if (s->off[u] == TMEM_OFFSET_NONE && s->minoff[u] < m) m = s->minoff[u];
+        if (s->st[u].off == TMEM_OFFSET_NONE && s->st[u].min < m) m = s->st[u].min;
     }
-    if (m != UINT64_MAX && m > s->floor[sec]) return set_floor(s, sec, m);
-    return true;
+    return m;
+}
+
+static void mark_dirty(search *s, uint32_t sec) {
+    if (s->stamp[sec] == s->stamp_now) return;
+    s->stamp[sec] = s->stamp_now;
+    s->dirty[s->ndirty++] = sec;
 }
 
 /* Place b at its minimum offset (state only; the level list is the caller's).
  * *hatless tells whether no unplaced buffer is alive with b. False on out of
- * memory. */
+ * memory.
+ *
+ * With member lists, every section's floor is kept equal to the lowest
+ * minimum offset of its unplaced buffers (all of them stack above it). It can
+ * only rise where b sat or where the buffer holding that lowest value moved,
+ * so only those sections are rescanned. */
 static bool place(search *s, uint32_t b, bool *hatless) {
     const tmem__plan_inst *in = s->in;
-    uint64_t o = s->minoff[b], h = o + in->size[b];
-    s->off[b] = o;
+    uint64_t o = s->st[b].min, h = o + in->size[b];
+    s->st[b].off = o;
     s->pstack[s->plen++] = b;
-    for (uint32_t k = in->lo[b] + 1; k < in->hi[b]; k++) s->cuts[k]--;
-    for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) {
-        s->tot[sec] -= in->size[b];
-        if (h > s->floor[sec] && !set_floor(s, sec, h)) return false;
-    }
+    hash_toggle(s, b, o);
     if (++s->stamp_now == 0) {
         memset(s->stamp, 0, ((size_t)s->nsec + 1) * sizeof *s->stamp);
         s->stamp_now = 1;
     }
+    s->ndirty = 0;
+    for (uint32_t k = in->lo[b] + 1; k < in->hi[b]; k++) s->cuts[k]--;
+    for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) {
+        s->tot[sec] -= in->size[b];
+        if (h > s->floor[sec] && !set_floor(s, sec, h)) return false;
+        if (s->sm) mark_dirty(s, sec);
+    }
     *hatless = true;
     for (uint32_t e = s->nb_start[b]; e < s->nb_start[b + 1]; e++) {
         uint32_t u = s->nb[e];
-        if (s->off[u] != TMEM_OFFSET_NONE) continue;
+        if (s->st[u].off != TMEM_OFFSET_NONE) continue;
         *hatless = false;
-        if (s->minoff[u] >= h) continue;
+        uint64_t old = s->st[u].min;
+        if (old >= h) continue;
         if (!set_min(s, u, bump(s, u, h))) return false;
         if (s->sm)
             for (uint32_t sec = in->lo[u]; sec < in->hi[u]; sec++)
-                if (!refloor(s, sec)) return false;
+                if (old <= s->floor[sec]) mark_dirty(s, sec);
     }
-    if (s->sm)
-        for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++)
-            if (!refloor(s, sec)) return false;
+    for (uint32_t k = 0; k < s->ndirty; k++) {
+        uint32_t sec = s->dirty[k];
+        uint64_t m = section_min(s, sec);
+        if (m != UINT64_MAX && m > s->floor[sec] && !set_floor(s, sec, m)) return false;
+    }
     return true;
 }
 
@@ -177,13 +222,13 @@ static void rollback(search *s, uint32_t pmark, uint32_t mmark, uint32_t smark) 
     const tmem__plan_inst *in = s->in;
     while (s->plen > pmark) {
         uint32_t b = s->pstack[--s->plen];
-        s->off[b] = TMEM_OFFSET_NONE;
+        s->st[b].off = TMEM_OFFSET_NONE;
         for (uint32_t k = in->lo[b] + 1; k < in->hi[b]; k++) s->cuts[k]++;
         for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) s->tot[sec] += in->size[b];
     }
     while (s->mlen > mmark) {
         mchange *c = &s->mlog[--s->mlen];
-        s->minoff[c->buf] = c->old;
+        s->st[c->buf].min = c->old;
     }
     while (s->slen > smark) {
         schange *c = &s->slog[--s->slen];
@@ -210,26 +255,30 @@ static void list_restore(level *L, uint32_t b, uint32_t p) {
     L->where[moved] = L->nun - 1;
 }
 
-/* Section inference over the level's section range after placing at `cur`. */
-static bool sections_ok(const search *s, uint32_t slo, uint32_t shi, uint64_t cur) {
-    for (uint32_t sec = slo; sec < shi; sec++) {
-        uint64_t t = s->tot[sec];
-        if (!t) continue;
-        uint64_t fl = s->floor[sec] > cur ? s->floor[sec] : cur;
-        if (fl + t > s->cap) return false;
-    }
-    return true;
-}
-
 static bool cand_less(const search *s, uint32_t a, uint32_t b) {
-    if (s->minoff[a] != s->minoff[b]) return s->minoff[a] < s->minoff[b];
+    if (s->st[a].min != s->st[b].min) return s->st[a].min < s->st[b].min;
     return s->rank[a] < s->rank[b];
 }
 
 /* Candidates of a new node into cand[beg..), canonical after (thr_off,
  * thr_rank), sorted. Returns the count; 0 when the node is dead or on out of
- * memory (lim->oom set). */
-static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, int64_t thr_rank) {
+ * memory (lim->oom set).
+ *
+ * Section inference happens here, once per node: every section's unplaced
+ * buffers stack above its floor, and above the offset of whatever is placed
+ * next (placements only go up). So floor + total <= capacity everywhere, and
+ * no candidate may sit higher than capacity - (largest total left). */
+static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, int64_t thr_rank, uint32_t slo,
+                           uint32_t shi) {
+    uint64_t maxtot = 0;
+    for (uint32_t sec = slo; sec < shi; sec++) {
+        uint64_t t = s->tot[sec];
+        if (!t) continue;
+        if (s->floor[sec] + t > s->cap) return 0;
+        if (t > maxtot) maxtot = t;
+    }
+    uint64_t omax = s->cap - maxtot;
+    if (thr_off > omax) return 0;
     if ((size_t)beg + L->nun > L->cand_cap) {
         size_t c = L->cand_cap * 2 > (size_t)beg + L->nun ? L->cand_cap * 2 : (size_t)beg + L->nun;
         uint32_t *q = realloc(L->cand, c * sizeof *q);
@@ -243,15 +292,15 @@ static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, 
     uint64_t mh = UINT64_MAX;
     for (uint32_t k = 0; k < L->nun; k++) {
         uint32_t u = L->unplaced[k];
-        uint64_t t = s->minoff[u] + s->in->size[u];
+        uint64_t t = s->st[u].min + s->in->size[u];
         if (t > s->cap) return 0;   /* u fits nowhere any more */
         if (t < mh) mh = t;
     }
     uint32_t c = 0, *out = L->cand + beg;
     for (uint32_t k = 0; k < L->nun; k++) {
         uint32_t u = L->unplaced[k];
-        uint64_t m = s->minoff[u];
-        if (m >= mh) continue;
+        uint64_t m = s->st[u].min;
+        if (m >= mh || m > omax) continue;
         if (m < thr_off || (m == thr_off && (int64_t)s->rank[u] <= thr_rank)) continue;
         uint32_t j = c++;
         while (j && cand_less(s, u, out[j - 1])) {
@@ -261,6 +310,42 @@ static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, 
         out[j] = u;
     }
     return c;
+}
+
+/* Memo of failed nodes. A node's future depends only on its level's
+ * unplaced buffers with their minimum offsets (section floors follow from
+ * them when the lowest-minimum-offset floors are on), the canonical threshold
+ * and the preorder: two different pasts that leave the same picture share
+ * one fate, so a proved failure is recorded and the twin pruned. Lossy (a
+ * full bucket overwrites), never unsound. */
+#define MEMO_BITS 19
+static void node_key(const search *s, uint64_t lh1, uint64_t lh2, uint64_t off, int64_t rank, uint64_t *k1,
+                     uint64_t *k2) {
+    uint64_t t = mix64(off * 0x9E3779B97F4A7C15ull ^ (uint64_t)(rank + 2) * 0xD6E8FEB86659FD93ull ^
+                       (uint64_t)(s->order + 1) << 56);
+    *k1 = lh1 ^ t;
+    *k2 = lh2 ^ mix64(t + 0x632BE59BD9B4E019ull);
+    if (!*k1 && !*k2) *k1 = 1;
+}
+
+static bool memo_has(const search *s, uint64_t k1, uint64_t k2) {
+    if (!s->memo) return false;
+    uint32_t i = (uint32_t)k1 & s->memo_mask & ~3u;
+    for (uint32_t j = 0; j < 4; j++)
+        if (s->memo[2 * (i + j)] == k1 && s->memo[2 * (i + j) + 1] == k2) return true;
+    return false;
+}
+
+static void memo_put(search *s, uint64_t k1, uint64_t k2) {
+    if (!s->memo) return;
+    uint32_t i = (uint32_t)k1 & s->memo_mask & ~3u, slot = i + (uint32_t)(k2 >> 62);
+    for (uint32_t j = 0; j < 4; j++)
+        if (!s->memo[2 * (i + j)] && !s->memo[2 * (i + j) + 1]) {
+            slot = i + j;
+            break;
+        }
+    s->memo[2 * slot] = k1;
+    s->memo[2 * slot + 1] = k2;
 }
 
 static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, uint32_t shi);
@@ -296,6 +381,7 @@ static int split_and_solve(search *s, int nest, uint32_t slo, uint32_t shi, uint
         }
     }
     uint32_t pmark = (uint32_t)s->plen, mmark = (uint32_t)s->mlen, smark = (uint32_t)s->slen;
+    uint64_t sh1 = s->h1, sh2 = s->h2;
     for (uint32_t k = 0; k < L->nun; k++) C->saved_rank[k] = s->rank[L->unplaced[k]];
     uint32_t seg_lo = slo;
     while (seg_lo < shi) {
@@ -305,7 +391,7 @@ static int split_and_solve(search *s, int nest, uint32_t slo, uint32_t shi, uint
         C->nun = 0;
         for (uint32_t k = 0; k < L->nun; k++) {
             uint32_t u = L->unplaced[k];
-            if (s->off[u] == TMEM_OFFSET_NONE && in->lo[u] >= seg_lo && in->lo[u] < seg_hi) {
+            if (s->st[u].off == TMEM_OFFSET_NONE && in->lo[u] >= seg_lo && in->lo[u] < seg_hi) {
                 C->where[u] = C->nun;
                 C->unplaced[C->nun++] = u;
             }
@@ -317,6 +403,8 @@ static int split_and_solve(search *s, int nest, uint32_t slo, uint32_t shi, uint
             tmem__plan_search_result r = solve_level(s, nest + 1, seg_lo, seg_hi);
             if (r != TMEM__PLAN_FOUND) {
                 rollback(s, pmark, mmark, smark);
+                s->h1 = sh1;
+                s->h2 = sh2;
                 for (uint32_t k = 0; k < L->nun; k++) s->rank[L->unplaced[k]] = C->saved_rank[k];
                 return (int)r;
             }
@@ -333,10 +421,21 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
     level *L = &s->lv[nest];
     tmem__plan_limits *lim = s->lim;
     if (L->nun == 0) return TMEM__PLAN_FOUND;
+    /* level hash = hash of its own unplaced buffers: global ^ base ^ lp */
+    uint64_t base1 = s->h1, base2 = s->h2, lp1 = 0, lp2 = 0;
+    for (uint32_t k = 0; k < L->nun; k++) {
+        uint64_t a, b2;
+        pair_hash(L->unplaced[k], s->st[L->unplaced[k]].min, &a, &b2);
+        lp1 ^= a;
+        lp2 ^= b2;
+    }
+#define LEVEL_KEY(off_, rank_, k1_, k2_) node_key(s, s->h1 ^ base1 ^ lp1, s->h2 ^ base2 ^ lp2, off_, rank_, k1_, k2_)
     uint32_t depth = 0;
     frame *f = &L->frames[0];
+    LEVEL_KEY(0, -1, &f->k1, &f->k2);
+    if (memo_has(s, f->k1, f->k2)) return TMEM__PLAN_NONE;
     f->cbeg = 0;
-    f->cend = candidates(s, L, 0, 0, -1);
+    f->cend = candidates(s, L, 0, 0, -1, slo, shi);
     f->cpos = 0;
     f->placed = -1;
     f->hatless = false;
@@ -345,6 +444,8 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         f = &L->frames[depth];
         if (f->placed >= 0) {
             rollback(s, f->pmark, f->mmark, f->smark);
+            s->h1 = f->h1;
+            s->h2 = f->h2;
             list_restore(L, (uint32_t)f->placed, f->upos);
             f->placed = -1;
             /* A buffer with no unplaced neighbour never moves: skipping it
@@ -353,6 +454,7 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
             if (f->hatless) f->cpos = f->cend;
         }
         if (f->cpos == f->cend) {
+            memo_put(s, f->k1, f->k2);   /* every child failed: proved */
             if (depth == 0) return TMEM__PLAN_NONE;
             depth--;
             continue;
@@ -363,25 +465,28 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return TMEM__PLAN_STOPPED;
         if (lim->deadline > 0 && (lim->nodes & 255) == 0 && tmem__plan_now() > lim->deadline)
             return TMEM__PLAN_STOPPED;
-        uint64_t o = s->minoff[b];
+        uint64_t o = s->st[b].min;
         f->pmark = (uint32_t)s->plen;
         f->mmark = (uint32_t)s->mlen;
         f->smark = (uint32_t)s->slen;
+        f->h1 = s->h1;
+        f->h2 = s->h2;
         f->placed = (int32_t)b;
         list_remove(L, b, &f->upos);
         if (!place(s, b, &f->hatless)) {
             lim->oom = true;
             return TMEM__PLAN_STOPPED;
         }
-        if (!sections_ok(s, slo, shi, o)) continue;
         if (L->nun == 0) return TMEM__PLAN_FOUND;
         int r = split_and_solve(s, nest, slo, shi, b);
         if (r == TMEM__PLAN_FOUND) return TMEM__PLAN_FOUND;
         if (r == TMEM__PLAN_STOPPED) return TMEM__PLAN_STOPPED;
         if (r == TMEM__PLAN_NONE) continue;
         frame *c = &L->frames[depth + 1];
+        LEVEL_KEY(o, s->rank[b], &c->k1, &c->k2);
+        if (memo_has(s, c->k1, c->k2)) continue;
         c->cbeg = f->cend;
-        c->cend = c->cbeg + candidates(s, L, c->cbeg, o, s->rank[b]);
+        c->cend = c->cbeg + candidates(s, L, c->cbeg, o, s->rank[b], slo, shi);
         if (lim->oom) return TMEM__PLAN_STOPPED;
         if (c->cend == c->cbeg) continue;
         c->cpos = c->cbeg;
@@ -389,6 +494,7 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         c->hatless = false;
         depth++;
     }
+#undef LEVEL_KEY
 }
 
 /* One run with the current ranks and a node budget. */
@@ -398,11 +504,11 @@ static tmem__plan_search_result run(search *s, uint64_t budget, uint64_t *offset
     L->nun = 0;
     for (uint32_t i = 0; i < s->n; i++) {
         if (in->fixed[i] != TMEM_OFFSET_NONE) {
-            s->off[i] = in->fixed[i];
+            s->st[i].off = in->fixed[i];
             continue;
         }
-        s->off[i] = TMEM_OFFSET_NONE;
-        s->minoff[i] = s->base_min[i];
+        s->st[i].off = TMEM_OFFSET_NONE;
+        s->st[i].min = s->base_min[i];
         L->where[i] = L->nun;
         L->unplaced[L->nun++] = i;
     }
@@ -411,13 +517,16 @@ static tmem__plan_search_result run(search *s, uint64_t budget, uint64_t *offset
         if (in->fixed[i] == TMEM_OFFSET_NONE)
             for (uint32_t k = in->lo[i] + 1; k < in->hi[i]; k++) s->cuts[k]++;
     for (uint32_t sec = 0; sec < s->nsec; sec++) {
-        s->floor[sec] = 0;
         s->tot[sec] = s->total0[sec];
+        uint64_t m = s->sm ? section_min(s, sec) : UINT64_MAX;
+        s->floor[sec] = m == UINT64_MAX ? 0 : m;
     }
     s->plen = s->mlen = s->slen = 0;
+    s->h1 = s->h2 = 0;
     s->budget_left = budget;
     tmem__plan_search_result r = solve_level(s, 0, 0, s->nsec);
-    if (r == TMEM__PLAN_FOUND) memcpy(offsets, s->off, (size_t)s->n * sizeof *offsets);
+    if (r == TMEM__PLAN_FOUND)
+        for (uint32_t i = 0; i < s->n; i++) offsets[i] = s->st[i].off;
     return r;
 }
 
@@ -430,16 +539,17 @@ static void search_free(search *s) {
     free(s->sm);
     free(s->base_min);
     free(s->total0);
-    free(s->off);
-    free(s->minoff);
+    free(s->st);
     free(s->floor);
     free(s->tot);
     free(s->cuts);
     free(s->rank);
     free(s->stamp);
+    free(s->dirty);
     free(s->pstack);
     free(s->mlog);
     free(s->slog);
+    free(s->memo);
     for (int k = 0; k < MAX_NEST; k++) {
         free(s->lv[k].unplaced);
         free(s->lv[k].where);
@@ -462,13 +572,13 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     s->ob = malloc(((size_t)adj->start[n] + 1) * sizeof *s->ob);
     s->base_min = malloc(nn * sizeof *s->base_min);
     s->total0 = calloc(ns, sizeof *s->total0);
-    s->off = malloc(nn * sizeof *s->off);
-    s->minoff = malloc(nn * sizeof *s->minoff);
+    s->st = malloc(nn * sizeof *s->st);
     s->floor = malloc(ns * sizeof *s->floor);
     s->tot = malloc(ns * sizeof *s->tot);
     s->cuts = malloc(ns * sizeof *s->cuts);
     s->rank = malloc(nn * sizeof *s->rank);
     s->stamp = calloc(ns, sizeof *s->stamp);
+    s->dirty = malloc(ns * sizeof *s->dirty);
     s->pstack = malloc(nn * sizeof *s->pstack);
     level *L = &s->lv[0];
     L->unplaced = malloc(nn * sizeof *L->unplaced);
@@ -476,8 +586,8 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     L->frames = malloc((nn + 1) * sizeof *L->frames);
     L->cand_cap = nn * 4;
     L->cand = malloc(L->cand_cap * sizeof *L->cand);
-    if (!s->nb_start || !s->ob_start || !s->nb || !s->ob || !s->base_min || !s->total0 || !s->off || !s->minoff ||
-        !s->floor || !s->tot || !s->cuts || !s->rank || !s->stamp || !s->pstack || !L->unplaced || !L->where ||
+    if (!s->nb_start || !s->ob_start || !s->nb || !s->ob || !s->base_min || !s->total0 || !s->st ||
+        !s->floor || !s->tot || !s->cuts || !s->rank || !s->stamp || !s->dirty || !s->pstack || !L->unplaced || !L->where ||
         !L->frames || !L->cand)
         return false;
     uint32_t ne = 0, oe = 0;
@@ -531,6 +641,11 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
                     for (uint32_t sec = in->lo[i]; sec < in->hi[i]; sec++) s->sm[fill[sec]++] = i;
         }
     }
+    /* the memo is sound only with the lowest-minimum-offset floors */
+    if (s->sm && n >= 8) {
+        s->memo = calloc((size_t)2 << MEMO_BITS, sizeof *s->memo);
+        s->memo_mask = (1u << MEMO_BITS) - 1;
+    }
     return true;
 }
 
@@ -555,6 +670,10 @@ static void rank_list(search *s, const uint32_t *bufs, uint32_t m, const uint64_
         pre *p = &s->keys[k];
         p->idx = i;
         switch (s->order) {
+#ifdef PLAN_RANDOM_TIES
+        case 99: { static uint64_t x = 88172645463325252ull; x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            p->k[0] = tt; p->k[1] = (double)(x % 1000); p->k[2] = a; break; }
+#endif
         case 0: p->k[0] = w; p->k[1] = a; p->k[2] = tt; break;
         case 1: p->k[0] = tt; p->k[1] = a; p->k[2] = w; break;
         default: p->k[0] = tt; p->k[1] = w; p->k[2] = a; break;
@@ -602,6 +721,9 @@ tmem__plan_search_result tmem__plan_search(const tmem__plan_inst *in, const tmem
 #ifdef PLAN_ONLY_ORDER
             if (which != PLAN_ONLY_ORDER) continue;
             budget = UINT64_MAX / 8;
+#endif
+#ifdef PLAN_RANDOM_TIES
+            which = 99; budget = PLAN_RANDOM_TIES;
 #endif
             s.order = which;
             rank_list(&s, all, in->n, s.total0);

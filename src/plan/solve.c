@@ -62,41 +62,59 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, tmem__pla
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     uint64_t step = j->inst->step ? j->inst->step : 1;
-    uint64_t lo = round_up(goal > j->lb ? goal : j->lb, step); /* first capacity worth trying */
+    uint64_t goal_cap = round_up(goal > j->lb ? goal : j->lb, step); /* first capacity worth trying */
     if (j->proved < j->lb) j->proved = j->lb;
-    bool first = true;
-    while (lo < j->ub && !lim->oom) {
+    /* 1. The goal itself (usually the lower bound): done if it fits. */
+    {
         double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
-        if (part_end > 0 && left <= 0) break;
-        if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
-        uint64_t cap;
-        double slice;
-        if (first || decide) {
-            cap = lo;                       /* the goal itself: done if it fits */
-            slice = decide ? left : left * 0.3;
-        } else {
-            cap = round_down(lo + (j->ub - lo) / 2, step);
-            if (cap < lo) cap = lo;
-            slice = left * 0.5;
-        }
-        first = false;
-        tmem__plan_search_result r = probe(j, &adj, cap, lim, part_end > 0 ? now + slice : 0, tmp);
+        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.4) : 0, tmp);
         if (r == TMEM__PLAN_FOUND) {
             uint64_t a = tmem__plan_arena(j->inst, tmp);
             if (a < j->ub) {
                 j->ub = a;
                 memcpy(j->off, tmp, (size_t)j->inst->n * sizeof *tmp);
             }
-            if (decide) break;
-        } else if (r == TMEM__PLAN_NONE) {
-            if (cap + step > j->proved) j->proved = cap + step;
-            lo = cap + step;
-            if (decide) break;
-        } else {
-            if (decide) break;
-            /* unknown at cap: look above it (not a proof) */
-            lo = cap + step;
+        } else if (r == TMEM__PLAN_NONE && goal_cap + step > j->proved) {
+            j->proved = goal_cap + step;
         }
+    }
+    /* 2. Binary search between what is proved infeasible and the best plan,
+     * in rounds of growing time slices: a probe that runs out of time counts
+     * as "infeasible for now" within its round; the next round retries the
+     * gap with twice the time. */
+    double frac = 0.2;
+    while (!decide && !lim->oom && j->ub > (j->proved > goal_cap ? j->proved : goal_cap)) {
+        uint64_t lo = j->proved > goal_cap ? j->proved : goal_cap;
+        bool timed_out = false;
+        while (lo < j->ub) {
+            double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
+            if (part_end > 0 && left <= 0.001) break;
+            if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
+            uint64_t cap = round_down(lo + (j->ub - lo) / 2, step);
+            if (cap < lo) cap = lo;
+            tmem__plan_search_result r = probe(j, &adj, cap, lim, part_end > 0 ? now + left * frac : 0, tmp);
+            if (r == TMEM__PLAN_FOUND) {
+                uint64_t a = tmem__plan_arena(j->inst, tmp);
+                if (a < j->ub) {
+                    j->ub = a;
+                    memcpy(j->off, tmp, (size_t)j->inst->n * sizeof *tmp);
+                }
+                if (a > cap) break; /* cannot happen: the search keeps tops <= cap */
+            } else if (r == TMEM__PLAN_NONE) {
+                if (cap + step > j->proved) j->proved = cap + step;
+                lo = cap + step;
+            } else {
+                if (lim->oom) break;
+                timed_out = true;
+                lo = cap + step;
+            }
+        }
+        if (!timed_out) continue;   /* the gap closed by proofs and plans */
+        double now = tmem__plan_now();
+        if (part_end > 0 && part_end - now <= 0.001) break;
+        if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
+        if (part_end <= 0) break;   /* no time limit: probes never time out */
+        frac = frac * 2 > 1 ? 1 : frac * 2;
     }
     free(tmp);
     tmem__plan_adj_free(&adj);
@@ -154,7 +172,7 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
             st = ast;
             goto out;
         }
-        bool fast = (d.flags & TMEM_PLAN_HEURISTIC_ONLY) && n > 20000;
+        bool fast = (d.flags & TMEM_PLAN_HEURISTIC_ONLY) && n > 5000;
         st = tmem__plan_greedy(&inst, ast ? NULL : &adj, fast, off, &greedy_arena, &gname);
         if (!ast) tmem__plan_adj_free(&adj);
         if (st) goto out;

@@ -43,7 +43,9 @@ typedef struct src_image {
 static float clamp255(float v) { return v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v; }
 
 /* One source pixel as R, G, B, A in 0..255 (A = 255 when the format has none). */
-static inline void fetch(const src_image *s, uint32_t x, uint32_t y, float px[4]) {
+/* Inlined into the tap loop: four calls per output pixel, the format switch
+ * predicts perfectly. */
+__attribute__((always_inline)) static inline void fetch(const src_image *s, uint32_t x, uint32_t y, float px[4]) {
     const uint8_t *p;
     float yv, u, v;
     switch (s->format) {
