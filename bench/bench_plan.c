@@ -14,6 +14,8 @@
  *    allocate what starts (in file order) in the smallest free block of the
  *    arena that fits, else at the end; the arena is the high-water mark.
  * Plus a synthetic 100,000-buffer instance planned in heuristic mode.
+ * Options: --time-limit S per instance (2.5), --threads N (2: the exact
+ * search's lower-bound probe on a second thread), --shared DIR.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -145,7 +147,7 @@ typedef struct row {
     double secs;
 } row;
 
-static bool run_file(const char *path, const char *name, const char *suite, double limit, row *r) {
+static bool run_file(const char *path, const char *name, const char *suite, double limit, uint32_t threads, row *r) {
     tmem_plan_problem *p;
     tmem_plan_error err;
     if (tmem_plan_problem_load_csv(path, &p, &err)) {
@@ -172,6 +174,7 @@ static bool run_file(const char *path, const char *name, const char *suite, doub
     free(v);
     tmem_plan_desc d = {0};
     d.time_limit_s = limit;
+    d.threads = threads;
     tmem_plan *pl;
     double t0 = now_s();
     tmem_status st = tmem_plan_solve(p, &d, &pl);
@@ -258,11 +261,13 @@ static double random_heuristic(uint32_t n, uint64_t *arena, uint64_t *lb) {
 
 int tmem_bench_plan(int argc, char **argv, bool json) {
     double limit = 2.5;
+    uint32_t threads = 2;
     const char *shared = getenv("TMEM_SHARED_DIR");
     if (!shared) shared = "../shared";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) limit = atof(argv[++i]);
         else if (!strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (uint32_t)atoi(argv[++i]);
     }
     static const struct { const char *dir, *suite; } suites[] = {
         {"bench/graphs", "graphs"},
@@ -278,7 +283,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         for (uint32_t i = 0; i < k; i++) {
             char path[2048];
             snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            if (nr < 64 && run_file(path, names[i], suites[s].suite, limit, &rows[nr])) nr++;
+            if (nr < 64 && run_file(path, names[i], suites[s].suite, limit, threads, &rows[nr])) nr++;
             free(names[i]);
         }
         free(names);
@@ -301,7 +306,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         if (rows[i].ours <= best) beat[s]++;
     }
     if (json) {
-        printf("{\"bench\":\"plan\",\"time_limit_s\":%.3f,\"instances\":[\n", limit);
+        printf("{\"bench\":\"plan\",\"time_limit_s\":%.3f,\"threads\":%u,\"instances\":[\n", limit, threads);
         for (uint32_t i = 0; i < nr; i++) {
             row *r = &rows[i];
             printf("  {\"suite\":\"%s\",\"name\":\"%s\",\"buffers\":%u,\"lower_bound\":%llu,\"sum\":%llu,\"tflite\":%llu,"
@@ -333,6 +338,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
            at_lb[1], count[1], beat[1], count[1], total[1], limit);
     printf("random 100k buffers, heuristic mode: %.1f ms, arena %.4f x lower bound\n", rt * 1e3,
            rlb ? (double)rarena / (double)rlb : 0.0);
-    printf("reproduce: TMEM_SHARED_DIR=%s tmem bench plan [--json] [--time-limit %.1f]\n", shared, limit);
+    printf("reproduce: TMEM_SHARED_DIR=%s tmem bench plan [--json] --time-limit %.1f --threads %u\n", shared, limit,
+           threads);
     return 0;
 }

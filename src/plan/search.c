@@ -463,8 +463,10 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         lim->nodes++;
         if (s->budget_left == 0 || --s->budget_left == 0) return TMEM__PLAN_STOPPED;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return TMEM__PLAN_STOPPED;
-        if (lim->deadline > 0 && (lim->nodes & 255) == 0 && tmem__plan_now() > lim->deadline)
-            return TMEM__PLAN_STOPPED;
+        if ((lim->nodes & 255) == 0) {
+            if (lim->deadline > 0 && tmem__plan_now() > lim->deadline) return TMEM__PLAN_STOPPED;
+            if (lim->stop && atomic_load_explicit(lim->stop, memory_order_relaxed)) return TMEM__PLAN_STOPPED;
+        }
         uint64_t o = s->st[b].min;
         f->pmark = (uint32_t)s->plen;
         f->mmark = (uint32_t)s->mlen;
@@ -731,6 +733,7 @@ tmem__plan_search_result tmem__plan_search(const tmem__plan_inst *in, const tmem
             if (res != TMEM__PLAN_STOPPED || lim->oom) goto out;
             if (lim->nodes_left && lim->nodes >= lim->nodes_left) goto out;
             if (lim->deadline > 0 && tmem__plan_now() > lim->deadline) goto out;
+            if (lim->stop && atomic_load_explicit(lim->stop, memory_order_relaxed)) goto out;
         }
         if (budget > UINT64_MAX / 4) break;
     }
