@@ -310,26 +310,33 @@ static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, 
         L->cand = q;
         L->cand_cap = c;
     }
+    /* One pass: the lowest top any unplaced buffer could have (mh), and
+     * the buffers below the running mh that pass the canonical order; a
+     * final filter drops those at or above the final mh, then they are
+     * sorted by (minimum offset, rank). */
     uint64_t mh = UINT64_MAX;
-    for (uint32_t k = 0; k < L->nun; k++) {
-        uint32_t u = L->unplaced[k];
-        uint64_t t = s->st[u].min + s->in->size[u];
-        if (t > s->cap) return 0;   /* u fits nowhere any more */
-        if (t < mh) mh = t;
-    }
     uint32_t c = 0, *out = L->cand + beg;
     for (uint32_t k = 0; k < L->nun; k++) {
         uint32_t u = L->unplaced[k];
-        uint64_t m = s->st[u].min;
+        uint64_t m = s->st[u].min, t = m + s->in->size[u];
+        if (t > s->cap) return 0;   /* u fits nowhere any more */
+        if (t < mh) mh = t;
         if (m >= mh || m > omax) continue;
         if (m < thr_off || (m == thr_off && (int64_t)s->rank[u] <= thr_rank)) continue;
-        uint32_t j = c++;
+        out[c++] = u;
+    }
+    uint32_t w = 0;
+    for (uint32_t k = 0; k < c; k++) {
+        uint32_t u = out[k];
+        if (s->st[u].min >= mh) continue;
+        uint32_t j = w++;
         while (j && cand_less(s, u, out[j - 1])) {
             out[j] = out[j - 1];
             j--;
         }
         out[j] = u;
     }
+    c = w;
     return c;
 }
 
