@@ -457,6 +457,13 @@ typedef struct tmem_model_params {
 /** @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_param_count(const tmem_model_desc *m, tmem_model_params *out);
 
+/** @brief Weight bytes if every parameter were stored as `dtype` (whole
+ *  blocks per part): the text model and the vision encoder.
+ *  @param[out] vision  may be NULL.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, DEFAULT or unknown dtype)
+ *          | TMEM_E_OVERFLOW @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_weight_bytes(const tmem_model_desc *m, tmem_weight_dtype dtype, uint64_t *text, uint64_t *vision);
+
 /** @brief A buffer of one layer's activation graph: `size` bytes alive for the
  *  op steps [start, end). */
 typedef struct tmem_model_buffer {

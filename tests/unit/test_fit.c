@@ -112,6 +112,15 @@ static void test_params(void) {
     q = preset("qwen3.5-9b");
     CHECK_OK(tmem_model_param_count(&q, &p));
     CHECK(p.total > 8500000000ull && p.total < 10000000000ull);
+    /* weights per dtype: whole blocks per part */
+    uint64_t wt, wv;
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_BF16, &wt, &wv));
+    CHECK(wt == (p.total - p.vision) * 2 && wv == p.vision * 2);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q4_K, &wt, NULL));
+    CHECK(wt == (p.total - p.vision + 255) / 256 * 144);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q8_0, &wt, &wv));
+    CHECK(wv == (p.vision + 31) / 32 * 34);
+    CHECK_ST(tmem_model_weight_bytes(&q, TMEM_WEIGHT_DEFAULT, &wt, &wv), TMEM_E_INVALID_ARG);
     tmem_model_desc none;
     CHECK_ST(tmem_model_preset("gpt-5", &none), TMEM_E_NOT_FOUND);
     CHECK_OK(tmem_model_preset("QWEN3.5-0.8B", &none));
@@ -585,7 +594,8 @@ static void test_cli(void) {
     CHECK_MSG(strstr(out, want), "JSON lacks %.200s", want);
     const char *fields[] = {"\"kv_bytes_per_token\":12288", "\"fits\":true", "\"by_type\":{", "\"by_role\":{",
                             "\"items\":[", "\"max_ctx_tokens\":", "\"max_image\":{", "\"image_tokens\":1024",
-                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\""};
+                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\"",
+                            "\"weights_by_dtype\":{\"f32\":{", "\"file_weights_by_type\":{}"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK_MSG(strstr(out, fields[i]), "no %s", fields[i]);
     snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-9b --ctx 8192 --budget 1GiB >/dev/null", tool);
     rc = system(cmd);
@@ -617,6 +627,7 @@ static void test_cli(void) {
             snprintf(want, sizeof want, "\"what\":\"weights.text\",\"role\":\"weights\",\"type\":\"/memory/weights\","
                      "\"clean\":true,\"bytes\":%llu}", (unsigned long long)wbytes);
             CHECK_MSG(strstr(out, want), "no %.200s", want);
+            CHECK(strstr(out, "\"file_weights_by_type\":{\"q8_0\":17408,\"q4_K\":18432}") != NULL);
             CHECK(strstr(out, "\"weight_dtype\":\"q4_K\"") && strstr(out, "\"image_tokens\":256") &&
                   strstr(out, "\"kv_bytes_per_token\":12288"));
             unlink(path);
