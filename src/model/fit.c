@@ -155,9 +155,10 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
 
     /* weights */
     uint64_t text_w, vis_w = 0;
-    if (r->exact_weights) text_w = m->file_weight_bytes;
+    if (r->exact_weights && m->file_weight_bytes) text_w = m->file_weight_bytes;
     else if ((st = bytes_of(r->weight_type, r->params.total - r->params.vision, &text_w))) return st;
-    if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
+    if (image && r->exact_weights && m->vis_file_weight_bytes) vis_w = m->vis_file_weight_bytes;
+    else if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
 
     /* KV cache in whole blocks, recurrent state per sequence */
     if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
@@ -300,7 +301,8 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
-    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT && d->model->file_weight_bytes;
+    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT &&
+                       (d->model->file_weight_bytes || d->model->vis_file_weight_bytes);
     r->weight_type = tmem_weight_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16);
     r->vision_weight_type = r->weight_type;
     r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;

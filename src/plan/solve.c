@@ -172,7 +172,7 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
             st = ast;
             goto out;
         }
-        bool fast = (d.flags & TMEM_PLAN_HEURISTIC_ONLY) && n > 20000;
+        bool fast = (d.flags & TMEM_PLAN_HEURISTIC_ONLY) && n > 5000;
         st = tmem__plan_greedy(&inst, ast ? NULL : &adj, fast, off, &greedy_arena, &gname);
         if (!ast) tmem__plan_adj_free(&adj);
         if (st) goto out;

@@ -313,7 +313,15 @@ tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_trace_data **out) {
 void tmem__trace_destroy(tmem_context *ctx, struct tmem__tracer *t) {
     if (!t) return;
     atomic_store(&t->on, false);
-    (void)close_file(ctx, t, NULL); /* the context is going away: no names, keep the events */
+    /* Core destroys the tracer after the heaps and before the types, so the
+     * names can still be read for the file's trailer. */
+    tmem_trace_data *names = NULL;
+    if (t->file && tmem__trace_data_new(&names) == TMEM_OK && collect_names(ctx, names) != TMEM_OK) {
+        tmem_trace_data_destroy(names);
+        names = NULL;
+    }
+    (void)close_file(ctx, t, names);
+    tmem_trace_data_destroy(names);
     if (t->ring) tmem__free(ctx, t->ring, (size_t)t->capacity * sizeof *t->ring);
     pthread_mutex_destroy(&t->lock);
     tmem__free(ctx, t, sizeof *t);

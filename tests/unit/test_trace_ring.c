@@ -196,6 +196,7 @@ static void test_file_stream(void) {
     tmem_context_destroy(ctx);
     REQUIRE_OK(tmem_trace_load(path, &d));
     CHECK(d->complete && d->count == 1 && !strcmp(d->events[0].name, "last words"));
+    CHECK(tmem_trace_data_type_name(d, (int32_t)ti.index) && !strcmp(tmem_trace_data_type_name(d, (int32_t)ti.index), ti.name));
     tmem_trace_data_destroy(d);
     remove(path);
     remove(dir);

@@ -2,7 +2,7 @@
  * and role, the total, and the largest context / image that fit.
  *
  *   tmem fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB [--json]
- *            [--gguf FILE] [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype ...]
+ *            [--gguf FILE] [--mmproj FILE] [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype ...]
  *            [--weights DTYPE] [--seqs N] [--chunk N] [--block N] [--no-flash]
  *
  * Exit status: 0 fits (or no budget given), 3 does not fit, 2 usage, 1 error.
@@ -20,6 +20,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: tmem fit (--model NAME | --gguf FILE) --ctx N [--image WxH] [--budget SIZE] [--json]\n"
+            "                [--mmproj FILE] (llama.cpp vision encoder; else the preset's)\n"
             "                [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype f32|f16|bf16] [--weights DTYPE]\n"
             "                [--seqs N] [--chunk N] [--block N] [--no-flash]\n"
             "  SIZE takes B, KiB, MiB, GiB (also K, M, G = binary) or KB, MB, GB (decimal)\n"
@@ -170,7 +171,7 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
 }
 
 int tmem_cmd_fit(int argc, char **argv) {
-    const char *model = NULL, *gguf = NULL;
+    const char *model = NULL, *gguf = NULL, *mmproj = NULL;
     bool json = false;
     tmem_fit_desc f = {0};
     for (int i = 1; i < argc; i++) {
@@ -184,6 +185,7 @@ int tmem_cmd_fit(int argc, char **argv) {
         i++;
         if (!strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--gguf")) gguf = v;
+        else if (!strcmp(a, "--mmproj")) mmproj = v;
         else if (!strcmp(a, "--ctx")) ok = parse_u64(v, &f.ctx_tokens) && f.ctx_tokens;
         else if (!strcmp(a, "--budget")) ok = parse_size(v, &f.budget);
         else if (!strcmp(a, "--image")) {
@@ -205,7 +207,7 @@ int tmem_cmd_fit(int argc, char **argv) {
 
     tmem_model_desc m;
     tmem_context *ctx = NULL;
-    tmem_gguf *g = NULL;
+    tmem_gguf *g = NULL, *mp = NULL;
     int rc = 1;
     if (gguf) {
         tmem_context_desc cd = {0};
@@ -241,6 +243,19 @@ int tmem_cmd_fit(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (mmproj) { /* the vision encoder, exactly, from llama.cpp's mmproj file */
+        tmem_gguf_error e;
+        tmem_gguf_desc gd = {0};
+        gd.path = mmproj;
+        tmem_context_desc cd = {0};
+        tmem_status st = ctx ? TMEM_OK : tmem_context_create(&cd, &ctx);
+        if (!st) st = tmem_gguf_open(ctx, &gd, &mp, &e);
+        if (!st) st = tmem_model_add_mmproj(mp, &m, &e);
+        if (st) {
+            fprintf(stderr, "tmem fit: %s: %s: %s\n", mmproj, tmem_strerror(st), e.message);
+            goto done;
+        }
+    }
     if (f.image_width && !m.vis_depth) {
         fprintf(stderr, "tmem fit: %s has no vision encoder (with --gguf, add --model PRESET for one)\n", m.name);
         rc = 2;
@@ -259,6 +274,7 @@ int tmem_cmd_fit(int argc, char **argv) {
     else print_text(&m, &f, &r);
     rc = r.fits ? 0 : 3;
 done:
+    tmem_gguf_close(mp);
     tmem_gguf_close(g);
     tmem_context_destroy(ctx);
     return rc;
