@@ -266,6 +266,22 @@ tmem_status tmem_trace_stop(tmem_context *ctx) {
     return st;
 }
 
+tmem_status tmem_trace_flush(tmem_context *ctx) {
+    if (!ctx) return tmem__err(TMEM_E_INVALID_ARG);
+    struct tmem__tracer *t = find_tracer(ctx);
+    if (!t) return tmem__err(TMEM_E_STATE);
+    tmem_status st = TMEM_OK;
+    pthread_mutex_lock(&t->lock);
+    if (!atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE);
+    else if (t->file) {
+        flush(t);
+        if (fflush(t->file) != 0) t->file_errors++;
+        if (t->file_errors) st = tmem__err(TMEM_E_IO);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
 tmem_status tmem_trace_mark(tmem_context *ctx, const char *name) {
     if (!ctx || !name) return tmem__err(TMEM_E_INVALID_ARG);
     struct tmem__tracer *t = tmem__context_tracer(ctx);
