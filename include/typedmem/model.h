@@ -522,7 +522,7 @@ typedef struct tmem_fit_item {
     uint64_t bytes;
 } tmem_fit_item;
 
-#define TMEM_FIT_MAX_ITEMS 12
+#define TMEM_FIT_MAX_ITEMS 16
 
 /** @brief The answer. total = sum of items[].bytes. */
 typedef struct tmem_fit_result {

@@ -200,8 +200,12 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
             return tmem__err(TMEM_E_OVERFLOW);
     }
     o->arena_from_planner = planned;
-    uint64_t logits;
-    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits)) return tmem__err(TMEM_E_OVERFLOW);
+    /* the last position's f32 logits per sequence (a step's output, transient),
+     * and the token ids of the context (the output ring, int32) */
+    uint64_t logits, tokens;
+    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits) ||
+        tmem__mul_overflow(ctx * 4, r->n_seqs, &tokens))
+        return tmem__err(TMEM_E_OVERFLOW);
 
     item(r, o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
     if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
@@ -213,7 +217,8 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
         item(r, o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
         item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
     }
-    item(r, o, "logits", TMEM_ROLE_OUTPUT_TOKENS, false, logits, &ovf);
+    item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
+    item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 

@@ -282,19 +282,20 @@ static void test_fit_breakdown(void) {
     REQUIRE_OK(tmem_model_param_count(&m, &p));
     CHECK(w->bytes == (p.total - p.vision) * 2); /* bf16 by default */
     CHECK(img->bytes == 1024ull * 1024 * 3 + 4096ull * 3 * 2 * 16 * 16 * 4);
-    CHECK(lg->bytes == 248320ull * 4);
+    CHECK(lg->bytes == 248320ull * 4 && lg->role == TMEM_ROLE_ACTIVATION);
+    CHECK(find_item(&r, "tokens")->bytes == 8192ull * 4 && find_item(&r, "tokens")->role == TMEM_ROLE_OUTPUT_TOKENS);
     CHECK(find_item(&r, "vision_embeddings")->bytes == 1024ull * 1024 * 4);
     CHECK(r.activation_arena >= r.activation_lower_bound && r.activation_lower_bound > 0);
     CHECK(r.vision_arena >= r.vision_lower_bound && r.vision_lower_bound > 0);
     CHECK(find_item(&r, "vision_activations")->bytes == r.vision_arena);
     CHECK(find_item(&r, "activations")->bytes == r.activation_arena);
     CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/state"));
-    /* 2 sequences double KV, state and logits, nothing else */
+    /* 2 sequences double KV, state, logits and tokens, nothing else */
     f.n_seqs = 2;
     tmem_fit_result r2;
     REQUIRE_OK(tmem_fit(&f, &r2));
     check_sums(&r2);
-    CHECK(r2.total == r.total + kv->bytes + st->bytes + lg->bytes);
+    CHECK(r2.total == r.total + kv->bytes + st->bytes + lg->bytes + find_item(&r, "tokens")->bytes);
     /* a ctx that is not a whole number of blocks rounds up */
     f = request(&m, 8193, 0, 0);
     REQUIRE_OK(tmem_fit(&f, &r2));
