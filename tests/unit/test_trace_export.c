@@ -219,6 +219,32 @@ static void test_svg(void) {
     tmem_trace_data_destroy(d);
 }
 
+/* A long idle stretch is drawn narrow and labelled; committed bytes far
+ * above the in-use peak become a label, not the scale. */
+static void test_svg_gap_and_scale(void) {
+    fx_builder b = {NULL, 0, true};
+    REQUIRE_OK(tmem__trace_data_new(&b.d));
+    fx_ev(&b, TMEM_TRACE_COMMIT, 0, -1, 1ull << 30, 0, "charge clean");
+    for (int i = 0; i < 10; i++) fx_ev(&b, TMEM_TRACE_ALLOC, 0, TMEM_ROLE_ACTIVATION, 1u << 20, (uint64_t)i << 20, "a");
+    uint64_t before = b.t;
+    b.t += 5000000000ull; /* 5 s with no event */
+    for (int i = 0; i < 10; i++) fx_ev(&b, TMEM_TRACE_FREE, 0, TMEM_ROLE_ACTIVATION, 1u << 20, (uint64_t)i << 20, "a");
+    uint64_t gap = b.d->events[11].time_ns - before;
+    REQUIRE(b.ok);
+    char *svg;
+    REQUIRE_OK(tmem_trace_export(b.d, TMEM_TRACE_FORMAT_SVG, NULL, &svg, NULL));
+    CHECK(count(svg, "<g class=\"gap\"") == 1);
+    CHECK(attr_after(svg, "<g class=\"gap\"", "data-ns=\"") == gap);
+    /* The gap's band is narrow: under a tenth of the plot. */
+    const char *g = strstr(svg, "<g class=\"gap\"");
+    double w = g ? strtod(strstr(g, "width=\"") + 7, NULL) : 1e9;
+    CHECK_MSG(w < (1100 - 78 - 210) / 10.0, "gap band %.1f px wide", w);
+    CHECK(strstr(svg, "committed: up to 1.00 GiB (above the scale)") && !strstr(svg, "class=\"committed\""));
+    CHECK(strstr(svg, ">10.0 MiB<") || strstr(svg, ">10 MiB<")); /* the scale follows the 10 MiB in use */
+    tmem_trace_string_free(svg);
+    tmem_trace_data_destroy(b.d);
+}
+
 static const char plan_svg[] =
     "<?xml version=\"1.0\"?>\n<!-- planner -->\n<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"plan-test\" width=\"100\" height=\"50\">"
     "<rect class=\"buffer\" x=\"0\" y=\"0\" width=\"40\" height=\"20\"/></svg>\n";
@@ -296,6 +322,7 @@ int main(void) {
     RUN(test_json_validator_rejects);
     RUN(test_chrome_json);
     RUN(test_svg);
+    RUN(test_svg_gap_and_scale);
     RUN(test_html);
     RUN(test_summary_and_text);
     return tmem_test_finish();
