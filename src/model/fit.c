@@ -10,6 +10,7 @@
  */
 #include "model_internal.h"
 #include "typedmem/plan.h"
+#include "os/os.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,24 @@ static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
     [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
     [TMEM_ROLE_VISION_INTERMEDIATE] = "/memory/vision", [TMEM_ROLE_OUTPUT_TOKENS] = "/memory/tokens",
 };
+
+/* What one slot of a role's pool commits: whole granules (the KV cache's
+ * blocks and state slots are granule-rounded slab slots). */
+static uint64_t role_granule(tmem_context *ctx, tmem_role r) {
+    tmem_type *t;
+    if (ctx && tmem_role_get_type(ctx, r, &t) == TMEM_OK) {
+        uint64_t g = tmem__pool_granule(t);
+        if (g) return g;
+    }
+    return tmem__os_page_size();
+}
+
+static bool round_to(uint64_t x, uint64_t g, uint64_t *out) {
+    uint64_t t;
+    if (tmem__add_overflow(x, g - 1, &t)) return false;
+    *out = t / g * g;
+    return true;
+}
 
 static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
     tmem_type *t;
@@ -154,16 +173,22 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     /* KV cache in whole blocks, recurrent state per sequence */
     if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
     if ((st = tmem_model_recurrent_bytes(m, r->state_type, &o->recurrent_bytes_per_seq))) return st;
-    /* what the paged cache allocates: whole blocks per sequence */
-    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state;
+    /* what the paged cache commits: whole blocks per sequence, each block and
+     * each state slot rounded to its pool's granule (kv_slab.c) */
+    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state = 0;
     if (full) {
         tmem_kv_layout kl;
+        uint64_t bb;
         if ((st = tmem_model_kv_layout(m, r->kv_type, r->block, &kl)) ||
-            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, &kv)))
+            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, NULL)) || (st = tmem_kv_layout_block_bytes(&kl, &bb)))
             return st;
+        if (!round_to(bb, role_granule(r->ctx, TMEM_ROLE_KV_CACHE), &bb) || tmem__mul_overflow(blocks, bb, &kv))
+            return tmem__err(TMEM_E_OVERFLOW);
     }
+    if (linear && !round_to(o->recurrent_bytes_per_seq, role_granule(r->ctx, TMEM_ROLE_RECURRENT_STATE), &state))
+        return tmem__err(TMEM_E_OVERFLOW);
     if (tmem__mul_overflow(blocks, r->block, &o->kv_tokens) || tmem__mul_overflow(kv, r->n_seqs, &kv) ||
-        tmem__mul_overflow(o->recurrent_bytes_per_seq, r->n_seqs, &state))
+        tmem__mul_overflow(state, r->n_seqs, &state))
         return tmem__err(TMEM_E_OVERFLOW);
 
     /* activations: one arena reused layer after layer of the prefill, the
@@ -200,8 +225,12 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
             return tmem__err(TMEM_E_OVERFLOW);
     }
     o->arena_from_planner = planned;
-    uint64_t logits;
-    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits)) return tmem__err(TMEM_E_OVERFLOW);
+    /* the last position's f32 logits per sequence (a step's output, transient),
+     * and the token ids of the context (the output ring, int32) */
+    uint64_t logits, tokens;
+    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits) ||
+        tmem__mul_overflow(ctx * 4, r->n_seqs, &tokens))
+        return tmem__err(TMEM_E_OVERFLOW);
 
     item(r, o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
     if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
@@ -213,7 +242,8 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
         item(r, o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
         item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
     }
-    item(r, o, "logits", TMEM_ROLE_OUTPUT_TOKENS, false, logits, &ovf);
+    item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
+    item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 
@@ -322,4 +352,24 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     }
     *out = res;
     return TMEM_OK;
+}
+
+uint64_t tmem_fit_kv_estimate(const tmem_kv_request *rq, uint32_t chunk, void *user) {
+    const tmem_fit_desc *base = user;
+    if (!rq || !base || !rq->context_tokens) return UINT64_MAX;
+    tmem_fit_desc d = *base;
+    d.ctx_tokens = rq->context_tokens;
+    d.image_width = rq->image_width;
+    d.image_height = rq->image_height;
+    d.prefill_chunk = chunk ? chunk : rq->context_tokens;
+    d.budget = 0; /* no searches */
+    tmem_fit_result r;
+    if (tmem_fit(&d, &r) != TMEM_OK) return UINT64_MAX;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < r.item_count; i++) {
+        tmem_role role = r.items[i].role;
+        if (role != TMEM_ROLE_WEIGHTS && role != TMEM_ROLE_KV_CACHE && role != TMEM_ROLE_RECURRENT_STATE)
+            sum += r.items[i].bytes; /* each line is bounded, and the total did not overflow */
+    }
+    return sum;
 }
