@@ -32,6 +32,7 @@
 #define TMEM__HEAP_POISON 0xDD
 /* Decommit hysteresis: free committed bytes a heap keeps (see commit.c). */
 #define TMEM__HEAP_RETAIN_MIN (4ull << 20)
+#define TMEM__HEAP_DECOMMIT_MIN (1ull << 20)
 /* Commit granularity of heaps (at least the pool granule; see commit.c). */
 #define TMEM__HEAP_COMMIT_CHUNK (64ull << 10)
 #define TMEM__HEAP_FLAG_MASK (TMEM_HEAP_RING | TMEM_HEAP_THREAD_SAFE | TMEM_HEAP_COMMIT_ALL)

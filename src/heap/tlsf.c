@@ -131,8 +131,12 @@ static void table_delete(tmem__tlsf *t, uint64_t offset) {
 
 static uint32_t record_take(tmem__tlsf *t) {
     uint32_t i = t->recycled;
-    if (i != NIL) t->recycled = t->blocks[i].next_free;
-    else i = t->top++;
+    if (i != NIL) {
+        t->recycled = t->blocks[i].next_free;
+        t->nrecycled--;
+    } else {
+        i = t->top++;
+    }
     t->blocks[i].live = 1;
     t->block_count++;
     return i;
@@ -143,6 +147,7 @@ static void record_give(tmem__tlsf *t, uint32_t i) {
     t->blocks[i].is_free = 0;
     t->blocks[i].next_free = t->recycled;
     t->recycled = i;
+    t->nrecycled++;
     t->block_count--;
 }
 
@@ -150,9 +155,7 @@ static void record_give(tmem__tlsf *t, uint32_t i) {
 static tmem_status reserve(tmem__tlsf *t, uint32_t n) {
     uint64_t need = (uint64_t)t->block_count + n;
     if (need >= NIL / 4) return tmem__err(TMEM_E_FULL);
-    uint32_t spare = t->cap - t->top;
-    for (uint32_t i = t->recycled; i != NIL && spare < n; i = t->blocks[i].next_free) spare++;
-    if (spare < n) {
+    if (t->cap - t->top + t->nrecycled < n) {
         uint32_t cap = t->cap * 2;
         while (cap - t->top < n) cap *= 2;
         tmem__tlsf_block *nb = tmem__meta_alloc(&t->a, (size_t)cap * sizeof *nb);
@@ -188,6 +191,7 @@ static void start_empty(tmem__tlsf *t) {
     memset(t->table, 0xFF, ((size_t)t->table_mask + 1) * sizeof *t->table);
     t->top = 0;
     t->recycled = NIL;
+    t->nrecycled = 0;
     t->block_count = t->used_count = 0;
     t->free_bytes = t->size;
     tmem__recent_clear(&t->recent);
@@ -436,6 +440,6 @@ tmem_status tmem__tlsf_check(const tmem__tlsf *t) {
     for (uint32_t i = t->recycled; i != NIL; i = t->blocks[i].next_free) {
         CHECK_(i < t->top && !t->blocks[i].live && ++recycled <= t->top);
     }
-    CHECK_(recycled + t->block_count == t->top);
+    CHECK_(recycled + t->block_count == t->top && recycled == t->nrecycled);
     return TMEM_OK;
 }

@@ -54,6 +54,7 @@ typedef struct tmem__tlsf {
     uint32_t cap;         /* records allocated */
     uint32_t top;         /* records ever handed out (high-water) */
     uint32_t recycled;    /* chain of recycled records */
+    uint32_t nrecycled;
     uint32_t *table;      /* hash: slot -> record index, NIL = empty */
     uint32_t table_mask;
     tmem__recent recent;

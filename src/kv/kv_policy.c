@@ -72,13 +72,14 @@ static tmem_status candidates(tmem_kv_cache *c, cand **out, uint32_t *n) {
 
 /* ---- reactive: our own allocation hit a budget ---- */
 
-uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, tmem_kv_evict_reason reason) {
+uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, tmem_kv_evict_reason reason, tmem_status why) {
     uint64_t freed = 0;
     uint32_t flags = c->desc.flags;
     /* Snapshots help when the context budget binds, or when they share the
-     * type whose budget binds. */
+     * type whose budget binds; never when a carved range is full (they
+     * live in their own range). */
     bool type_binds = type && type_room(type) < needed;
-    bool snaps_help = !type || type == c->snap_type || !type_binds;
+    bool snaps_help = why != TMEM_E_FULL && (!type || type == c->snap_type || !type_binds);
     if (!(flags & TMEM_KV_POLICY_KEEP_SNAPSHOTS) && snaps_help) {
         kv_snaprec *s = c->lru_head;
         while (s && freed < needed) {
@@ -117,7 +118,7 @@ uint64_t tmem__kv_reclaim_step(tmem_context *ctx, tmem_type *type, uint64_t need
     bool ours = !type || type == c->kv_type || type == c->state_type || type == c->snap_type;
     if (c->depth == 0 && (ours || ctx_room(c->ctx) < needed)) {
         c->depth++;
-        freed = tmem__kv_make_room(c, ours ? type : NULL, needed, TMEM_KV_REASON_RECLAIM);
+        freed = tmem__kv_make_room(c, ours ? type : NULL, needed, TMEM_KV_REASON_RECLAIM, TMEM_OK);
         c->depth--;
     }
     pthread_mutex_unlock(&c->lock);
@@ -128,7 +129,7 @@ tmem_status tmem_kv_cache_reclaim(tmem_kv_cache *cache, uint64_t bytes, uint64_t
     if (freed) *freed = 0;
     if (!cache) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__kv_lock(cache);
-    uint64_t f = tmem__kv_make_room(cache, NULL, bytes, TMEM_KV_REASON_RECLAIM);
+    uint64_t f = tmem__kv_make_room(cache, NULL, bytes, TMEM_KV_REASON_RECLAIM, TMEM_OK);
     tmem__kv_unlock(cache);
     if (freed) *freed = f;
     return f >= bytes ? TMEM_OK : tmem__err(TMEM_E_BUDGET);
@@ -299,7 +300,7 @@ tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem
         if (s && s->nblocks && s->tokens % c->block_tokens && req->context_tokens > s->tokens &&
             c->blocks[s->table[s->nblocks - 1]].refs > 1)
             blocks++;
-        nd.kv = blocks * c->kv_slab.slot;
+        nd.kv = sat_mul(blocks, c->kv_slab.slot);
         uint64_t tr = type_room(c->kv_type), sr = slab_room(&c->kv_slab);
         nd.kv_room = tr < sr ? tr : sr;
     }

@@ -51,20 +51,11 @@ typedef struct req {
     const tmem_model_desc *m;
     tmem_context *ctx;
     uint32_t n_seqs, chunk, block, flags;
-    uint32_t weight_type, vision_weight_type;
+    tmem_weight_dtype weight_dtype;
     tmem_kv_dtype kv_type, state_type;
     bool exact_weights;
     tmem_model_params params;
 } req;
-
-static tmem_status bytes_of(uint32_t type, uint64_t n, uint64_t *out) {
-    tmem_ggml_type_info ti;
-    tmem_status st = tmem_ggml_type_get_info(type, &ti);
-    if (st) return st;
-    uint64_t blocks = n / ti.block_size + (n % ti.block_size != 0);
-    if (tmem__mul_overflow(blocks, ti.type_size, out)) return tmem__err(TMEM_E_OVERFLOW);
-    return TMEM_OK;
-}
 
 /* The arena for one layer graph: the lifetime planner's answer (every plan
  * it returns has passed its validator), with the sweep lower bound beside it.
@@ -155,9 +146,10 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
 
     /* weights */
     uint64_t text_w, vis_w = 0;
-    if (r->exact_weights) text_w = m->file_weight_bytes;
-    else if ((st = bytes_of(r->weight_type, r->params.total - r->params.vision, &text_w))) return st;
-    if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
+    uint64_t est_text, est_vis;
+    if ((st = tmem_model_weight_bytes(m, r->weight_dtype, &est_text, &est_vis))) return st;
+    text_w = r->exact_weights && m->file_weight_bytes ? m->file_weight_bytes : est_text;
+    if (image) vis_w = r->exact_weights && m->vis_file_weight_bytes ? m->vis_file_weight_bytes : est_vis;
 
     /* KV cache in whole blocks, recurrent state per sequence */
     if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
@@ -300,9 +292,9 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
-    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT && d->model->file_weight_bytes;
-    r->weight_type = tmem_weight_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16);
-    r->vision_weight_type = r->weight_type;
+    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT &&
+                       (d->model->file_weight_bytes || d->model->vis_file_weight_bytes);
+    r->weight_dtype = d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16;
     r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;
     r->state_type = d->state_dtype ? d->state_dtype : TMEM_KV_DTYPE_F32;
     return tmem_model_param_count(d->model, &r->params);

@@ -100,8 +100,9 @@ static tmem_status read_seals(int fd, unsigned *seals) {
     return st;
 }
 
-/* Checks on the files themselves before anything is mapped. */
-static tmem_status check_files(int ctl_fd, int pix_fd, const tmem__wire_desc *w, bool *write_sealed) {
+/* Checks on the files themselves before anything is mapped; records their
+ * identities in s. */
+static tmem_status check_files(tmem_surface *s, int ctl_fd, int pix_fd, const tmem__wire_desc *w, bool *write_sealed) {
     tmem__os_fd_stat_info c, p;
     tmem_status st = tmem__os_fd_stat(ctl_fd, &c);
     if (st == TMEM_OK) st = tmem__os_fd_stat(pix_fd, &p);
@@ -109,6 +110,7 @@ static tmem_status check_files(int ctl_fd, int pix_fd, const tmem__wire_desc *w,
     /* The same file twice would alias the control page with pixels. */
     if (c.dev == p.dev && c.ino == p.ino) return tmem__err(TMEM_E_CORRUPT);
     if (c.size != w->control_bytes || p.size != w->pixel_bytes) return tmem__err(TMEM_E_CORRUPT);
+    s->ctl_dev = c.dev, s->ctl_ino = c.ino, s->pix_dev = p.dev, s->pix_ino = p.ino;
     const unsigned need = TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW | TMEM__OS_SEAL_SEAL;
     unsigned cs, ps;
     if ((st = read_seals(ctl_fd, &cs)) != TMEM_OK || (st = read_seals(pix_fd, &ps)) != TMEM_OK) return st;
@@ -132,12 +134,26 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
     s->pix_fd = pix_fd;
     s->backing = TMEM_SURFACE_BACKING_IMPORTED;
     tmem__wire_desc w;
+    memset(&w, 0, sizeof w);
     bool write_sealed = false;
     tmem_type *type = NULL;
     tmem_status st = TMEM_OK;
     if ((flags & ~(uint32_t)TMEM_SHARE_READ_ONLY) || ctl_fd < 0 || pix_fd < 0) st = tmem__err(TMEM_E_INVALID_ARG);
     if (st == TMEM_OK) st = tmem__wire_decode(desc, desc_len, &w);
-    if (st == TMEM_OK) st = check_files(ctl_fd, pix_fd, &w, &write_sealed);
+    if (st == TMEM_OK) st = check_files(s, ctl_fd, pix_fd, &w, &write_sealed);
+    bool ro = (flags & TMEM_SHARE_READ_ONLY) || (w.flags & TMEM__WIRE_FLAG_READ_ONLY) || write_sealed;
+    if (st == TMEM_OK) {
+        /* Already imported here: hand out that handle, drop the new fds. */
+        s->uid = w.uid;
+        s->layout = w.layout;
+        s->read_only = ro;
+        tmem_surface *existing = tmem__surface_registry_find_import(ctx, s);
+        if (existing) {
+            tmem__surface_free(s);
+            *out = existing;
+            return TMEM_OK;
+        }
+    }
     if (st == TMEM_OK) st = tmem__surface_image_type(ctx, NULL, &type);
     uint64_t total = 0;
     if (st == TMEM_OK && tmem__add_overflow(w.pixel_bytes, w.control_bytes, &total)) st = tmem__err(TMEM_E_OVERFLOW);
@@ -151,15 +167,11 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
         s->ctl_map_size = (size_t)w.control_bytes;
         if (!tmem__surface_ctl_valid(s->ctl, w.uid)) st = tmem__err(TMEM_E_CORRUPT);
     }
-    bool ro = (flags & TMEM_SHARE_READ_ONLY) || (w.flags & TMEM__WIRE_FLAG_READ_ONLY) || write_sealed;
     if (st == TMEM_OK && (st = tmem__os_map_fd(pix_fd, 0, (size_t)w.pixel_bytes, !ro, true, &p)) == TMEM_OK) {
         s->base = p;
         s->pix_map_size = (size_t)w.pixel_bytes;
     }
     if (st == TMEM_OK) {
-        s->layout = w.layout;
-        s->uid = w.uid;
-        s->read_only = ro;
         atomic_store(&s->sealed_ro, write_sealed);
         /* check_files required SEAL: the mode is final. */
         atomic_store(&s->share_mode, write_sealed ? TMEM__SHARE_MODE_READ_ONLY : TMEM__SHARE_MODE_READ_WRITE);

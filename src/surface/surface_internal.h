@@ -81,6 +81,7 @@ struct tmem_surface {
     tmem_heap *heap;           /* heap backing */
     uint64_t heap_offset;
     uint32_t slot;             /* our use slot in ctl */
+    uint64_t ctl_dev, ctl_ino, pix_dev, pix_ino; /* imported: file identities */
     bool read_only;            /* pixels mapped PROT_READ */
     _Atomic bool sealed_ro;    /* pixels carry F_SEAL_FUTURE_WRITE */
     _Atomic int share_mode;    /* TMEM__SHARE_MODE_*: fixed by the final seals */
@@ -111,6 +112,9 @@ tmem_status tmem__surface_image_type(tmem_context *ctx, tmem_type *asked, tmem_t
 /* ---- registry.c ---- */
 tmem_status tmem__surface_registry_add(tmem_surface *s);
 void tmem__surface_registry_remove(tmem_surface *s);
+/* An imported surface of ctx with this identity, files, layout and access,
+ * with one more reference; NULL when none. */
+tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like);
 
 /* ---- wire.c ----
  * Descriptor v1, little endian, TMEM_SURFACE_DESCRIPTOR_SIZE bytes:

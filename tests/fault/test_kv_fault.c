@@ -1,7 +1,10 @@
-/* OS fault sweeps over the KV cache: every injectable OS call made by
- * creating a cache and by appending, forking, copying on write and taking
- * snapshots is failed in turn (once and persistently). Each must end in a
- * clean error with the cache unchanged and consistent, and nothing leaked. */
+/* Fault sweeps over the KV cache. OS faults: every injectable OS call made
+ * by creating a cache and by appending, forking, copying on write and
+ * taking snapshots is failed in turn (once and persistently). Metadata
+ * faults: the context's allocator fails its n-th call, n = 0, 1, 2, ...,
+ * during each operation (SQLite's OOM loop). Each must end in a clean error
+ * with the cache unchanged and consistent, and nothing leaked. */
+#include <stdlib.h>
 #include "kv_test_util.h"
 
 /* ---- the whole life of a small hybrid cache ---- */
@@ -116,8 +119,92 @@ static void test_op_sweeps(void) {
     }
 }
 
+/* ---- metadata allocation failures ---- */
+
+static int64_t oom_countdown = -1; /* < 0: disarmed */
+static bool oom_fired;
+
+static void *oom_alloc(size_t size, void *user) {
+    (void)user;
+    if (oom_countdown == 0) {
+        oom_fired = true;
+        return NULL;
+    }
+    if (oom_countdown > 0) oom_countdown--;
+    return malloc(size);
+}
+
+static void oom_free(void *p, size_t size, void *user) {
+    (void)size;
+    (void)user;
+    free(p);
+}
+
+static void test_metadata_oom(void) {
+    static const tmem_allocator al = {oom_alloc, oom_free, NULL};
+    static const char *names[] = {"cache create", "seq create", "append 200", "fork", "snapshot", "admit", "stats"};
+    for (int w = 0; w < 7; w++) {
+        int64_t n = 0;
+        for (;; n++) {
+            tmem_context_desc cd = {0};
+            cd.budget = 1ull << 30;
+            cd.allocator = &al;
+            tmem_context *ctx;
+            oom_countdown = -1;
+            REQUIRE_OK(tmem_context_create(&cd, &ctx));
+            tmem_kv_cache_desc d = kvt_desc(true, NULL);
+            d.kv_pool_bytes = d.state_pool_bytes = d.snapshot_budget = 8ull << 20;
+            tmem_kv_cache *c = NULL;
+            tmem_kv_seq s = TMEM_KV_SEQ_NONE, f = TMEM_KV_SEQ_NONE;
+            if (w) {
+                REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+                REQUIRE_OK(tmem_kv_seq_create(c, &s));
+                REQUIRE_OK(tmem_kv_seq_append(c, s, 5));
+            }
+            tmem_kv_cache_stats before = {0}, after;
+            if (c) REQUIRE_OK(tmem_kv_cache_get_stats(c, &before));
+            tmem_kv_request rq = {0};
+            rq.context_tokens = 64;
+            tmem_kv_cache_stats st;
+            oom_fired = false;
+            oom_countdown = n;
+            tmem_status r;
+            switch (w) {
+            case 0: r = tmem_kv_cache_create(ctx, &d, &c); break;
+            case 1: r = tmem_kv_seq_create(c, &f); break;
+            case 2: r = tmem_kv_seq_append(c, s, 200); break; /* table growth, block ids */
+            case 3: r = tmem_kv_seq_fork(c, s, &f); break;
+            case 4: r = tmem_kv_snapshot_take(c, s, NULL); break;
+            case 5: r = tmem_kv_admit(c, &rq, NULL); break;
+            default: r = tmem_kv_cache_get_stats(c, &st); break;
+            }
+            oom_countdown = -1;
+            bool fired = oom_fired;
+            if (fired) {
+                CHECK_MSG(r == TMEM_E_NO_MEMORY, "%s, failing alloc %lld: %s", names[w], (long long)n, tmem_status_name(r));
+                if (w == 0) CHECK(c == NULL);
+                if (w == 1 || w == 3) CHECK(f == TMEM_KV_SEQ_NONE);
+                if (c) {
+                    CHECK_OK(tmem_kv_cache_check(c));
+                    CHECK_OK(tmem_kv_cache_get_stats(c, &after));
+                    CHECK(after.blocks_used == before.blocks_used && after.sequences == before.sequences &&
+                          after.snapshots == before.snapshots && after.state_bytes == before.state_bytes);
+                }
+            } else {
+                CHECK_OK(r);
+            }
+            if (c) CHECK_OK(tmem_kv_cache_check(c));
+            tmem_context_destroy(ctx); /* the cache goes with it */
+            if (!fired) break;
+        }
+        printf("   %s: %lld metadata allocations failed in turn\n", names[w], (long long)n);
+        CHECK(w == 1 ? n == 0 : n > 0); /* a sequence needs no metadata allocation: slots are preallocated */
+    }
+}
+
 int main(void) {
     RUN(test_lifecycle_sweep);
     RUN(test_op_sweeps);
+    RUN(test_metadata_oom);
     return tmem_test_finish();
 }

@@ -9,6 +9,7 @@
 #include "typedmem/plan.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static tmem_model_desc preset(const char *name) {
     tmem_model_desc m;
@@ -111,6 +112,15 @@ static void test_params(void) {
     q = preset("qwen3.5-9b");
     CHECK_OK(tmem_model_param_count(&q, &p));
     CHECK(p.total > 8500000000ull && p.total < 10000000000ull);
+    /* weights per dtype: whole blocks per part */
+    uint64_t wt, wv;
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_BF16, &wt, &wv));
+    CHECK(wt == (p.total - p.vision) * 2 && wv == p.vision * 2);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q4_K, &wt, NULL));
+    CHECK(wt == (p.total - p.vision + 255) / 256 * 144);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q8_0, &wt, &wv));
+    CHECK(wv == (p.vision + 31) / 32 * 34);
+    CHECK_ST(tmem_model_weight_bytes(&q, TMEM_WEIGHT_DEFAULT, &wt, &wv), TMEM_E_INVALID_ARG);
     tmem_model_desc none;
     CHECK_ST(tmem_model_preset("gpt-5", &none), TMEM_E_NOT_FOUND);
     CHECK_OK(tmem_model_preset("QWEN3.5-0.8B", &none));
@@ -377,11 +387,10 @@ static void test_fit_ctx_policy(void) {
     tmem_context_destroy(ctx);
 }
 
-/* A GGUF with llama.cpp's qwen35 keys reads back as the preset's text shape. */
-static void test_from_gguf(void) {
-    tmem_model_desc p = preset("qwen3.5-0.8b");
+/* A small GGUF image with llama.cpp's qwen35 keys for the 0.8B's text shape. */
+static uint8_t *qwen35_image(size_t *n) {
     tmem_gguf_writer *w;
-    REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
+    if (tmem_gguf_writer_create(NULL, 0, &w) != TMEM_OK) return NULL;
     struct { const char *k; uint64_t v; } keys[] = {
         {"qwen35.block_count", 25}, {"qwen35.nextn_predict_layers", 1}, {"qwen35.embedding_length", 1024},
         {"qwen35.feed_forward_length", 3584}, {"qwen35.context_length", 262144}, {"qwen35.attention.head_count", 8},
@@ -392,22 +401,35 @@ static void test_from_gguf(void) {
     tmem_gguf_value v = {.type = TMEM_GGUF_STRING};
     v.v.s.data = "qwen35";
     v.v.s.len = 6;
-    CHECK_OK(tmem_gguf_writer_set(w, "general.architecture", &v));
+    bool ok = !tmem_gguf_writer_set(w, "general.architecture", &v);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         v = (tmem_gguf_value){.type = i % 2 ? TMEM_GGUF_UINT32 : TMEM_GGUF_UINT64};
         v.v.u = keys[i].v;
-        CHECK_OK(tmem_gguf_writer_set(w, keys[i].k, &v));
+        ok &= !tmem_gguf_writer_set(w, keys[i].k, &v);
     }
     uint64_t d[2] = {1024, 16};
-    CHECK_OK(tmem_gguf_writer_add_tensor(w, "token_embd.weight", TMEM_GGML_Q8_0, 2, d, NULL));
-    CHECK_OK(tmem_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", TMEM_GGML_Q4_K, 2, d, NULL));
-    CHECK_OK(tmem_gguf_writer_add_tensor(w, "blk.0.ffn_down.weight", TMEM_GGML_Q4_K, 2, d, NULL));
+    ok &= !tmem_gguf_writer_add_tensor(w, "token_embd.weight", TMEM_GGML_Q8_0, 2, d, NULL);
+    ok &= !tmem_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", TMEM_GGML_Q4_K, 2, d, NULL);
+    ok &= !tmem_gguf_writer_add_tensor(w, "blk.0.ffn_down.weight", TMEM_GGML_Q4_K, 2, d, NULL);
     size_t need = 0;
-    CHECK_ST(tmem_gguf_writer_write(w, NULL, 0, &need), TMEM_E_FULL);
-    uint8_t *buf = malloc(need);
-    REQUIRE(buf);
-    CHECK_OK(tmem_gguf_writer_write(w, buf, need, &need));
+    ok &= tmem_gguf_writer_write(w, NULL, 0, &need) == TMEM_E_FULL;
+    uint8_t *buf = ok ? malloc(need) : NULL;
+    if (buf && tmem_gguf_writer_write(w, buf, need, n) != TMEM_OK) {
+        free(buf);
+        buf = NULL;
+    }
     tmem_gguf_writer_destroy(w);
+    return buf;
+}
+
+/* A GGUF with llama.cpp's qwen35 keys reads back as the preset's text shape. */
+static void test_from_gguf(void) {
+    tmem_model_desc p = preset("qwen3.5-0.8b");
+    size_t need;
+    uint8_t *buf = qwen35_image(&need);
+    REQUIRE(buf);
+    tmem_gguf_writer *w;
+    tmem_gguf_value v;
     tmem_gguf *g;
     REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
     tmem_model_desc m;
@@ -476,6 +498,76 @@ static void test_from_gguf(void) {
     tmem_gguf_writer_destroy(w);
 }
 
+/* An mmproj GGUF image with the 0.8B's vision tower (llama.cpp's clip.vision.* keys). */
+static uint8_t *mmproj_image(size_t *n) {
+    tmem_gguf_writer *w;
+    if (tmem_gguf_writer_create(NULL, 0, &w) != TMEM_OK) return NULL;
+    struct { const char *k; uint32_t v; } keys[] = {
+        {"clip.vision.block_count", 12}, {"clip.vision.embedding_length", 768},
+        {"clip.vision.feed_forward_length", 3072}, {"clip.vision.attention.head_count", 12},
+        {"clip.vision.patch_size", 16}, {"clip.vision.spatial_merge_size", 2}, {"clip.vision.projection_dim", 1024}};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        tmem_gguf_value v = {.type = TMEM_GGUF_UINT32};
+        v.v.u = keys[i].v;
+        ok &= !tmem_gguf_writer_set(w, keys[i].k, &v);
+    }
+    tmem_gguf_value v = {.type = TMEM_GGUF_STRING};
+    v.v.s.data = "qwen3vl_merger";
+    v.v.s.len = strlen(v.v.s.data);
+    ok &= !tmem_gguf_writer_set(w, "clip.vision.projector_type", &v);
+    uint64_t d[2] = {768, 2304};
+    ok &= !tmem_gguf_writer_add_tensor(w, "v.position_embd.weight", TMEM_GGML_F16, 2, d, NULL);
+    size_t need = 0;
+    ok &= tmem_gguf_writer_write(w, NULL, 0, &need) == TMEM_E_FULL;
+    uint8_t *buf = ok ? malloc(need) : NULL;
+    if (buf && tmem_gguf_writer_write(w, buf, need, n) != TMEM_OK) {
+        free(buf);
+        buf = NULL;
+    }
+    tmem_gguf_writer_destroy(w);
+    return buf;
+}
+
+/* The vision encoder from an mmproj GGUF. */
+static void test_mmproj(void) {
+    size_t need;
+    uint8_t *buf = mmproj_image(&need);
+    REQUIRE(buf);
+    tmem_gguf *g;
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
+    tmem_model_desc want = preset("qwen3.5-0.8b"), m = want;
+    m.vis_depth = m.vis_hidden = m.vis_ff = m.vis_heads = m.vis_patch = m.vis_merge = 0;
+    m.vis_temporal_patch = m.vis_out_hidden = m.vis_pos_embd = 0;
+    tmem_gguf_error e;
+    tmem_status st = tmem_model_add_mmproj(g, &m, &e);
+    CHECK_MSG(st == TMEM_OK, "%s: %s", tmem_status_name(st), e.message);
+    CHECK(m.vis_depth == want.vis_depth && m.vis_hidden == want.vis_hidden && m.vis_ff == want.vis_ff &&
+          m.vis_heads == want.vis_heads && m.vis_patch == want.vis_patch && m.vis_merge == want.vis_merge &&
+          m.vis_temporal_patch == want.vis_temporal_patch && m.vis_out_hidden == want.vis_out_hidden &&
+          m.vis_pos_embd == want.vis_pos_embd);
+    CHECK(m.vis_file_weight_bytes == 768ull * 2304 * 2);
+    /* the exact mmproj bytes replace the vision estimate; the text stays estimated */
+    tmem_fit_desc f = request(&m, 4096, 512, 0);
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(find_item(&r, "weights.vision")->bytes == m.vis_file_weight_bytes);
+    tmem_model_params p;
+    REQUIRE_OK(tmem_model_param_count(&want, &p));
+    CHECK(find_item(&r, "weights.text")->bytes == (p.total - p.vision) * 2);
+    tmem_gguf_close(g);
+    free(buf);
+    /* a text model is not an mmproj: the missing key is named, nothing changes */
+    buf = qwen35_image(&need);
+    REQUIRE(buf);
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
+    tmem_model_desc before = m;
+    CHECK_ST(tmem_model_add_mmproj(g, &m, &e), TMEM_E_NOT_FOUND);
+    CHECK(strstr(e.message, "clip.vision.block_count") && !memcmp(&before, &m, sizeof m));
+    tmem_gguf_close(g);
+    free(buf);
+}
+
 /* The CLI: JSON fields, and its totals agree with the library. */
 static void test_cli(void) {
     const char *tool = getenv("TMEM_TOOL");
@@ -483,12 +575,13 @@ static void test_cli(void) {
         printf("TMEM_TOOL not set: skipping the CLI check\n");
         return;
     }
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB --json",
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%.200s' fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB --json",
              tool);
     FILE *p = popen(cmd, "r");
     REQUIRE(p);
     static char out[16384];
+    char want[256];
     size_t n = fread(out, 1, sizeof out - 1, p);
     out[n] = 0;
     int rc = pclose(p);
@@ -497,12 +590,12 @@ static void test_cli(void) {
     tmem_fit_desc f = request(&m, 8192, 1024, 3ull << 30);
     tmem_fit_result r;
     REQUIRE_OK(tmem_fit(&f, &r));
-    char want[128];
     snprintf(want, sizeof want, "\"total\":%llu,", (unsigned long long)r.total);
-    CHECK_MSG(strstr(out, want), "JSON lacks %s", want);
+    CHECK_MSG(strstr(out, want), "JSON lacks %.200s", want);
     const char *fields[] = {"\"kv_bytes_per_token\":12288", "\"fits\":true", "\"by_type\":{", "\"by_role\":{",
                             "\"items\":[", "\"max_ctx_tokens\":", "\"max_image\":{", "\"image_tokens\":1024",
-                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\""};
+                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\"",
+                            "\"weights_by_dtype\":{\"f32\":{", "\"file_weights_by_type\":{}"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK_MSG(strstr(out, fields[i]), "no %s", fields[i]);
     snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-9b --ctx 8192 --budget 1GiB >/dev/null", tool);
     rc = system(cmd);
@@ -513,6 +606,55 @@ static void test_cli(void) {
     snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-0.8b --ctx 8192 --budget 3XB 2>/dev/null", tool);
     rc = system(cmd);
     CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+    /* --gguf: the file's exact bytes and shape, the preset's vision tower */
+    char dir[200], path[400];
+    size_t gn;
+    uint8_t *gb = qwen35_image(&gn);
+    if (gb && tmem_test_tmpdir(dir, sizeof dir)) {
+        snprintf(path, sizeof path, "%s/q.gguf", dir);
+        FILE *gf = fopen(path, "wb");
+        if (gf) {
+            CHECK(fwrite(gb, 1, gn, gf) == gn);
+            fclose(gf);
+            snprintf(cmd, sizeof cmd, "'%s' fit --gguf '%s' --model qwen3.5-0.8b --ctx 4096 --image 512x512 --json",
+                     tool, path);
+            p = popen(cmd, "r");
+            REQUIRE(p);
+            n = fread(out, 1, sizeof out - 1, p);
+            out[n] = 0;
+            CHECK(pclose(p) == 0);
+            uint64_t wbytes = 1024 * 16 / 32 * 34 + 2 * (1024 * 16 / 256 * 144);
+            snprintf(want, sizeof want, "\"what\":\"weights.text\",\"role\":\"weights\",\"type\":\"/memory/weights\","
+                     "\"clean\":true,\"bytes\":%llu}", (unsigned long long)wbytes);
+            CHECK_MSG(strstr(out, want), "no %.200s", want);
+            CHECK(strstr(out, "\"file_weights_by_type\":{\"q8_0\":17408,\"q4_K\":18432}") != NULL);
+            CHECK(strstr(out, "\"weight_dtype\":\"q4_K\"") && strstr(out, "\"image_tokens\":256") &&
+                  strstr(out, "\"kv_bytes_per_token\":12288"));
+            unlink(path);
+        }
+        /* --mmproj: the vision tower's exact bytes */
+        size_t mn;
+        uint8_t *mb = mmproj_image(&mn);
+        gf = mb ? fopen(path, "wb") : NULL;
+        if (gf) {
+            CHECK(fwrite(mb, 1, mn, gf) == mn);
+            fclose(gf);
+            snprintf(cmd, sizeof cmd, "'%.200s' fit --model qwen3.5-0.8b --mmproj '%.300s' --ctx 4096 --image 512x512 --json",
+                     tool, path);
+            p = popen(cmd, "r");
+            REQUIRE(p);
+            n = fread(out, 1, sizeof out - 1, p);
+            out[n] = 0;
+            CHECK(pclose(p) == 0);
+            snprintf(want, sizeof want, "\"what\":\"weights.vision\",\"role\":\"weights\",\"type\":\"/memory/weights\","
+                     "\"clean\":true,\"bytes\":%llu}", 768ull * 2304 * 2);
+            CHECK_MSG(strstr(out, want), "no %.200s", want);
+            unlink(path);
+        }
+        free(mb);
+        rmdir(dir);
+    }
+    free(gb);
 }
 
 int main(void) {
@@ -525,6 +667,7 @@ int main(void) {
     RUN(test_fit_limits);
     RUN(test_fit_ctx_policy);
     RUN(test_from_gguf);
+    RUN(test_mmproj);
     RUN(test_cli);
     return tmem_test_finish();
 }

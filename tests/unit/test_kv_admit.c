@@ -144,6 +144,34 @@ static void test_admit_skips_useless_evictions(void) {
     kvt_close(&fx);
 }
 
+/* The carved KV range is full (no budget involved): dropping snapshots
+ * would not help, so the policy goes straight to a sequence. */
+static void test_range_full(void) {
+    tmem_kv_cache_desc d = kvt_desc(true, NULL);
+    d.kv_pool_bytes = 8 * KVT_BLOCK_BYTES;
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, true, &d, 0, 0));
+    tmem_kv_cache *c = fx.c;
+    tmem_kv_seq a = make_seq(c, 16), b = make_seq(c, 16), x;
+    REQUIRE(a && b);
+    CHECK_OK(tmem_kv_snapshot_take(c, b, NULL));
+    CHECK_OK(tmem_kv_seq_touch(c, b));
+    x = make_seq(c, 0);
+    REQUIRE(x);
+    CHECK_OK(tmem_kv_seq_append(c, x, 4));
+    CHECK(fx.ev.snap_dropped == 0 && fx.ev.seq_evicted == 1 && fx.ev.last_seq == a);
+    tmem_kv_seq_info si;
+    CHECK_OK(tmem_kv_seq_get_info(c, b, &si));
+    CHECK(si.snapshots == 1);
+    /* everything else pinned: the range stays full, a clean TMEM_E_FULL */
+    CHECK_OK(tmem_kv_seq_pin(c, b, true));
+    CHECK_OK(tmem_kv_seq_append(c, x, 12));
+    CHECK_ST(tmem_kv_seq_append(c, x, 1), TMEM_E_FULL);
+    CHECK_OK(tmem_kv_seq_get_info(c, x, &si));
+    CHECK(si.tokens == 16);
+    kvt_close(&fx);
+}
+
 static void test_admit_snapshots_first(void) {
     /* the context budget binds: snapshots go before sequences */
     uint64_t budget = 4ull << 20;
@@ -345,6 +373,7 @@ int main(void) {
     RUN(test_admit_evicts_lru);
     RUN(test_admit_spares_pinned_and_requester);
     RUN(test_admit_skips_useless_evictions);
+    RUN(test_range_full);
     RUN(test_admit_snapshots_first);
     RUN(test_prefill_chunk);
     RUN(test_estimate_fn);

@@ -113,9 +113,35 @@ static void test_ring_out_of_order(void) {
     tmem__linear_destroy(&l);
 }
 
+/* Alignment applies to offset + bias, also at the wrap. */
+static void test_bias(void) {
+    tmem__linear l;
+    REQUIRE_OK(tmem__linear_init(&l, 64 * 1024, 16, true, NULL));
+    l.bias = 0x7f0000000030ull;
+    uint64_t q[64];
+    int head = 0, n = 0;
+    for (int i = 0; i < 400; i++) {
+        uint64_t off, align = 1ull << (4 + i % 8);
+        tmem_status st = tmem__linear_alloc(&l, 1000 + (uint64_t)i * 13 % 3000, align, 0, &off, NULL);
+        if (st == TMEM_E_FULL) {
+            CHECK_OK(tmem__linear_free(&l, q[head], NULL));
+            head = (head + 1) % 64;
+            n--;
+            continue;
+        }
+        REQUIRE_OK(st);
+        CHECK((off + l.bias) % align == 0);
+        REQUIRE(n < 64);
+        q[(head + n++) % 64] = off;
+    }
+    CHECK_OK(tmem__linear_check(&l));
+    tmem__linear_destroy(&l);
+}
+
 int main(void) {
     RUN(test_bump_and_reset);
     RUN(test_ring_fifo);
     RUN(test_ring_out_of_order);
+    RUN(test_bias);
     return tmem_test_finish();
 }

@@ -130,11 +130,26 @@ static void test_walk_and_user(void) {
     tmem__tlsf_destroy(&t);
 }
 
+/* Alignment applies to offset + bias (the host address of offset 0). */
+static void test_bias(void) {
+    tmem__tlsf t;
+    REQUIRE_OK(tmem__tlsf_init(&t, 1 << 20, 16, NULL));
+    t.bias = 0x7f0000001040ull; /* a granule multiple, not 4 KiB aligned */
+    for (int i = 0; i < 50; i++) {
+        uint64_t off, align = 1ull << (4 + i % 9);
+        CHECK_OK(tmem__tlsf_alloc(&t, 100 + (uint64_t)i * 37, align, 0, &off, NULL));
+        CHECK_MSG((off + t.bias) % align == 0, "offset %llu align %llu", (unsigned long long)off, (unsigned long long)align);
+    }
+    CHECK_OK(tmem__tlsf_check(&t));
+    tmem__tlsf_destroy(&t);
+}
+
 int main(void) {
     RUN(test_basic);
     RUN(test_errors);
     RUN(test_exact_fit_when_full);
     RUN(test_metadata_oom);
     RUN(test_walk_and_user);
+    RUN(test_bias);
     return tmem_test_finish();
 }
