@@ -77,13 +77,13 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
         if (h->kind != TMEM_HEAP_PLACEMENT) tmem__heap_give_back(h, off, &so, &ss);
         return st;
     }
-    if (h->debug) tmem__heap_note_overlap(h, off, bytes);
+    if (h->debug) tmem__heap_note_overlap(h, off, q->size); /* the bytes it will write */
     if (h->kind == TMEM_HEAP_PLACEMENT) {
         (void)tmem__ivx_insert(&h->live, off, bytes, aliasable ? TMEM__IVX_ALIASABLE : 0, user);
     } else if (aliasable) {
         /* Metal's aliasable-at-creation: live for its owner, bytes reusable now. */
         uint64_t so, ss;
-        (void)tmem__ivx_insert(&h->alias, off, bytes, TMEM__IVX_ALIASABLE, user);
+        (void)tmem__ivx_insert(&h->alias, off, q->size, TMEM__IVX_ALIASABLE, user);
         tmem__heap_give_back(h, off, &so, &ss);
     }
     if (!aliasable) {

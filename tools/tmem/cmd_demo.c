@@ -51,6 +51,12 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+char *demo_temp_dir(char *dir, size_t cap) {
+    const char *tmp = getenv("TMPDIR");
+    int n = snprintf(dir, cap, "%s/tmem-demo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    return n > 0 && (size_t)n < cap ? mkdtemp(dir) : NULL;
+}
+
 double demo_mib(uint64_t bytes) { return (double)bytes / 1048576.0; }
 
 void demo_touch(void *p, uint64_t n, uint32_t salt) { memset(p, (int)(salt * 37u + 1u) & 0xff, (size_t)n); }
@@ -107,9 +113,9 @@ tmem_status tmem_demo_run(const tmem_demo_options *opt, tmem_context **out_ctx) 
      * the mappings keep them alive until the context goes). */
     demo_model_files own_files;
     const demo_model_files *files = opt->files;
-    char dir[] = "/tmp/tmem-demo-XXXXXX";
+    char dir[512];
     if (!files) {
-        if (!mkdtemp(dir)) return TMEM_E_IO;
+        if (!demo_temp_dir(dir, sizeof dir)) return TMEM_E_IO;
         tmem_status st = demo_model_generate(dir, opt->weights_bytes, &own_files);
         if (st != TMEM_OK) {
             (void)rmdir(dir);

@@ -182,10 +182,10 @@ int tmem_cmd_demo(int argc, char **argv) {
                o.prompt_tokens, o.image_side, o.image_side, o.decode_tokens,
                (unsigned long long)((o.budget ? o.budget : 1ull << 30) >> 20));
 
-    char dir[] = "/tmp/tmem-demo-XXXXXX", trace[600];
+    char dir[512], trace[600];
     demo_model_files files;
-    if (!mkdtemp(dir)) {
-        perror("tmem demo: mkdtemp");
+    if (!demo_temp_dir(dir, sizeof dir)) {
+        perror("tmem demo: temporary directory");
         return 1;
     }
     tmem_status st = demo_model_generate(dir, o.weights_bytes, &files);

@@ -64,7 +64,8 @@ tmem_status demo_step_heaps(session *s) {
                    s->image_tokens * m->n_embd * 4 + 4096, "vision.embeddings", &s->embd)) != TMEM_OK ||
         (st = heap(s, TMEM_ROLE_OUTPUT_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, TMEM_HEAP_GENERAL, DEMO_MAX_CONTEXT * 4 + 65536,
                    "tokens", &s->tokens)) != TMEM_OK ||
-        (st = heap(s, TMEM_ROLE_OUTPUT_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, TMEM_HEAP_LINEAR, (uint64_t)m->n_vocab * 4 + 4096,
+        /* the last position's logits: a step's output, transient (the fit's "logits" line) */
+        (st = heap(s, TMEM_ROLE_ACTIVATION, TMEM_ROLE_ACTIVATION, TMEM_HEAP_LINEAR, (uint64_t)m->n_vocab * 4 + 4096,
                    "logits", &s->logits_heap)) != TMEM_OK ||
         (st = heap(s, TMEM_ROLE_SCRATCH, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR, (uint64_t)m->n_vocab * 8 + 4096,
                    "sampler", &s->scratch)) != TMEM_OK)

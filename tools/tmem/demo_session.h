@@ -64,6 +64,8 @@ void demo_sample(tmem_demo_result *res, uint64_t base);
 /* Write every byte of [p, p + n), as a kernel producing it would. */
 void demo_touch(void *p, uint64_t n, uint32_t salt);
 double demo_mib(uint64_t bytes);
+/* A new directory under $TMPDIR (or /tmp) for the model files and the trace. */
+char *demo_temp_dir(char *dir, size_t cap);
 
 /* Generate a Qwen3.5-0.8B-shaped GGUF pair (text weights + mmproj) in `dir`
  * with the library's GGUF writer at the real tensor sizes. `cap_bytes`
