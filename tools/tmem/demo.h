@@ -29,7 +29,9 @@ typedef struct tmem_demo_result {
     uint64_t weights_dirty;        /* naive: weights read into malloc'd memory (private dirty) */
     /* typed session only */
     uint64_t accounted_dirty, accounted_clean; /* library, at the end */
-    uint64_t os_dirty, os_clean;               /* OS, change over the session, at the end */
+    uint64_t os_dirty, os_clean;               /* OS, change over the session, at its end
+                                                  (before the report is written) */
+    bool measured;                             /* the four above are set */
     uint64_t peak_committed;                   /* context's peak committed (dirty + clean) */
     uint64_t peak_committed_dirty;             /* peak committed without the mapped weights */
     uint64_t predicted_total, predicted_dirty; /* tmem_fit */

@@ -10,10 +10,10 @@
 #include "core/internal.h"
 
 /* Per-type accounted vs resident (mincore per pool), then the process
- * (smaps_rollup) against the context's accounted totals. */
-static void measure(tmem_context *ctx, const tmem_footprint *before, tmem_demo_result *r, bool print) {
-    if (print) printf("\n%-22s %12s %12s %12s\n", "type", "accounted", "resident", "difference");
-    for (uint32_t i = 0; print && i < tmem_type_count(ctx); i++) {
+ * (smaps_rollup) against the context's accounted totals at the session's end. */
+static void measure(tmem_context *ctx, const tmem_demo_result *r) {
+    printf("\n%-22s %12s %12s %12s\n", "type", "accounted", "resident", "difference");
+    for (uint32_t i = 0; i < tmem_type_count(ctx); i++) {
         tmem_type *t;
         tmem_type_info ti;
         tmem_type_stats ts;
@@ -29,16 +29,11 @@ static void measure(tmem_context *ctx, const tmem_footprint *before, tmem_demo_r
                ((double)res - (double)pool_acc) / 1024.0,
                ts.clean ? "  (+ clean file pages)" : memfd ? "  (memfd surfaces, outside the pool)" : "");
     }
-    tmem_footprint after;
-    if (tmem_footprint_read(&after) != TMEM_OK || tmem_context_accounted(ctx, &r->accounted_dirty, &r->accounted_clean) != TMEM_OK) {
-        if (print) printf("\n(process footprint not available here)\n");
+    if (!r->measured) {
+        printf("\n(process footprint not available here)\n");
         return;
     }
-    r->os_dirty = after.private_dirty > before->private_dirty ? after.private_dirty - before->private_dirty : 0;
-    uint64_t c0 = before->private_clean + before->shared_clean, c1 = after.private_clean + after.shared_clean;
-    r->os_clean = c1 > c0 ? c1 - c0 : 0;
-    if (!print) return;
-    printf("\nprocess (smaps_rollup, change over the session)\n");
+    printf("\nprocess (smaps_rollup, change over the session, before the report was written)\n");
     printf("  private dirty   accounted %9.1f MiB   OS %9.1f MiB   (%+.2f%%)\n", demo_mib(r->accounted_dirty),
            demo_mib(r->os_dirty), r->accounted_dirty ? 100.0 * ((double)r->os_dirty - (double)r->accounted_dirty) / (double)r->accounted_dirty : 0.0);
     printf("  clean (file)    accounted %9.1f MiB   OS %9.1f MiB   (%+.2f%%)\n", demo_mib(r->accounted_clean),
@@ -49,9 +44,6 @@ static void measure(tmem_context *ctx, const tmem_footprint *before, tmem_demo_r
 static int typed_child(tmem_demo_options o, tmem_demo_result *r, bool print) {
     o.result = r;
     o.quiet = !print;
-    tmem_footprint before;
-    memset(&before, 0, sizeof before);
-    DEMO_IGNORE(tmem_footprint_read(&before));
     tmem_context *ctx;
     tmem_status st = tmem_demo_run(&o, &ctx);
     if (st != TMEM_OK) {
@@ -66,7 +58,7 @@ static int typed_child(tmem_demo_options o, tmem_demo_result *r, bool print) {
         if (table && tmem_stats_table(ctx, table, need, NULL) == TMEM_OK) fputs(table, stdout);
         free(table);
     }
-    measure(ctx, &before, r, print);
+    if (print) measure(ctx, r);
     st = tmem_context_check(ctx);
     if (print) printf("\nconsistency check: %s\n", st == TMEM_OK ? "ok" : tmem_strerror(st));
     tmem_context_destroy(ctx);
@@ -98,7 +90,8 @@ static bool in_child(const tmem_demo_options *o, bool typed, bool print, tmem_de
         int rc = typed ? typed_child(*o, &r, print) : naive_child(o, &r);
         fflush(NULL);
         ssize_t w = rc == 0 ? write(fds[1], &r, sizeof r) : 0;
-        _exit(rc == 0 && w == (ssize_t)sizeof r ? 0 : 1);
+        /* exit, not _exit: LeakSanitizer checks the child too */
+        exit(rc == 0 && w == (ssize_t)sizeof r ? 0 : 1);
     }
     close(fds[1]);
     size_t got = 0;

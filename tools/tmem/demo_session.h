@@ -55,6 +55,7 @@ typedef struct session {
     uint32_t generated_tokens;
     tmem_kv_seq seq;
     uint64_t fp_base;           /* Private_Dirty when the session started */
+    tmem_footprint fp_start;    /* the whole footprint then */
 } session;
 
 /* Sample the OS footprint (Private_Dirty above `base`) and keep the peak:
