@@ -185,6 +185,7 @@ tmem_status demo_model_generate(const char *dir, uint64_t cap_bytes, demo_model_
     }
 
     gen v = {0};
+    v.cap = cap_bytes;
     if ((v.st = tmem_gguf_writer_create(NULL, 0, &v.w)) != TMEM_OK) {
         demo_model_files_free(f);
         return v.st;
