@@ -166,7 +166,8 @@ int tmem_cmd_demo(int argc, char **argv) {
         else if (!strcmp(argv[i], "--frame") && v && sscanf(argv[++i], "%ux%u", &o.frame_width, &o.frame_height) == 2) {
         } else return usage();
     }
-    if (o.image_side < 32 || o.image_side > 2048 || o.prompt_tokens + o.decode_tokens > DEMO_MAX_CONTEXT - 2048)
+    if (o.image_side < 32 || o.image_side > 2048 || o.prompt_tokens + o.decode_tokens > DEMO_MAX_CONTEXT - 2048 ||
+        (o.frame_width && (o.frame_width < 16 || o.frame_width > 8192 || o.frame_height < 16 || o.frame_height > 8192)))
         return usage();
     bool print = !as_json;
     if (print)
