@@ -14,6 +14,8 @@
  *    allocate what starts (in file order) in the smallest free block of the
  *    arena that fits, else at the end; the arena is the high-water mark.
  * Plus a synthetic 100,000-buffer instance planned in heuristic mode.
+ * Options: --time-limit S per instance (2.5), --threads N (2: the exact
+ * search's lower-bound probe on a second thread), --shared DIR.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -28,6 +30,12 @@ typedef struct bbuf { int64_t s, e; uint64_t size, align; uint32_t idx; } bbuf;
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -142,10 +150,10 @@ typedef struct row {
     uint32_t n;
     uint64_t lb, sum, tfl, onl, ours;
     bool optimal;
-    double secs;
+    double secs, cpu;
 } row;
 
-static bool run_file(const char *path, const char *name, const char *suite, double limit, row *r) {
+static bool run_file(const char *path, const char *name, const char *suite, double limit, uint32_t threads, row *r) {
     tmem_plan_problem *p;
     tmem_plan_error err;
     if (tmem_plan_problem_load_csv(path, &p, &err)) {
@@ -172,10 +180,12 @@ static bool run_file(const char *path, const char *name, const char *suite, doub
     free(v);
     tmem_plan_desc d = {0};
     d.time_limit_s = limit;
+    d.threads = threads;
     tmem_plan *pl;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     tmem_status st = tmem_plan_solve(p, &d, &pl);
     r->secs = now_s() - t0;
+    r->cpu = cpu_s() - c0;
     bool ok = st == TMEM_OK;
     if (ok) {
         tmem_plan_info in;
@@ -258,11 +268,13 @@ static double random_heuristic(uint32_t n, uint64_t *arena, uint64_t *lb) {
 
 int tmem_bench_plan(int argc, char **argv, bool json) {
     double limit = 2.5;
+    uint32_t threads = 2;
     const char *shared = getenv("TMEM_SHARED_DIR");
     if (!shared) shared = "../shared";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) limit = atof(argv[++i]);
         else if (!strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (uint32_t)atoi(argv[++i]);
     }
     static const struct { const char *dir, *suite; } suites[] = {
         {"bench/graphs", "graphs"},
@@ -278,7 +290,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         for (uint32_t i = 0; i < k; i++) {
             char path[2048];
             snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            if (nr < 64 && run_file(path, names[i], suites[s].suite, limit, &rows[nr])) nr++;
+            if (nr < 64 && run_file(path, names[i], suites[s].suite, limit, threads, &rows[nr])) nr++;
             free(names[i]);
         }
         free(names);
@@ -301,14 +313,14 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         if (rows[i].ours <= best) beat[s]++;
     }
     if (json) {
-        printf("{\"bench\":\"plan\",\"time_limit_s\":%.3f,\"instances\":[\n", limit);
+        printf("{\"bench\":\"plan\",\"time_limit_s\":%.3f,\"threads\":%u,\"instances\":[\n", limit, threads);
         for (uint32_t i = 0; i < nr; i++) {
             row *r = &rows[i];
             printf("  {\"suite\":\"%s\",\"name\":\"%s\",\"buffers\":%u,\"lower_bound\":%llu,\"sum\":%llu,\"tflite\":%llu,"
-                   "\"online_best_fit\":%llu,\"ours\":%llu,\"ratio\":%.6f,\"optimal\":%s,\"seconds\":%.6f}%s\n",
+                   "\"online_best_fit\":%llu,\"ours\":%llu,\"ratio\":%.6f,\"optimal\":%s,\"seconds\":%.6f,\"cpu_seconds\":%.6f}%s\n",
                    r->suite, r->name, r->n, (unsigned long long)r->lb, (unsigned long long)r->sum,
                    (unsigned long long)r->tfl, (unsigned long long)r->onl, (unsigned long long)r->ours,
-                   (double)r->ours / (double)r->lb, r->optimal ? "true" : "false", r->secs, i + 1 < nr ? "," : "");
+                   (double)r->ours / (double)r->lb, r->optimal ? "true" : "false", r->secs, r->cpu, i + 1 < nr ? "," : "");
         }
         printf("],\"random_100k\":{\"seconds\":%.6f,\"arena\":%llu,\"lower_bound\":%llu},"
                "\"graphs\":{\"count\":%u,\"at_lower_bound\":%u,\"within_1.001\":%u,\"not_worse_than_baselines\":%u,\"seconds\":%.6f},"
@@ -318,14 +330,14 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         return 0;
     }
     printf("tmem bench plan: ours vs TFLite greedy-by-size and online best fit (same run), ratios to the lower bound\n");
-    printf("%-10s %-40s %6s %12s %8s %8s %8s %8s %4s %9s\n", "suite", "instance", "n", "lower bound", "sum", "tflite",
-           "online", "ours", "opt", "ms");
+    printf("%-10s %-40s %6s %12s %8s %8s %8s %8s %4s %9s %9s\n", "suite", "instance", "n", "lower bound", "sum",
+           "tflite", "online", "ours", "opt", "ms", "cpu ms");
     for (uint32_t i = 0; i < nr; i++) {
         row *r = &rows[i];
         double lb = (double)r->lb;
-        printf("%-10s %-40s %6u %12llu %8.3f %8.4f %8.4f %8.4f %4s %9.2f\n", r->suite, r->name, r->n,
+        printf("%-10s %-40s %6u %12llu %8.3f %8.4f %8.4f %8.4f %4s %9.2f %9.2f\n", r->suite, r->name, r->n,
                (unsigned long long)r->lb, (double)r->sum / lb, (double)r->tfl / lb, (double)r->onl / lb,
-               (double)r->ours / lb, r->optimal ? "yes" : "-", r->secs * 1e3);
+               (double)r->ours / lb, r->optimal ? "yes" : "-", r->secs * 1e3, r->cpu * 1e3);
     }
     printf("\ngraphs:     %u/%u at the lower bound, %u/%u within 1.001x, %u/%u <= best baseline, %.1f ms total\n", at_lb[0],
            count[0], within[0], count[0], beat[0], count[0], total[0] * 1e3);
@@ -333,6 +345,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
            at_lb[1], count[1], beat[1], count[1], total[1], limit);
     printf("random 100k buffers, heuristic mode: %.1f ms, arena %.4f x lower bound\n", rt * 1e3,
            rlb ? (double)rarena / (double)rlb : 0.0);
-    printf("reproduce: TMEM_SHARED_DIR=%s tmem bench plan [--json] [--time-limit %.1f]\n", shared, limit);
+    printf("reproduce: TMEM_SHARED_DIR=%s tmem bench plan [--json] --time-limit %.1f --threads %u\n", shared, limit,
+           threads);
     return 0;
 }

@@ -457,6 +457,13 @@ typedef struct tmem_model_params {
 /** @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_param_count(const tmem_model_desc *m, tmem_model_params *out);
 
+/** @brief Weight bytes if every parameter were stored as `dtype` (whole
+ *  blocks per part): the text model and the vision encoder.
+ *  @param[out] vision  may be NULL.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, DEFAULT or unknown dtype)
+ *          | TMEM_E_OVERFLOW @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_weight_bytes(const tmem_model_desc *m, tmem_weight_dtype dtype, uint64_t *text, uint64_t *vision);
+
 /** @brief A buffer of one layer's activation graph: `size` bytes alive for the
  *  op steps [start, end). */
 typedef struct tmem_model_buffer {
@@ -515,7 +522,7 @@ typedef struct tmem_fit_item {
     uint64_t bytes;
 } tmem_fit_item;
 
-#define TMEM_FIT_MAX_ITEMS 12
+#define TMEM_FIT_MAX_ITEMS 16
 
 /** @brief The answer. total = sum of items[].bytes. */
 typedef struct tmem_fit_result {
@@ -546,6 +553,21 @@ typedef struct tmem_fit_result {
  *          (dtype) | TMEM_E_OVERFLOW
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_fit(const tmem_fit_desc *desc, tmem_fit_result *out);
+
+/** @brief Admission estimate from the fit calculator, to pass as
+ *  tmem_kv_request::estimate (kv.h's tmem_kv_estimate_fn): the bytes a request
+ *  needs besides its KV blocks and recurrent state, i.e. the fit's lines for
+ *  prefill activations at `chunk` tokens, the vision encoder's arena and
+ *  embeddings, image buffers, logits and token ids, for
+ *  req->context_tokens and req's image.
+ *  @param user  a `const tmem_fit_desc *` for the model, dtypes, sequences
+ *               and ctx; its ctx_tokens, image, prefill_chunk and budget are
+ *               replaced by the request's.
+ *  @return bytes; UINT64_MAX when the request cannot be sized (zero
+ *          context, an image on a model without vision, more image tokens
+ *          than context), which admission treats as "does not fit".
+ *  @par Threads safe */
+TMEM_API uint64_t tmem_fit_kv_estimate(const tmem_kv_request *req, uint32_t chunk, void *user);
 
 TMEM_EXTERN_C_END
 

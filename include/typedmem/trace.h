@@ -208,6 +208,14 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_start(tmem_context *ctx, const tm
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_stop(tmem_context *ctx);
 
+/** @brief Write the file stream's buffered events to the file now (fflush
+ *  included), e.g. at a checkpoint, so a crash loses nothing recorded before.
+ *  A no-op without a file.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (not on) | TMEM_E_IO
+ *          (a write failed since the start)
+ *  @par Threads safe; emitters wait while the buffer is written. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_trace_flush(tmem_context *ctx);
+
 /** @brief Record a user mark (shown as an instant on every timeline).
  *  @param name  copied, truncated to TMEM_TRACE_NAME_MAX-1 bytes.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_STATE (tracing off)

@@ -300,7 +300,7 @@ tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem
         if (s && s->nblocks && s->tokens % c->block_tokens && req->context_tokens > s->tokens &&
             c->blocks[s->table[s->nblocks - 1]].refs > 1)
             blocks++;
-        nd.kv = blocks * c->kv_slab.slot;
+        nd.kv = sat_mul(blocks, c->kv_slab.slot);
         uint64_t tr = type_room(c->kv_type), sr = slab_room(&c->kv_slab);
         nd.kv_room = tr < sr ? tr : sr;
     }

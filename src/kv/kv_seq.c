@@ -186,7 +186,9 @@ tmem_status tmem_kv_seq_append(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t t
     s->protect = true; /* the policy may run inside block_new: never against us */
     while (s->nblocks < want) {
         uint32_t id;
-        st = block_new(cache, &id, (uint64_t)(want - s->nblocks) * cache->kv_slab.slot);
+        uint64_t left = want - s->nblocks, still;
+        if (tmem__mul_overflow(left, cache->kv_slab.slot, &still)) still = UINT64_MAX;
+        st = block_new(cache, &id, still);
         if (st != TMEM_OK) {
             (void)table_cut(cache, s, had); /* all or nothing */
             break;

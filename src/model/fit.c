@@ -10,6 +10,7 @@
  */
 #include "model_internal.h"
 #include "typedmem/plan.h"
+#include "os/os.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,24 @@ static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
     [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
     [TMEM_ROLE_VISION_INTERMEDIATE] = "/memory/vision", [TMEM_ROLE_OUTPUT_TOKENS] = "/memory/tokens",
 };
+
+/* What one slot of a role's pool commits: whole granules (the KV cache's
+ * blocks and state slots are granule-rounded slab slots). */
+static uint64_t role_granule(tmem_context *ctx, tmem_role r) {
+    tmem_type *t;
+    if (ctx && tmem_role_get_type(ctx, r, &t) == TMEM_OK) {
+        uint64_t g = tmem__pool_granule(t);
+        if (g) return g;
+    }
+    return tmem__os_page_size();
+}
+
+static bool round_to(uint64_t x, uint64_t g, uint64_t *out) {
+    uint64_t t;
+    if (tmem__add_overflow(x, g - 1, &t)) return false;
+    *out = t / g * g;
+    return true;
+}
 
 static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
     tmem_type *t;
@@ -51,20 +70,11 @@ typedef struct req {
     const tmem_model_desc *m;
     tmem_context *ctx;
     uint32_t n_seqs, chunk, block, flags;
-    uint32_t weight_type, vision_weight_type;
+    tmem_weight_dtype weight_dtype;
     tmem_kv_dtype kv_type, state_type;
     bool exact_weights;
     tmem_model_params params;
 } req;
-
-static tmem_status bytes_of(uint32_t type, uint64_t n, uint64_t *out) {
-    tmem_ggml_type_info ti;
-    tmem_status st = tmem_ggml_type_get_info(type, &ti);
-    if (st) return st;
-    uint64_t blocks = n / ti.block_size + (n % ti.block_size != 0);
-    if (tmem__mul_overflow(blocks, ti.type_size, out)) return tmem__err(TMEM_E_OVERFLOW);
-    return TMEM_OK;
-}
 
 /* The arena for one layer graph: the lifetime planner's answer (every plan
  * it returns has passed its validator), with the sweep lower bound beside it.
@@ -155,24 +165,30 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
 
     /* weights */
     uint64_t text_w, vis_w = 0;
-    if (r->exact_weights && m->file_weight_bytes) text_w = m->file_weight_bytes;
-    else if ((st = bytes_of(r->weight_type, r->params.total - r->params.vision, &text_w))) return st;
-    if (image && r->exact_weights && m->vis_file_weight_bytes) vis_w = m->vis_file_weight_bytes;
-    else if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
+    uint64_t est_text, est_vis;
+    if ((st = tmem_model_weight_bytes(m, r->weight_dtype, &est_text, &est_vis))) return st;
+    text_w = r->exact_weights && m->file_weight_bytes ? m->file_weight_bytes : est_text;
+    if (image) vis_w = r->exact_weights && m->vis_file_weight_bytes ? m->vis_file_weight_bytes : est_vis;
 
     /* KV cache in whole blocks, recurrent state per sequence */
     if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
     if ((st = tmem_model_recurrent_bytes(m, r->state_type, &o->recurrent_bytes_per_seq))) return st;
-    /* what the paged cache allocates: whole blocks per sequence */
-    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state;
+    /* what the paged cache commits: whole blocks per sequence, each block and
+     * each state slot rounded to its pool's granule (kv_slab.c) */
+    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state = 0;
     if (full) {
         tmem_kv_layout kl;
+        uint64_t bb;
         if ((st = tmem_model_kv_layout(m, r->kv_type, r->block, &kl)) ||
-            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, &kv)))
+            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, NULL)) || (st = tmem_kv_layout_block_bytes(&kl, &bb)))
             return st;
+        if (!round_to(bb, role_granule(r->ctx, TMEM_ROLE_KV_CACHE), &bb) || tmem__mul_overflow(blocks, bb, &kv))
+            return tmem__err(TMEM_E_OVERFLOW);
     }
+    if (linear && !round_to(o->recurrent_bytes_per_seq, role_granule(r->ctx, TMEM_ROLE_RECURRENT_STATE), &state))
+        return tmem__err(TMEM_E_OVERFLOW);
     if (tmem__mul_overflow(blocks, r->block, &o->kv_tokens) || tmem__mul_overflow(kv, r->n_seqs, &kv) ||
-        tmem__mul_overflow(o->recurrent_bytes_per_seq, r->n_seqs, &state))
+        tmem__mul_overflow(state, r->n_seqs, &state))
         return tmem__err(TMEM_E_OVERFLOW);
 
     /* activations: one arena reused layer after layer of the prefill, the
@@ -209,8 +225,12 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
             return tmem__err(TMEM_E_OVERFLOW);
     }
     o->arena_from_planner = planned;
-    uint64_t logits;
-    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits)) return tmem__err(TMEM_E_OVERFLOW);
+    /* the last position's f32 logits per sequence (a step's output, transient),
+     * and the token ids of the context (the output ring, int32) */
+    uint64_t logits, tokens;
+    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits) ||
+        tmem__mul_overflow(ctx * 4, r->n_seqs, &tokens))
+        return tmem__err(TMEM_E_OVERFLOW);
 
     item(r, o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
     if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
@@ -222,7 +242,8 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
         item(r, o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
         item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
     }
-    item(r, o, "logits", TMEM_ROLE_OUTPUT_TOKENS, false, logits, &ovf);
+    item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
+    item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 
@@ -303,8 +324,7 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     r->flags = d->graph_flags;
     r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT &&
                        (d->model->file_weight_bytes || d->model->vis_file_weight_bytes);
-    r->weight_type = tmem_weight_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16);
-    r->vision_weight_type = r->weight_type;
+    r->weight_dtype = d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16;
     r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;
     r->state_type = d->state_dtype ? d->state_dtype : TMEM_KV_DTYPE_F32;
     return tmem_model_param_count(d->model, &r->params);
@@ -332,4 +352,24 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     }
     *out = res;
     return TMEM_OK;
+}
+
+uint64_t tmem_fit_kv_estimate(const tmem_kv_request *rq, uint32_t chunk, void *user) {
+    const tmem_fit_desc *base = user;
+    if (!rq || !base || !rq->context_tokens) return UINT64_MAX;
+    tmem_fit_desc d = *base;
+    d.ctx_tokens = rq->context_tokens;
+    d.image_width = rq->image_width;
+    d.image_height = rq->image_height;
+    d.prefill_chunk = chunk ? chunk : rq->context_tokens;
+    d.budget = 0; /* no searches */
+    tmem_fit_result r;
+    if (tmem_fit(&d, &r) != TMEM_OK) return UINT64_MAX;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < r.item_count; i++) {
+        tmem_role role = r.items[i].role;
+        if (role != TMEM_ROLE_WEIGHTS && role != TMEM_ROLE_KV_CACHE && role != TMEM_ROLE_RECURRENT_STATE)
+            sum += r.items[i].bytes; /* each line is bounded, and the total did not overflow */
+    }
+    return sum;
 }

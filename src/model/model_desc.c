@@ -284,6 +284,32 @@ tmem_status tmem_model_param_count(const tmem_model_desc *m, tmem_model_params *
     return TMEM_OK;
 }
 
+static tmem_status blocks_bytes(uint32_t type, uint64_t n, uint64_t *out) {
+    tmem_ggml_type_info ti;
+    tmem_status st = tmem_ggml_type_get_info(type, &ti);
+    if (st) return st;
+    if (tmem__mul_overflow(n / ti.block_size + (n % ti.block_size != 0), ti.type_size, out))
+        return tmem__err(TMEM_E_OVERFLOW);
+    return TMEM_OK;
+}
+
+tmem_status tmem_model_weight_bytes(const tmem_model_desc *m, tmem_weight_dtype dtype, uint64_t *text,
+                                    uint64_t *vision) {
+    if (text) *text = 0;
+    if (vision) *vision = 0;
+    if (!text || dtype == TMEM_WEIGHT_DEFAULT || (unsigned)dtype >= TMEM_WEIGHT_COUNT)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_model_params p;
+    tmem_status st = tmem_model_param_count(m, &p);
+    if (st) return st;
+    uint32_t t = tmem_weight_dtype_ggml(dtype);
+    uint64_t a, b;
+    if ((st = blocks_bytes(t, p.total - p.vision, &a)) || (st = blocks_bytes(t, p.vision, &b))) return st;
+    *text = a;
+    if (vision) *vision = b;
+    return TMEM_OK;
+}
+
 /* ---- from GGUF metadata ---- */
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -15,6 +15,7 @@
 
 #include "typedmem/plan.h"
 #include "core/internal.h"
+#include <stdatomic.h>
 
 /* ---- problem.c ---- */
 typedef struct tmem__plan_item {
@@ -88,6 +89,7 @@ typedef struct tmem__plan_limits {
     uint64_t nodes_left;    /* 0 = unlimited; decremented */
     uint64_t nodes;         /* nodes visited (incremented) */
     bool oom;               /* set when the search ran out of memory */
+    atomic_int *stop;       /* another thread asks to stop; may be NULL */
 } tmem__plan_limits;
 
 /* Decision search: offsets (inst order) with every top <= capacity. */

@@ -70,6 +70,8 @@ typedef struct search {
     /* state shared by all levels */
     bstate *st;                 /* per buffer: offset (or NONE) and minimum offset */
     uint64_t *floor, *tot;
+    uint64_t *tmax;             /* segment tree: max of tot over section ranges */
+    bool violated;              /* the last placement broke a section's capacity */
     uint32_t *cuts;             /* unplaced buffers spanning boundary k */
     uint32_t *rank;
     uint32_t *stamp, stamp_now; /* affected-section marks */
@@ -172,6 +174,21 @@ static void mark_dirty(search *s, uint32_t sec) {
     s->dirty[s->ndirty++] = sec;
 }
 
+static void tree_set(search *s, uint32_t sec) {
+    uint32_t i = sec + s->nsec;
+    s->tmax[i] = s->tot[sec];
+    for (i >>= 1; i; i >>= 1) s->tmax[i] = s->tmax[2 * i] > s->tmax[2 * i + 1] ? s->tmax[2 * i] : s->tmax[2 * i + 1];
+}
+
+static uint64_t tree_max(const search *s, uint32_t lo, uint32_t hi) {
+    uint64_t m = 0;
+    for (uint32_t l = lo + s->nsec, r = hi + s->nsec; l < r; l >>= 1, r >>= 1) {
+        if (l & 1) { if (s->tmax[l] > m) m = s->tmax[l]; l++; }
+        if (r & 1) { --r; if (s->tmax[r] > m) m = s->tmax[r]; }
+    }
+    return m;
+}
+
 /* Place b at its minimum offset (state only; the level list is the caller's).
  * *hatless tells whether no unplaced buffer is alive with b. False on out of
  * memory.
@@ -192,9 +209,12 @@ static bool place(search *s, uint32_t b, bool *hatless) {
     }
     s->ndirty = 0;
     for (uint32_t k = in->lo[b] + 1; k < in->hi[b]; k++) s->cuts[k]--;
+    s->violated = false;
     for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) {
         s->tot[sec] -= in->size[b];
+        tree_set(s, sec);
         if (h > s->floor[sec] && !set_floor(s, sec, h)) return false;
+        if (s->floor[sec] + s->tot[sec] > s->cap) s->violated = true;
         if (s->sm) mark_dirty(s, sec);
     }
     *hatless = true;
@@ -209,10 +229,13 @@ static bool place(search *s, uint32_t b, bool *hatless) {
             for (uint32_t sec = in->lo[u]; sec < in->hi[u]; sec++)
                 if (old <= s->floor[sec]) mark_dirty(s, sec);
     }
+    /* Section inference, incrementally: only the sections whose floor or
+     * total changed can newly break floor + unplaced total <= capacity. */
     for (uint32_t k = 0; k < s->ndirty; k++) {
         uint32_t sec = s->dirty[k];
         uint64_t m = section_min(s, sec);
         if (m != UINT64_MAX && m > s->floor[sec] && !set_floor(s, sec, m)) return false;
+        if (s->tot[sec] && s->floor[sec] + s->tot[sec] > s->cap) s->violated = true;
     }
     return true;
 }
@@ -224,7 +247,10 @@ static void rollback(search *s, uint32_t pmark, uint32_t mmark, uint32_t smark) 
         uint32_t b = s->pstack[--s->plen];
         s->st[b].off = TMEM_OFFSET_NONE;
         for (uint32_t k = in->lo[b] + 1; k < in->hi[b]; k++) s->cuts[k]++;
-        for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) s->tot[sec] += in->size[b];
+        for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) {
+            s->tot[sec] += in->size[b];
+            tree_set(s, sec);
+        }
     }
     while (s->mlen > mmark) {
         mchange *c = &s->mlog[--s->mlen];
@@ -270,13 +296,8 @@ static bool cand_less(const search *s, uint32_t a, uint32_t b) {
  * no candidate may sit higher than capacity - (largest total left). */
 static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, int64_t thr_rank, uint32_t slo,
                            uint32_t shi) {
-    uint64_t maxtot = 0;
-    for (uint32_t sec = slo; sec < shi; sec++) {
-        uint64_t t = s->tot[sec];
-        if (!t) continue;
-        if (s->floor[sec] + t > s->cap) return 0;
-        if (t > maxtot) maxtot = t;
-    }
+    uint64_t maxtot = tree_max(s, slo, shi);
+    if (maxtot > s->cap) return 0;
     uint64_t omax = s->cap - maxtot;
     if (thr_off > omax) return 0;
     if ((size_t)beg + L->nun > L->cand_cap) {
@@ -289,26 +310,33 @@ static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, 
         L->cand = q;
         L->cand_cap = c;
     }
+    /* One pass: the lowest top any unplaced buffer could have (mh), and
+     * the buffers below the running mh that pass the canonical order; a
+     * final filter drops those at or above the final mh, then they are
+     * sorted by (minimum offset, rank). */
     uint64_t mh = UINT64_MAX;
-    for (uint32_t k = 0; k < L->nun; k++) {
-        uint32_t u = L->unplaced[k];
-        uint64_t t = s->st[u].min + s->in->size[u];
-        if (t > s->cap) return 0;   /* u fits nowhere any more */
-        if (t < mh) mh = t;
-    }
     uint32_t c = 0, *out = L->cand + beg;
     for (uint32_t k = 0; k < L->nun; k++) {
         uint32_t u = L->unplaced[k];
-        uint64_t m = s->st[u].min;
+        uint64_t m = s->st[u].min, t = m + s->in->size[u];
+        if (t > s->cap) return 0;   /* u fits nowhere any more */
+        if (t < mh) mh = t;
         if (m >= mh || m > omax) continue;
         if (m < thr_off || (m == thr_off && (int64_t)s->rank[u] <= thr_rank)) continue;
-        uint32_t j = c++;
+        out[c++] = u;
+    }
+    uint32_t w = 0;
+    for (uint32_t k = 0; k < c; k++) {
+        uint32_t u = out[k];
+        if (s->st[u].min >= mh) continue;
+        uint32_t j = w++;
         while (j && cand_less(s, u, out[j - 1])) {
             out[j] = out[j - 1];
             j--;
         }
         out[j] = u;
     }
+    c = w;
     return c;
 }
 
@@ -398,8 +426,10 @@ static int split_and_solve(search *s, int nest, uint32_t slo, uint32_t shi, uint
         }
         if (C->nun) {
             /* MiniMalloc re-sorts a sub-problem with the sizes still to
-             * place: the preorder follows what is left, not the start. */
-            rank_list(s, C->unplaced, C->nun, s->tot);
+             * place: the preorder follows what is left, not the start.
+             * Big sub-problems keep their ranks (still a valid order):
+             * the sort would cost more than it helps. */
+            if (C->nun <= 512) rank_list(s, C->unplaced, C->nun, s->tot);
             tmem__plan_search_result r = solve_level(s, nest + 1, seg_lo, seg_hi);
             if (r != TMEM__PLAN_FOUND) {
                 rollback(s, pmark, mmark, smark);
@@ -463,8 +493,10 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         lim->nodes++;
         if (s->budget_left == 0 || --s->budget_left == 0) return TMEM__PLAN_STOPPED;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return TMEM__PLAN_STOPPED;
-        if (lim->deadline > 0 && (lim->nodes & 255) == 0 && tmem__plan_now() > lim->deadline)
-            return TMEM__PLAN_STOPPED;
+        if ((lim->nodes & 255) == 0) {
+            if (lim->deadline > 0 && tmem__plan_now() > lim->deadline) return TMEM__PLAN_STOPPED;
+            if (lim->stop && atomic_load_explicit(lim->stop, memory_order_relaxed)) return TMEM__PLAN_STOPPED;
+        }
         uint64_t o = s->st[b].min;
         f->pmark = (uint32_t)s->plen;
         f->mmark = (uint32_t)s->mlen;
@@ -477,6 +509,7 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
             lim->oom = true;
             return TMEM__PLAN_STOPPED;
         }
+        if (s->violated) continue;
         if (L->nun == 0) return TMEM__PLAN_FOUND;
         int r = split_and_solve(s, nest, slo, shi, b);
         if (r == TMEM__PLAN_FOUND) return TMEM__PLAN_FOUND;
@@ -520,7 +553,11 @@ static tmem__plan_search_result run(search *s, uint64_t budget, uint64_t *offset
         s->tot[sec] = s->total0[sec];
         uint64_t m = s->sm ? section_min(s, sec) : UINT64_MAX;
         s->floor[sec] = m == UINT64_MAX ? 0 : m;
+        s->tmax[s->nsec + sec] = s->tot[sec];
+        if (s->tot[sec] && s->floor[sec] + s->tot[sec] > s->cap) return TMEM__PLAN_NONE;
     }
+    for (uint32_t i = s->nsec - 1; i >= 1 && s->nsec > 1; i--)
+        s->tmax[i] = s->tmax[2 * i] > s->tmax[2 * i + 1] ? s->tmax[2 * i] : s->tmax[2 * i + 1];
     s->plen = s->mlen = s->slen = 0;
     s->h1 = s->h2 = 0;
     s->budget_left = budget;
@@ -542,6 +579,7 @@ static void search_free(search *s) {
     free(s->st);
     free(s->floor);
     free(s->tot);
+    free(s->tmax);
     free(s->cuts);
     free(s->rank);
     free(s->stamp);
@@ -575,6 +613,7 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     s->st = malloc(nn * sizeof *s->st);
     s->floor = malloc(ns * sizeof *s->floor);
     s->tot = malloc(ns * sizeof *s->tot);
+    s->tmax = calloc(ns * 2, sizeof *s->tmax);
     s->cuts = malloc(ns * sizeof *s->cuts);
     s->rank = malloc(nn * sizeof *s->rank);
     s->stamp = calloc(ns, sizeof *s->stamp);
@@ -587,7 +626,7 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     L->cand_cap = nn * 4;
     L->cand = malloc(L->cand_cap * sizeof *L->cand);
     if (!s->nb_start || !s->ob_start || !s->nb || !s->ob || !s->base_min || !s->total0 || !s->st ||
-        !s->floor || !s->tot || !s->cuts || !s->rank || !s->stamp || !s->dirty || !s->pstack || !L->unplaced || !L->where ||
+        !s->floor || !s->tot || !s->tmax || !s->cuts || !s->rank || !s->stamp || !s->dirty || !s->pstack || !L->unplaced || !L->where ||
         !L->frames || !L->cand)
         return false;
     uint32_t ne = 0, oe = 0;
@@ -640,11 +679,6 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
                 if (in->fixed[i] == TMEM_OFFSET_NONE)
                     for (uint32_t sec = in->lo[i]; sec < in->hi[i]; sec++) s->sm[fill[sec]++] = i;
         }
-    }
-    /* the memo is sound only with the lowest-minimum-offset floors */
-    if (s->sm && n >= 8) {
-        s->memo = calloc((size_t)2 << MEMO_BITS, sizeof *s->memo);
-        s->memo_mask = (1u << MEMO_BITS) - 1;
     }
     return true;
 }
@@ -725,12 +759,20 @@ tmem__plan_search_result tmem__plan_search(const tmem__plan_inst *in, const tmem
 #ifdef PLAN_RANDOM_TIES
             which = 99; budget = PLAN_RANDOM_TIES;
 #endif
+            /* The memo (sound only with the lowest-minimum-offset floors)
+             * is allocated once the first quick run failed: most searches
+             * end before that and need not pay for the table. */
+            if (s.sm && !s.memo && in->n >= 8 && budget > (uint64_t)in->n * 2 + 16) {
+                s.memo = calloc((size_t)2 << MEMO_BITS, sizeof *s.memo);
+                s.memo_mask = (1u << MEMO_BITS) - 1;
+            }
             s.order = which;
             rank_list(&s, all, in->n, s.total0);
             res = run(&s, budget, offsets);
             if (res != TMEM__PLAN_STOPPED || lim->oom) goto out;
             if (lim->nodes_left && lim->nodes >= lim->nodes_left) goto out;
             if (lim->deadline > 0 && tmem__plan_now() > lim->deadline) goto out;
+            if (lim->stop && atomic_load_explicit(lim->stop, memory_order_relaxed)) goto out;
         }
         if (budget > UINT64_MAX / 4) break;
     }

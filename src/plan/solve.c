@@ -9,6 +9,7 @@
 #include "plan_internal.h"
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <time.h>
 
 /* Adjacency lists bigger than this (entries, both directions) are not built:
@@ -49,57 +50,36 @@ static tmem__plan_search_result probe(const part_job *j, const tmem__plan_adj *a
     return r;
 }
 
-/* Minimise (or decide, when `decide`) one part down to `goal`. */
-static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, tmem__plan_limits *lim, double part_end) {
-    if (j->ub <= goal) return TMEM_OK;
-    tmem__plan_adj adj;
-    tmem_status st = tmem__plan_adj_build(j->inst, PLAN_ADJ_BUDGET, &adj);
-    if (st == TMEM_E_LIMIT) return TMEM_OK;   /* too dense for the exact search */
-    if (st) return st;
-    uint64_t *tmp = malloc(((size_t)j->inst->n + 1) * sizeof *tmp);
-    if (!tmp) {
-        tmem__plan_adj_free(&adj);
-        return tmem__err(TMEM_E_NO_MEMORY);
+static void take(part_job *j, const uint64_t *tmp) {
+    uint64_t a = tmem__plan_arena(j->inst, tmp);
+    if (a < j->ub) {
+        j->ub = a;
+        memcpy(j->off, tmp, (size_t)j->inst->n * sizeof *tmp);
     }
+}
+
+/* Binary search between `lo` (and what is proved infeasible) and the best
+ * plan, in rounds of growing time slices: a probe that runs out of time
+ * counts as "infeasible for now" within its round; the next round retries
+ * the gap with twice the time. */
+static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__plan_limits *lim, double part_end,
+                    uint64_t *tmp) {
     uint64_t step = j->inst->step ? j->inst->step : 1;
-    uint64_t goal_cap = round_up(goal > j->lb ? goal : j->lb, step); /* first capacity worth trying */
-    if (j->proved < j->lb) j->proved = j->lb;
-    /* 1. The goal itself (usually the lower bound): done if it fits. */
-    {
-        double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
-        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.4) : 0, tmp);
-        if (r == TMEM__PLAN_FOUND) {
-            uint64_t a = tmem__plan_arena(j->inst, tmp);
-            if (a < j->ub) {
-                j->ub = a;
-                memcpy(j->off, tmp, (size_t)j->inst->n * sizeof *tmp);
-            }
-        } else if (r == TMEM__PLAN_NONE && goal_cap + step > j->proved) {
-            j->proved = goal_cap + step;
-        }
-    }
-    /* 2. Binary search between what is proved infeasible and the best plan,
-     * in rounds of growing time slices: a probe that runs out of time counts
-     * as "infeasible for now" within its round; the next round retries the
-     * gap with twice the time. */
     double frac = 0.2;
-    while (!decide && !lim->oom && j->ub > (j->proved > goal_cap ? j->proved : goal_cap)) {
-        uint64_t lo = j->proved > goal_cap ? j->proved : goal_cap;
+    while (!lim->oom && j->ub > (j->proved > lo0 ? j->proved : lo0)) {
+        if (lim->stop && atomic_load(lim->stop)) return;
+        uint64_t lo = j->proved > lo0 ? j->proved : lo0;
         bool timed_out = false;
         while (lo < j->ub) {
             double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
             if (part_end > 0 && left <= 0.001) break;
             if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
+            if (lim->stop && atomic_load(lim->stop)) return;
             uint64_t cap = round_down(lo + (j->ub - lo) / 2, step);
             if (cap < lo) cap = lo;
-            tmem__plan_search_result r = probe(j, &adj, cap, lim, part_end > 0 ? now + left * frac : 0, tmp);
+            tmem__plan_search_result r = probe(j, adj, cap, lim, part_end > 0 ? now + left * frac : 0, tmp);
             if (r == TMEM__PLAN_FOUND) {
-                uint64_t a = tmem__plan_arena(j->inst, tmp);
-                if (a < j->ub) {
-                    j->ub = a;
-                    memcpy(j->off, tmp, (size_t)j->inst->n * sizeof *tmp);
-                }
-                if (a > cap) break; /* cannot happen: the search keeps tops <= cap */
+                take(j, tmp);
             } else if (r == TMEM__PLAN_NONE) {
                 if (cap + step > j->proved) j->proved = cap + step;
                 lo = cap + step;
@@ -110,12 +90,80 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, tmem__pla
             }
         }
         if (!timed_out) continue;   /* the gap closed by proofs and plans */
-        double now = tmem__plan_now();
-        if (part_end > 0 && part_end - now <= 0.001) break;
+        if (part_end <= 0 || part_end - tmem__plan_now() <= 0.001) break;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
-        if (part_end <= 0) break;   /* no time limit: probes never time out */
         frac = frac * 2 > 1 ? 1 : frac * 2;
     }
+}
+
+/* The lower-bound probe on a second thread (see tmem_plan_desc::threads). */
+typedef struct goal_job {
+    const tmem__plan_inst *inst;
+    const tmem__plan_adj *adj;
+    uint64_t cap;
+    tmem__plan_limits lim;
+    uint64_t *out;
+    tmem__plan_search_result res;
+    atomic_int *found;
+} goal_job;
+
+static int goal_thread(void *arg) {
+    goal_job *g = arg;
+    g->res = tmem__plan_search(g->inst, g->adj, g->cap, &g->lim, g->out);
+    if (g->res == TMEM__PLAN_FOUND) atomic_store(g->found, 1);
+    return 0;
+}
+
+/* Minimise (or decide, when `decide`) one part down to `goal`. */
+static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t threads, tmem__plan_limits *lim,
+                              double part_end) {
+    if (j->ub <= goal) return TMEM_OK;
+    tmem__plan_adj adj;
+    tmem_status st = tmem__plan_adj_build(j->inst, PLAN_ADJ_BUDGET, &adj);
+    if (st == TMEM_E_LIMIT) return TMEM_OK;   /* too dense for the exact search */
+    if (st) return st;
+    uint64_t *tmp = malloc(((size_t)j->inst->n + 1) * 2 * sizeof *tmp);
+    if (!tmp) {
+        tmem__plan_adj_free(&adj);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    uint64_t step = j->inst->step ? j->inst->step : 1;
+    uint64_t goal_cap = round_up(goal > j->lb ? goal : j->lb, step);
+    if (j->proved < j->lb) j->proved = j->lb;
+    if (!decide && threads > 1 && part_end > 0 && j->inst->n >= 16 && goal_cap + step < j->ub) {
+        /* Two threads: one probes the goal for the whole time, the other
+         * binary-searches above it; whichever reaches the goal stops both. */
+        atomic_int found;
+        atomic_init(&found, 0);
+        goal_job g = {j->inst, &adj, goal_cap, *lim, tmp + j->inst->n + 1, TMEM__PLAN_STOPPED, &found};
+        g.lim.nodes = 0;
+        g.lim.stop = &found;
+        g.lim.deadline = part_end;
+        thrd_t th;
+        if (thrd_create(&th, goal_thread, &g) == thrd_success) {
+            tmem__plan_limits l = *lim;
+            l.stop = &found;
+            descend(j, &adj, goal_cap + step, &l, part_end, tmp);
+            /* nothing left above the goal: let the goal probe use the rest */
+            thrd_join(th, NULL);
+            lim->nodes = l.nodes + g.lim.nodes;
+            lim->oom |= l.oom | g.lim.oom;
+            if (g.res == TMEM__PLAN_FOUND) take(j, g.out);
+            else if (g.res == TMEM__PLAN_NONE && goal_cap + step > j->proved) j->proved = goal_cap + step;
+            free(tmp);
+            tmem__plan_adj_free(&adj);
+            return TMEM_OK;
+        }
+    }
+    /* One thread: the goal itself first (usually the lower bound), done if
+     * it fits; then the binary search above it. */
+    {
+        double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
+        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.4) : 0, tmp);
+        if (r == TMEM__PLAN_FOUND) take(j, tmp);
+        else if (r == TMEM__PLAN_NONE && goal_cap + step > j->proved) j->proved = goal_cap + step;
+    }
+    if (!decide) descend(j, &adj, goal_cap, lim, part_end, tmp);
     free(tmp);
     tmem__plan_adj_free(&adj);
     return TMEM_OK;
@@ -151,7 +199,7 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
     if (d.mode != TMEM_PLAN_MINIMIZE && !decide) return tmem__err(TMEM_E_INVALID_ARG);
     double t0 = tmem__plan_now();
     double limit = d.time_limit_s == 0 ? 2.0 : d.time_limit_s;
-    tmem__plan_limits lim = {limit > 0 ? t0 + limit : 0, d.node_limit, 0, false};
+    tmem__plan_limits lim = {limit > 0 ? t0 + limit : 0, d.node_limit, 0, false, NULL};
 
     tmem__plan_inst inst;
     tmem_status st = tmem__plan_inst_from_problem(p, &inst);
@@ -225,7 +273,7 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
             if (!j) break;
             double now = tmem__plan_now(), end = 0;
             if (lim.deadline > 0) end = now + (lim.deadline - now) * ((double)j->inst->n / (double)(need_n ? need_n : 1));
-            if ((st = solve_part(j, floor, decide, &lim, end))) goto out;
+            if ((st = solve_part(j, floor, decide, d.threads, &lim, end))) goto out;
             need_n -= need_n >= j->inst->n ? j->inst->n : need_n;
             if (!decide && j->ub > floor) floor = j->ub;
             /* mark done: copy back and stop considering it */

@@ -112,6 +112,15 @@ static void test_params(void) {
     q = preset("qwen3.5-9b");
     CHECK_OK(tmem_model_param_count(&q, &p));
     CHECK(p.total > 8500000000ull && p.total < 10000000000ull);
+    /* weights per dtype: whole blocks per part */
+    uint64_t wt, wv;
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_BF16, &wt, &wv));
+    CHECK(wt == (p.total - p.vision) * 2 && wv == p.vision * 2);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q4_K, &wt, NULL));
+    CHECK(wt == (p.total - p.vision + 255) / 256 * 144);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q8_0, &wt, &wv));
+    CHECK(wv == (p.vision + 31) / 32 * 34);
+    CHECK_ST(tmem_model_weight_bytes(&q, TMEM_WEIGHT_DEFAULT, &wt, &wv), TMEM_E_INVALID_ARG);
     tmem_model_desc none;
     CHECK_ST(tmem_model_preset("gpt-5", &none), TMEM_E_NOT_FOUND);
     CHECK_OK(tmem_model_preset("QWEN3.5-0.8B", &none));
@@ -273,19 +282,20 @@ static void test_fit_breakdown(void) {
     REQUIRE_OK(tmem_model_param_count(&m, &p));
     CHECK(w->bytes == (p.total - p.vision) * 2); /* bf16 by default */
     CHECK(img->bytes == 1024ull * 1024 * 3 + 4096ull * 3 * 2 * 16 * 16 * 4);
-    CHECK(lg->bytes == 248320ull * 4);
+    CHECK(lg->bytes == 248320ull * 4 && lg->role == TMEM_ROLE_ACTIVATION);
+    CHECK(find_item(&r, "tokens")->bytes == 8192ull * 4 && find_item(&r, "tokens")->role == TMEM_ROLE_OUTPUT_TOKENS);
     CHECK(find_item(&r, "vision_embeddings")->bytes == 1024ull * 1024 * 4);
     CHECK(r.activation_arena >= r.activation_lower_bound && r.activation_lower_bound > 0);
     CHECK(r.vision_arena >= r.vision_lower_bound && r.vision_lower_bound > 0);
     CHECK(find_item(&r, "vision_activations")->bytes == r.vision_arena);
     CHECK(find_item(&r, "activations")->bytes == r.activation_arena);
     CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/state"));
-    /* 2 sequences double KV, state and logits, nothing else */
+    /* 2 sequences double KV, state, logits and tokens, nothing else */
     f.n_seqs = 2;
     tmem_fit_result r2;
     REQUIRE_OK(tmem_fit(&f, &r2));
     check_sums(&r2);
-    CHECK(r2.total == r.total + kv->bytes + st->bytes + lg->bytes);
+    CHECK(r2.total == r.total + kv->bytes + st->bytes + lg->bytes + find_item(&r, "tokens")->bytes);
     /* a ctx that is not a whole number of blocks rounds up */
     f = request(&m, 8193, 0, 0);
     REQUIRE_OK(tmem_fit(&f, &r2));
@@ -375,6 +385,72 @@ static void test_fit_ctx_policy(void) {
     CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/hybrid_state"));
     CHECK(!strcmp(find_item(&r, "kv_cache")->type_name, "/memory/kv"));
     CHECK(!strcmp(find_item(&r, "weights.text")->type_name, "/memory/weights"));
+    tmem_context_destroy(ctx);
+}
+
+/* One number for the cache and the calculator: a KV cache built from the
+ * model's layouts admits a request needing exactly the fit's KV and state
+ * lines, and tmem_fit_kv_estimate gives admission the fit's other lines. */
+static void test_fit_matches_kv_cache(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 2ull << 30;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    for (int q = 0; q < 2; q++) {
+        tmem_kv_cache_desc kd = {0};
+        tmem_kv_dtype kvd = q ? TMEM_KV_DTYPE_Q8_0 : TMEM_KV_DTYPE_F16; /* q8_0 blocks are not page multiples */
+        REQUIRE_OK(tmem_model_kv_layout(&m, kvd, 0, &kd.kv));
+        REQUIRE_OK(tmem_model_recurrent_layout(&m, TMEM_KV_DTYPE_DEFAULT, &kd.recurrent));
+        kd.kv_pool_bytes = 512ull << 20;
+        kd.state_pool_bytes = 64ull << 20;
+        kd.flags = TMEM_KV_CACHE_NO_RECLAIM;
+        tmem_kv_cache *cache;
+        REQUIRE_OK(tmem_kv_cache_create(ctx, &kd, &cache));
+        tmem_fit_desc f = request(&m, 8000, 512, 0);
+        f.ctx = ctx;
+        f.kv_dtype = kvd;
+        tmem_fit_result r;
+        REQUIRE_OK(tmem_fit(&f, &r));
+        tmem_kv_request req = {0};
+        req.context_tokens = 8000;
+        req.image_width = req.image_height = 512;
+        req.prefill_chunk = 512;
+        req.estimate = tmem_fit_kv_estimate;
+        req.estimate_user = &f;
+        tmem_kv_admission adm;
+        CHECK_OK(tmem_kv_admit(cache, &req, &adm));
+        CHECK(adm.admitted && adm.prefill_chunk == 512);
+        CHECK_MSG(adm.kv_bytes == find_item(&r, "kv_cache")->bytes, "kv: cache %llu, fit %llu",
+                  (unsigned long long)adm.kv_bytes, (unsigned long long)find_item(&r, "kv_cache")->bytes);
+        CHECK_MSG(adm.state_bytes == find_item(&r, "recurrent_state")->bytes, "state: cache %llu, fit %llu",
+                  (unsigned long long)adm.state_bytes, (unsigned long long)find_item(&r, "recurrent_state")->bytes);
+        uint64_t other = 0;
+        for (uint32_t i = 0; i < r.item_count; i++)
+            if (r.items[i].role != TMEM_ROLE_WEIGHTS && r.items[i].role != TMEM_ROLE_KV_CACHE &&
+                r.items[i].role != TMEM_ROLE_RECURRENT_STATE)
+                other += r.items[i].bytes;
+        CHECK(adm.other_bytes == other && other > 0);
+        /* and the cache really commits that much for 8000 tokens */
+        tmem_kv_seq seq;
+        REQUIRE_OK(tmem_kv_seq_create(cache, &seq));
+        CHECK_OK(tmem_kv_seq_append(cache, seq, 8000));
+        tmem_kv_cache_stats ks;
+        REQUIRE_OK(tmem_kv_cache_get_stats(cache, &ks));
+        CHECK_MSG(ks.kv_bytes_allocated == find_item(&r, "kv_cache")->bytes, "allocated %llu",
+                  (unsigned long long)ks.kv_bytes_allocated);
+        CHECK(ks.state_bytes == find_item(&r, "recurrent_state")->bytes);
+        CHECK_OK(tmem_kv_seq_free(cache, seq));
+        tmem_kv_cache_destroy(cache);
+    }
+    /* an image on a text-only model cannot be sized: admission must refuse */
+    tmem_fit_desc bad = request(&m, 100, 0, 0);
+    tmem_kv_request req = {0};
+    req.context_tokens = 100;
+    req.image_width = req.image_height = 1024; /* 1024 tokens > 100 */
+    CHECK(tmem_fit_kv_estimate(&req, 16, &bad) == UINT64_MAX);
+    req.context_tokens = 0;
+    CHECK(tmem_fit_kv_estimate(&req, 16, &bad) == UINT64_MAX);
     tmem_context_destroy(ctx);
 }
 
@@ -585,7 +661,8 @@ static void test_cli(void) {
     CHECK_MSG(strstr(out, want), "JSON lacks %.200s", want);
     const char *fields[] = {"\"kv_bytes_per_token\":12288", "\"fits\":true", "\"by_type\":{", "\"by_role\":{",
                             "\"items\":[", "\"max_ctx_tokens\":", "\"max_image\":{", "\"image_tokens\":1024",
-                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\""};
+                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\"",
+                            "\"weights_by_dtype\":{\"f32\":{", "\"file_weights_by_type\":{}"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK_MSG(strstr(out, fields[i]), "no %s", fields[i]);
     snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-9b --ctx 8192 --budget 1GiB >/dev/null", tool);
     rc = system(cmd);
@@ -617,6 +694,7 @@ static void test_cli(void) {
             snprintf(want, sizeof want, "\"what\":\"weights.text\",\"role\":\"weights\",\"type\":\"/memory/weights\","
                      "\"clean\":true,\"bytes\":%llu}", (unsigned long long)wbytes);
             CHECK_MSG(strstr(out, want), "no %.200s", want);
+            CHECK(strstr(out, "\"file_weights_by_type\":{\"q8_0\":17408,\"q4_K\":18432}") != NULL);
             CHECK(strstr(out, "\"weight_dtype\":\"q4_K\"") && strstr(out, "\"image_tokens\":256") &&
                   strstr(out, "\"kv_bytes_per_token\":12288"));
             unlink(path);
@@ -655,6 +733,7 @@ int main(void) {
     RUN(test_fit_breakdown);
     RUN(test_fit_limits);
     RUN(test_fit_ctx_policy);
+    RUN(test_fit_matches_kv_cache);
     RUN(test_from_gguf);
     RUN(test_mmproj);
     RUN(test_cli);

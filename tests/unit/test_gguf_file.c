@@ -195,6 +195,87 @@ static void test_fault_sweep(void) {
     tmem_context_destroy(s.ctx);
 }
 
+/* ---- metadata allocation failures (SQLite's OOM loop) ----
+ * A context whose allocator fails the N-th request after arming: parsing
+ * and writing must report TMEM_E_NO_MEMORY, leave no handle and leak
+ * nothing (LeakSanitizer), for every N until the operation succeeds. */
+typedef struct failing_alloc {
+    int64_t countdown; /* < 0: disarmed */
+    uint64_t live;
+} failing_alloc;
+
+static void *fa_alloc(size_t size, void *user) {
+    failing_alloc *fa = user;
+    if (fa->countdown >= 0 && fa->countdown-- == 0) return NULL;
+    void *p = malloc(size);
+    if (p) fa->live++;
+    return p;
+}
+static void fa_free(void *ptr, size_t size, void *user) {
+    failing_alloc *fa = user;
+    (void)size;
+    if (ptr) fa->live--;
+    free(ptr);
+}
+
+static void test_alloc_failures(void) {
+    failing_alloc fa = {.countdown = -1};
+    tmem_allocator al = {fa_alloc, fa_free, &fa};
+    tmem_context_desc cd = {0};
+    cd.budget = 64ull << 20;
+    cd.allocator = &al;
+    tmem_context *ctx;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    FILE *f = fopen(path, "rb");
+    REQUIRE(f);
+    uint8_t *img = malloc(file_size);
+    REQUIRE(img && fread(img, 1, file_size, f) == file_size);
+    fclose(f);
+    int n_parse = 0, n_write = 0;
+    for (int64_t i = 0;; i++) {
+        uint64_t live = fa.live;
+        fa.countdown = i;
+        tmem_gguf *g = (tmem_gguf *)1;
+        tmem_status st = tmem_gguf_open_memory(ctx, img, file_size, &g, NULL);
+        fa.countdown = -1;
+        if (st == TMEM_OK) {
+            tmem_gguf_close(g);
+            CHECK(fa.live == live);
+            break;
+        }
+        CHECK_MSG(st == TMEM_E_NO_MEMORY && g == NULL, "parse, failing alloc %lld: %s", (long long)i,
+                  tmem_status_name(st));
+        CHECK_MSG(fa.live == live, "parse, failing alloc %lld leaked", (long long)i);
+        n_parse++;
+    }
+    for (int64_t i = 0;; i++) {
+        uint64_t live = fa.live;
+        fa.countdown = i;
+        tmem_gguf_writer *w = NULL;
+        tmem_status st = tmem_gguf_writer_create(ctx, 64, &w);
+        tmem_gguf_value v = {.type = TMEM_GGUF_STRING};
+        v.v.s.data = "a fairly long string value to make the buffer grow more than once";
+        v.v.s.len = strlen(v.v.s.data);
+        for (int k = 0; k < 6 && st == TMEM_OK; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "k.%d", k);
+            st = tmem_gguf_writer_set(w, key, &v);
+        }
+        uint64_t d[1] = {64};
+        if (st == TMEM_OK) st = tmem_gguf_writer_add_tensor(w, "t", TMEM_GGML_F32, 1, d, img);
+        fa.countdown = -1;
+        tmem_gguf_writer_destroy(w);
+        CHECK_MSG(fa.live == live, "writer, failing alloc %lld leaked", (long long)i);
+        if (st == TMEM_OK) break;
+        CHECK_MSG(st == TMEM_E_NO_MEMORY, "writer, failing alloc %lld: %s", (long long)i, tmem_status_name(st));
+        n_write++;
+    }
+    printf("allocation failures swept: %d in the parser, %d in the writer\n", n_parse, n_write);
+    CHECK(n_parse >= 3 && n_write >= 3);
+    free(img);
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
     if (!tmem_test_tmpdir(dir, sizeof dir)) {
         printf("no temporary directory\n");
@@ -208,6 +289,7 @@ int main(void) {
     RUN(test_map_and_account);
     RUN(test_refusals);
     RUN(test_fault_sweep);
+    RUN(test_alloc_failures);
     unlink(path);
     rmdir(dir);
     return tmem_test_finish();

@@ -11,10 +11,11 @@
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: tmem plan FILE.csv [--capacity N] [--time-limit S] [--heuristic]\n"
+            "usage: tmem plan FILE.csv [--capacity N] [--time-limit S] [--threads N] [--heuristic]\n"
             "                 [--out plan.csv] [--json] [--svg plan.svg]\n"
             "  --capacity N    decision mode: any plan with arena <= N (else minimise)\n"
             "  --time-limit S  seconds for the exact search (default 2; 0 = none)\n"
+            "  --threads N     exact-search threads when minimising (default 2)\n"
             "  --heuristic     greedy portfolio only\n"
             "  --out F         write the plan as CSV (id,lower,upper,size,alignment,offset)\n"
             "  --json          print a JSON summary instead of text\n"
@@ -34,6 +35,7 @@ int tmem_cmd_plan(int argc, char **argv) {
     const char *file = NULL, *out_csv = NULL, *svg = NULL;
     bool json = false;
     tmem_plan_desc d = {0};
+    d.threads = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--capacity") && i + 1 < argc) {
@@ -52,6 +54,13 @@ int tmem_cmd_plan(int argc, char **argv) {
                 return 2;
             }
             d.time_limit_s = v == 0 ? -1 : v;
+        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
+            unsigned long long v;
+            if (!parse_num(argv[++i], &v) || v > 64) {
+                fprintf(stderr, "tmem plan: --threads wants 1..64\n");
+                return 2;
+            }
+            d.threads = (uint32_t)v;
         } else if (!strcmp(a, "--heuristic")) {
             d.flags |= TMEM_PLAN_HEURISTIC_ONLY;
         } else if (!strcmp(a, "--out") && i + 1 < argc) {
