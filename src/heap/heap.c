@@ -196,9 +196,12 @@ tmem_status tmem_heap_get_info(const tmem_heap *heap, tmem_heap_info *out) {
     out->live_count = h->live_count;
     out->purgeable = tmem__heap_state(h);
     if (h->kind == TMEM_HEAP_GENERAL) {
-        /* parked small blocks would be given back by a failing search: the
-         * honest answer counts them free (the flush is invisible otherwise) */
-        tmem__heap_cache_flush(h); /* safe: we are the owner, or hold the lock */
+        /* Parked small blocks would be given back by a failing search. Give
+         * them back now only under the lock (THREAD_SAFE or not
+         * NON_VOLATILE): info may come from another thread (stats), and a
+         * heap used without its lock must not be written by it. Otherwise
+         * largest_free may understate by what they would merge into. */
+        if (locked) tmem__heap_cache_flush(h);
         out->largest_free = tmem__tlsf_largest_free(&h->tlsf);
     } else if (h->kind == TMEM_HEAP_LINEAR) {
         out->largest_free = tmem__linear_largest_free(&h->lin);

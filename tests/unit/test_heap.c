@@ -113,7 +113,8 @@ static void test_general(void) {
     CHECK_ST(tmem_heap_free(h, NULL), TMEM_E_INVALID_ARG);
     for (int k = 1; k < 64; k += 2) CHECK_OK(tmem_heap_free(h, p[k]));
     i = info_of(h);
-    CHECK(i.used == 0 && i.live_count == 0 && i.largest_free == 16 * MiB && i.peak_used == want);
+    /* parked small blocks may hide up to 32 x 32 x 512 B from largest_free */
+    CHECK(i.used == 0 && i.live_count == 0 && i.largest_free + 512 * KiB >= 16 * MiB && i.peak_used == want);
     CHECK(in_use(t) == 0);
     CHECK_OK(tmem_heap_check(h));
     /* ptr and offsets agree */
