@@ -151,7 +151,16 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     uint64_t step = j->inst->step ? j->inst->step : 1;
-    uint64_t goal_cap = round_up(goal > j->lb ? goal : j->lb, step);
+    /* Heights are multiples of step. Minimising, no height below the lower
+     * bound exists: round it up. Deciding, the capacity is a hard limit:
+     * round it down. */
+    uint64_t goal_cap = decide ? round_down(goal, step) : round_up(goal > j->lb ? goal : j->lb, step);
+    if (decide && goal_cap < j->lb) {
+        j->proved = goal + 1;   /* below the lower bound: proved infeasible */
+        free(tmp);
+        tmem__plan_adj_free(&adj);
+        return TMEM_OK;
+    }
     if (j->proved < j->lb) j->proved = j->lb;
     if (!decide && threads > 1 && part_end > 0 && j->inst->n >= 16 && goal_cap + step < j->ub) {
         /* Two threads: one probes the goal for the whole time, the other
