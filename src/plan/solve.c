@@ -9,7 +9,7 @@
 #include "plan_internal.h"
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h>
 #include <time.h>
 
 /* Adjacency lists bigger than this (entries, both directions) are not built:
@@ -130,11 +130,11 @@ typedef struct goal_job {
     atomic_int *found;
 } goal_job;
 
-static int goal_thread(void *arg) {
+static void *goal_thread(void *arg) {
     goal_job *g = arg;
     g->res = tmem__plan_search(g->inst, g->adj, g->cap, &g->lim, g->out);
     if (g->res == TMEM__PLAN_FOUND) atomic_store(g->found, 1);
-    return 0;
+    return NULL;
 }
 
 /* Minimise (or decide, when `decide`) one part down to `goal`. */
@@ -171,13 +171,13 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
         g.lim.nodes = 0;
         g.lim.stop = &found;
         g.lim.deadline = part_end;
-        thrd_t th;
-        if (thrd_create(&th, goal_thread, &g) == thrd_success) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, goal_thread, &g) == 0) {
             tmem__plan_limits l = *lim;
             l.stop = &found;
             descend(j, &adj, goal_cap + step, &l, part_end, tmp);
             /* nothing left above the goal: let the goal probe use the rest */
-            thrd_join(th, NULL);
+            pthread_join(th, NULL);
             lim->nodes = l.nodes + g.lim.nodes;
             lim->oom |= l.oom | g.lim.oom;
             if (g.res == TMEM__PLAN_FOUND) take(j, g.out);

@@ -79,6 +79,7 @@ static void test_challenging_subset(void) {
         tmem_plan *pl;
         tmem_plan_desc desc = {0};
         desc.time_limit_s = 15;
+        desc.threads = i == 1 ? 2 : 0;   /* G with the goal probe on a second thread */
         CHECK_OK(tmem_plan_solve(p, &desc, &pl));
         if (pl) {
             tmem_plan_info in;
