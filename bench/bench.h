@@ -16,8 +16,10 @@ typedef struct tmem_bench {
 } tmem_bench;
 
 /* (add one declaration per bench_<name>.c here) */
+int tmem_bench_heap(int argc, char **argv, bool json);
 int tmem_bench_plan(int argc, char **argv, bool json);
 int tmem_bench_surface(int argc, char **argv, bool json);
+int tmem_bench_trace(int argc, char **argv, bool json);
 int tmem_bench_kv(int argc, char **argv, bool json);
 
 #endif

@@ -37,12 +37,50 @@ typedef struct run {
     tmem_kv_cache_stats st;
     uint64_t committed;              /* KV type's pool commit */
     double seconds;
+    double lookup_ns, flat_ns;       /* one K/V row lookup: the cache vs base + offset */
 } run;
 
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Row lookups: tmem_kv_seq_kv (handle check, lock, block table) against the
+ * contiguous layout's base[seq] + token x row arithmetic, same random
+ * (sequence, layer, token) stream. Context for the memory figures: what the
+ * paging costs per access when a kernel does not use the block table. */
+#define LOOKUPS 2000000u
+static volatile uintptr_t sink;
+
+static void time_lookups(tmem_kv_cache *c, const tmem_kv_seq *live, const uint32_t *len, uint32_t nseq,
+                         uint64_t token_bytes, uint64_t seed, run *out) {
+    rng r = {seed ^ 0x5eedu};
+    uint32_t *q = malloc((size_t)LOOKUPS * 3 * sizeof *q);
+    if (!q) return;
+    for (uint32_t i = 0; i < LOOKUPS; i++) {
+        uint32_t s = range(&r, 0, nseq - 1);
+        q[3 * i] = s;
+        q[3 * i + 1] = range(&r, 0, 5);
+        q[3 * i + 2] = len[s] ? range(&r, 0, len[s] - 1) : 0;
+    }
+    uintptr_t acc = 0;
+    double t0 = now();
+    for (uint32_t i = 0; i < LOOKUPS; i++) {
+        void *k;
+        if (tmem_kv_seq_kv(c, live[q[3 * i]], q[3 * i + 1], q[3 * i + 2], 0, &k, NULL) == TMEM_OK) acc += (uintptr_t)k;
+    }
+    double t1 = now();
+    /* the flat baseline: a max-length buffer per sequence, K then V per layer */
+    for (uint32_t i = 0; i < LOOKUPS; i++) {
+        uint32_t s = q[3 * i];
+        acc += (uintptr_t)0x10000 * s + ((uintptr_t)q[3 * i + 1] * out->max_ctx * 2 + q[3 * i + 2]) * (token_bytes / (2 * 6)); /* row of 6 layers x K,V */
+    }
+    double t2 = now();
+    sink = acc;
+    out->lookup_ns = (t1 - t0) * 1e9 / LOOKUPS;
+    out->flat_ns = (t2 - t1) * 1e9 / LOOKUPS;
+    free(q);
 }
 
 static int workload(uint64_t seed, uint32_t nseq, uint32_t max_ctx, run *out) {
@@ -108,6 +146,7 @@ static int workload(uint64_t seed, uint32_t nseq, uint32_t max_ctx, run *out) {
     tmem_type_stats ts;
     if (tmem_kv_cache_get_stats(c, &out->st) != TMEM_OK || tmem_type_get_stats(kvt, &ts) != TMEM_OK) goto out_free;
     out->committed = ts.committed.current;
+    time_lookups(c, live, len, nseq, out->token_bytes, seed, out);
     rc = 0;
 out_free:
     free(live);
@@ -155,8 +194,8 @@ int tmem_bench_kv(int argc, char **argv, bool json) {
         printf("{\"bench\":\"kv\",\"seed\":%llu,\"sequences\":%u,\"forks\":%u,\"max_ctx\":%u,"
                "\"token_bytes\":%llu,\"block_bytes\":%llu,\"tokens\":%llu,"
                "\"paged\":{\"allocated\":%llu,\"used\":%llu,\"waste_pct\":%.3f,\"committed\":%llu,"
-               "\"blocks\":%llu,\"blocks_shared\":%llu,\"cow_copies\":%llu,\"seconds\":%.6f},"
-               "\"contiguous\":{\"allocated\":%llu,\"used\":%llu,\"waste_pct\":%.3f},"
+               "\"blocks\":%llu,\"blocks_shared\":%llu,\"cow_copies\":%llu,\"seconds\":%.6f,\"lookup_ns\":%.2f},"
+               "\"contiguous\":{\"allocated\":%llu,\"used\":%llu,\"waste_pct\":%.3f,\"lookup_ns\":%.2f},"
                "\"paged_vs_contiguous\":%.4f,"
                "\"cow\":{\"logical\":%llu,\"held\":%llu,\"saved\":%llu,\"saved_pct\":%.3f},"
                "\"target_waste_pct\":4.0,\"met\":%s}\n",
@@ -164,8 +203,8 @@ int tmem_bench_kv(int argc, char **argv, bool json) {
                (unsigned long long)r.block_bytes, (unsigned long long)r.tokens, (unsigned long long)p_alloc,
                (unsigned long long)p_used, p_waste, (unsigned long long)r.committed,
                (unsigned long long)r.st.blocks_used, (unsigned long long)r.st.blocks_shared,
-               (unsigned long long)r.st.cow_copies, r.seconds, (unsigned long long)c_alloc,
-               (unsigned long long)c_used, c_waste, (double)p_alloc / (double)c_alloc, (unsigned long long)logical,
+               (unsigned long long)r.st.cow_copies, r.seconds, r.lookup_ns, (unsigned long long)c_alloc,
+               (unsigned long long)c_used, c_waste, r.flat_ns, (double)p_alloc / (double)c_alloc, (unsigned long long)logical,
                (unsigned long long)p_alloc, (unsigned long long)saved, pct(saved, logical),
                p_waste < 4.0 ? "true" : "false");
         return 0;
@@ -185,6 +224,8 @@ int tmem_bench_kv(int argc, char **argv, bool json) {
            mib(logical), mib(p_alloc), mib(saved), pct(saved, logical), (unsigned long long)r.st.blocks_shared,
            (unsigned long long)r.st.cow_copies);
     printf("KV pool committed: %.1f MiB (%.2f%% above the blocks: pool granules)\n", mib(r.committed), commit_over);
+    printf("row lookup: %.1f ns through tmem_kv_seq_kv vs %.1f ns base + offset (%.0fx; kernels should walk the block table)\n",
+           r.lookup_ns, r.flat_ns, r.flat_ns > 0 ? r.lookup_ns / r.flat_ns : 0.0);
     printf("time: %.3f s for the whole mix (context only)\n", r.seconds);
     printf("\nreproduce: tmem bench kv --seed %llu --seqs %u --max-ctx %u\n", (unsigned long long)seed, r.seqs, r.max_ctx);
     return 0;

@@ -76,7 +76,7 @@ static inline tmem_kv_cache_desc kvt_desc(bool recurrent, kvt_events *ev) {
     d.kv_pool_bytes = 16ull << 20;
     d.state_pool_bytes = 16ull << 20;
     d.snapshot_budget = 0;
-    d.on_evict = kvt_on_evict;
+    d.on_evict = ev ? kvt_on_evict : NULL;
     d.user = ev;
     return d;
 }

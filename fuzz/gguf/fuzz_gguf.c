@@ -62,10 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         volatile uint64_t sink = walk(g);
         (void)sink;
         tmem_model_desc m;
-        if (tmem_model_from_gguf(g, &m, &e) == TMEM_OK) {
+        tmem_status st = tmem_model_from_gguf(g, &m, &e);
+        if (st != TMEM_OK && tmem_model_preset("qwen3.5-0.8b", &m) == TMEM_OK) /* maybe an mmproj */
+            st = tmem_model_add_mmproj(g, &m, &e);
+        if (st == TMEM_OK) {
             tmem_fit_desc f = {0};
             f.model = &m;
             f.ctx_tokens = 4096;
+            if (m.vis_depth) f.image_width = f.image_height = 256;
             tmem_fit_result r;
             uint64_t b = 0;
             /* results are checked by the unit tests; here only "no crash" */

@@ -232,10 +232,12 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_poll_os_pressure(tmem_context *
 /* ---- types and roles ---- */
 
 /** @brief Create a type and reserve its pool (populating it if asked).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad name, placement, lifetime, flags)
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad name, placement, lifetime, flags;
+ *          POPULATE/PINNED/CONTIGUOUS without a reserve or budget)
  *          | TMEM_E_EXISTS | TMEM_E_FULL (64 types) | TMEM_E_BUDGET (populate
  *          exceeds budget) | TMEM_E_NO_MEMORY | TMEM_E_UNSUPPORTED (DEVICE
- *          without a backend) | TMEM_E_PERMISSION (mlock refused) */
+ *          without a backend) | TMEM_E_PERMISSION (mlock refused)
+ *          | TMEM_E_OVERFLOW (reserve above 64 TiB) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_create(tmem_context *ctx, const tmem_type_desc *desc, tmem_type **out);
 
 /** @brief Find a type by name ("/memory/kv").

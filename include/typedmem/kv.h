@@ -67,11 +67,11 @@
  *   tmem_kv_cache *kv;
  *   if (tmem_kv_cache_create(ctx, &d, &kv) != TMEM_OK) return;
  *   tmem_kv_seq s;
- *   (void)tmem_kv_seq_create(kv, &s);
- *   (void)tmem_kv_seq_append(kv, s, 100);          // room for 100 tokens
  *   void *k, *v;
- *   (void)tmem_kv_seq_kv(kv, s, 0, 42, TMEM_KV_WRITE, &k, &v);
- *   ...
+ *   tmem_status st = tmem_kv_seq_create(kv, &s);
+ *   if (st == TMEM_OK) st = tmem_kv_seq_append(kv, s, 100);   // room for 100 tokens
+ *   if (st == TMEM_OK) st = tmem_kv_seq_kv(kv, s, 0, 42, TMEM_KV_WRITE, &k, &v);
+ *   ...   // TMEM_E_BUDGET: the policy could not make room; TMEM_E_STATE: s was evicted
  *   tmem_kv_cache_destroy(kv);
  * @endcode
  */
@@ -131,8 +131,9 @@ typedef struct tmem_recurrent_sizes {
     uint64_t total_bytes;   /**< layer_bytes x layers: one sequence */
 } tmem_recurrent_sizes;
 
-/** @brief Name of a dtype ("f16", "bf16", "f32", "q8_0"; "default"); never NULL
- *  ("?" outside the enum). @par Threads safe */
+/** @brief Name of a dtype.
+ *  @return "f16", "bf16", "f32", "q8_0" or "default"; "?" outside the enum; never NULL.
+ *  @par Threads safe */
 TMEM_API const char *tmem_kv_dtype_name(tmem_kv_dtype dtype);
 
 /** @brief Bytes of `elements` elements of `dtype` (DEFAULT is f16 here).
@@ -385,7 +386,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_blocks(tmem_kv_cache *cache, tmem_kv_seq seq, const uint32_t **ids, uint32_t *count);
 
-/** @brief Host address of a block (NULL for an unused id). */
+/** @brief Host address of a block (NULL for an unused id or a NULL cache).
+ *  Valid while a sequence holding the block is pinned or unchanged.
+ *  @par Threads safe */
 TMEM_API void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id);
 
 /** @brief Addresses of layer `layer`'s short-conv history and delta-rule
@@ -402,7 +405,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_pin(tmem_kv_cache *cache, tmem_kv_seq seq, bool pinned);
 
 /** @brief Mark the sequence most recently used (appends and writes do too).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_touch(tmem_kv_cache *cache, tmem_kv_seq seq);
 
 /** @brief Read-back of a sequence (works on evicted handles).
@@ -426,8 +430,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, 
  *  (unknown or already dropped/evicted) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_drop(tmem_kv_cache *cache, tmem_kv_snap snap);
 
-/** @brief Find the snapshot of `seq` at exactly `tokens`.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE */
+/** @brief Find the snapshot of `seq` at exactly `tokens` (does not count as a use).
+ *  @param[out] out  TMEM_KV_SNAP_NONE on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_find(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t tokens, tmem_kv_snap *out);
 
 /* ---- admission ---- */
@@ -481,7 +487,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tm
 /** @brief Run the eviction policy by hand: give back at least `bytes` bytes
  *  (snapshots first, then LRU sequences, never pinned ones), reason RECLAIM.
  *  @param[out] freed  may be NULL: bytes given back.
- *  @return TMEM_OK (freed >= bytes) | TMEM_E_BUDGET (could not) | TMEM_E_INVALID_ARG */
+ *  @return TMEM_OK (freed >= bytes) | TMEM_E_BUDGET (could not; what could
+ *          go went) | TMEM_E_INVALID_ARG
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_reclaim(tmem_kv_cache *cache, uint64_t bytes, uint64_t *freed);
 
 TMEM_EXTERN_C_END

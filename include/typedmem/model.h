@@ -217,24 +217,24 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open_memory(tmem_context *ctx, con
  *  @par Threads externally synchronized (no query on g may be in flight) */
 TMEM_API void tmem_gguf_close(tmem_gguf *g);
 
-/** @brief Header facts and sizes. @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Header facts and sizes. @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_info(const tmem_gguf *g, tmem_gguf_info *out);
 
 /** @brief The i-th metadata pair, in file order.
  *  @param[out] key  may be NULL.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (i >= kv_count) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (i >= kv_count) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_kv_at(const tmem_gguf *g, uint64_t i, tmem_gguf_str *key, tmem_gguf_value *value);
 
 /** @brief Look a metadata key up (binary search, O(log n)).
  *  @param[out] index  may be NULL: the pair's index for tmem_gguf_kv_at / arrays.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_find(const tmem_gguf *g, const char *key, uint64_t *index, tmem_gguf_value *value);
 
 /** @brief Typed getters: convert any integer type (u8..i64, bool excluded)
  *  that fits the target; tmem_gguf_get_f64 also takes FLOAT32/FLOAT64.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no such key) |
  *          TMEM_E_PARSE (the value has another type) | TMEM_E_OVERFLOW (does
- *          not fit, e.g. a negative value for get_u64) */
+ *          not fit, e.g. a negative value for get_u64) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_u64(const tmem_gguf *g, const char *key, uint64_t *out);
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_i64(const tmem_gguf *g, const char *key, int64_t *out);
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_f64(const tmem_gguf *g, const char *key, double *out);
@@ -246,7 +246,7 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_str(const tmem_gguf *g, const 
  *  walk them). A nested array element comes back as type ARRAY with its
  *  element type and count; its own elements are not addressable.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (pair is not an array) | TMEM_E_NOT_FOUND
- *          (kv or i out of range) */
+ *          (kv or i out of range) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kv, uint64_t i, tmem_gguf_value *out);
 
 /** @brief Sequential walk over an array, O(1) per element. Zero it, then call
@@ -254,13 +254,13 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint
 typedef struct tmem_gguf_array_iter {
     uint64_t kv, index, offset;
 } tmem_gguf_array_iter;
-/** @return TMEM_OK | TMEM_E_INVALID_ARG (pair is not an array) | TMEM_E_NOT_FOUND (done) */
+/** @return TMEM_OK | TMEM_E_INVALID_ARG (pair is not an array) | TMEM_E_NOT_FOUND (done) @par Threads safe (one iterator per thread) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_next(const tmem_gguf *g, uint64_t kv, tmem_gguf_array_iter *it, tmem_gguf_value *out);
 
-/** @brief The i-th tensor, in file order. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
+/** @brief The i-th tensor, in file order. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_at(const tmem_gguf *g, uint64_t i, tmem_gguf_tensor *out);
 
-/** @brief A tensor by name (binary search). @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
+/** @brief A tensor by name (binary search). @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_find(const tmem_gguf *g, const char *name, tmem_gguf_tensor *out);
 
 /* ====================================================================== */
@@ -276,20 +276,20 @@ typedef struct tmem_gguf_writer tmem_gguf_writer;
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_NO_MEMORY
  *  @par Threads one thread per writer */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_create(tmem_context *ctx, uint32_t alignment, tmem_gguf_writer **out);
-/** @brief Free a writer; NULL is a no-op. */
+/** @brief Free a writer; NULL is a no-op. @par Threads one thread per writer */
 TMEM_API void tmem_gguf_writer_destroy(tmem_gguf_writer *w);
 
 /** @brief Add a scalar or string pair (value->type UINT8..FLOAT64 except ARRAY;
  *  strings are copied).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, ARRAY, bad type) | TMEM_E_EXISTS
- *          (duplicate key) | TMEM_E_NO_MEMORY */
+ *          (duplicate key) | TMEM_E_NO_MEMORY @par Threads one thread per writer */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_set(tmem_gguf_writer *w, const char *key, const tmem_gguf_value *value);
 
 /** @brief Add an array pair. `elems` holds `count` packed values of the element
  *  type (uint8_t, int8_t, ..., float, double, bool as uint8_t 0/1), or for
  *  STRING `count` `const char *` NUL-terminated strings. Nested arrays are not
  *  written by this call.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_EXISTS | TMEM_E_NO_MEMORY */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_EXISTS | TMEM_E_NO_MEMORY @par Threads one thread per writer */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_set_array(tmem_gguf_writer *w, const char *key, tmem_gguf_vtype elem_type, const void *elems, uint64_t count);
 
 /** @brief Add a tensor. `data` holds its tmem_ggml_row_size bytes (copied), or
@@ -298,13 +298,13 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_set_array(tmem_gguf_writer 
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (name empty or > 64 bytes, rank not
  *          1..4, a zero dimension, first dimension not a whole number of
  *          blocks) | TMEM_E_UNSUPPORTED (type) | TMEM_E_EXISTS | TMEM_E_OVERFLOW
- *          | TMEM_E_NO_MEMORY */
+ *          | TMEM_E_NO_MEMORY @par Threads one thread per writer */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_add_tensor(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const uint64_t *dims, const void *data);
 
 /** @brief Serialise. Writes at most cap bytes into buf; *needed gets the full
  *  size (may be NULL). Call with buf NULL, cap 0 to size the buffer.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (cap too small; nothing
- *          meaningful written) | TMEM_E_OVERFLOW */
+ *          meaningful written) | TMEM_E_OVERFLOW @par Threads one thread per writer */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_write(const tmem_gguf_writer *w, void *buf, size_t cap, size_t *needed);
 
 /* ====================================================================== */
@@ -320,15 +320,15 @@ typedef enum tmem_weight_dtype {
     TMEM_WEIGHT_COUNT
 } tmem_weight_dtype;
 
-/** @brief The ggml type of a dtype (DEFAULT -> TMEM_GGML_TYPE_LIMIT). */
+/** @brief The ggml type of a dtype (DEFAULT -> TMEM_GGML_TYPE_LIMIT). @par Threads safe */
 TMEM_API uint32_t tmem_weight_dtype_ggml(tmem_weight_dtype dtype);
 /** @brief Parse "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k".
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out);
 
 /** @brief Parse a KV / state dtype name ("f16", "bf16", "f32", "q8_0"),
  *  the inverse of tmem_kv_dtype_name. @return TMEM_OK | TMEM_E_INVALID_ARG |
- *  TMEM_E_NOT_FOUND */
+ *  TMEM_E_NOT_FOUND @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_dtype_from_name(const char *name, tmem_kv_dtype *out);
 
 /** @brief The memory-relevant shape of a model. Layer i is full attention
@@ -361,6 +361,7 @@ typedef struct tmem_model_desc {
     uint32_t vis_temporal_patch; /**< frames per patch (2; an image is repeated) */
     uint32_t vis_out_hidden;  /**< merger output (= n_embd) */
     uint32_t vis_pos_embd;    /**< learned position embeddings (2304) */
+    uint64_t vis_file_weight_bytes; /**< exact tensor bytes of an mmproj GGUF; 0 = estimate */
     /* weights */
     uint64_t file_weight_bytes; /**< exact tensor bytes from a GGUF; 0 = estimate from shapes */
     uint32_t file_weight_type;  /**< the GGUF's most common tensor type, for reports */
@@ -373,7 +374,7 @@ typedef struct tmem_model_desc {
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_preset(const char *name, tmem_model_desc *out);
 
-/** @brief Name of preset i (0..), NULL past the end. */
+/** @brief Name of preset i (0..), NULL past the end. @par Threads safe */
 TMEM_API const char *tmem_model_preset_name(uint32_t i);
 
 /** @brief Fill a descriptor from a GGUF's llama.cpp metadata
@@ -385,14 +386,26 @@ TMEM_API const char *tmem_model_preset_name(uint32_t i);
  *  tensor bytes. No vision encoder (that lives in a separate mmproj file).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (a required key is
  *          missing; the message names it) | TMEM_E_CORRUPT (inconsistent shape)
- *  @param[out] err  may be NULL. */
+ *  @param[out] err  may be NULL. @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tmem_model_desc *out, tmem_gguf_error *err);
 
+/** @brief Add the vision encoder described by a llama.cpp mmproj GGUF
+ *  (clip.vision.block_count, .embedding_length, .feed_forward_length,
+ *  .attention.head_count, .patch_size, .spatial_merge_size (default 1),
+ *  .projection_dim (default the text hidden size); temporal patch 2 when
+ *  clip.projector_type names a Qwen VL projector, else 1; position
+ *  embeddings from v.position_embd.weight) and its exact tensor bytes.
+ *  Only the vis_* fields of *m change, and only on success.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no clip.vision.*
+ *          key: the message names it) | TMEM_E_CORRUPT (inconsistent shape)
+ *  @param[out] err  may be NULL. @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_add_mmproj(const tmem_gguf *mmproj, tmem_model_desc *m, tmem_gguf_error *err);
+
 /** @brief Check a descriptor's shape (non-zero sizes, divisibility).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_validate(const tmem_model_desc *m);
 
-/** @brief Number of full-attention and linear-attention layers. */
+/** @brief Number of full-attention and linear-attention layers. @par Threads safe */
 TMEM_API void tmem_model_layer_counts(const tmem_model_desc *m, uint32_t *full, uint32_t *linear);
 
 /** @brief The paged KV cache's layout for this model: the full-attention
@@ -402,33 +415,33 @@ TMEM_API void tmem_model_layer_counts(const tmem_model_desc *m, uint32_t *full, 
  *  predicts is what the cache allocates.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, dtype; no full-attention
  *          layer: layers would be 0) | TMEM_E_UNSUPPORTED (K and V head dims
- *          differ: the cache keeps one head_dim) */
+ *          differ: the cache keeps one head_dim) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, uint32_t block_tokens, tmem_kv_layout *out);
 
 /** @brief The recurrent-state layout (Gated DeltaNet layers: value heads x
  *  key dim x value dim delta state plus (kernel - 1) x (inner + 2 x key
  *  heads x key dim) conv history), in `dtype` (DEFAULT = f32).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype; no linear layer) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype; no linear layer) @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_recurrent_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, tmem_recurrent_layout *out);
 
 /** @brief KV-cache bytes per token of context (0 for a model without
  *  full-attention layers), through tmem_kv_layout_token_bytes.
  *  Qwen3.5-0.8B, F16: 6 * 2 * 2 * 256 * 2 = 12,288.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype, q8_0 with a head
- *          dim not a multiple of 32) | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW */
+ *          dim not a multiple of 32) | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_bytes_per_token(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
 
 /** @brief Recurrent state per sequence (0 for a dense model), through
  *  tmem_recurrent_layout_bytes. Qwen3.5-0.8B, F16:
  *  18 * (16*128*128 + 3*6144) * 2 = 10,100,736.
- *  @return as tmem_model_kv_bytes_per_token */
+ *  @return as tmem_model_kv_bytes_per_token @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_recurrent_bytes(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
 
 /** @brief Vision tokens for an image of width x height pixels: each side is
  *  rounded to the nearest multiple of patch*merge (at least one), then
  *  (w/patch) * (h/patch) / merge^2. 1024x1024 with patch 16, merge 2: 1024.
  *  @param[out] patches  may be NULL: patches before the merge.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (no vision encoder, zero size) | TMEM_E_OVERFLOW */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (no vision encoder, zero size) | TMEM_E_OVERFLOW @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_vision_tokens(const tmem_model_desc *m, uint32_t width, uint32_t height, uint64_t *tokens, uint64_t *patches);
 
 /** @brief Weight parameters by part, estimated from the shapes. */
@@ -441,8 +454,15 @@ typedef struct tmem_model_params {
     uint64_t vision;          /**< vision encoder incl. patch embedding and merger */
     uint64_t total;
 } tmem_model_params;
-/** @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW */
+/** @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_param_count(const tmem_model_desc *m, tmem_model_params *out);
+
+/** @brief Weight bytes if every parameter were stored as `dtype` (whole
+ *  blocks per part): the text model and the vision encoder.
+ *  @param[out] vision  may be NULL.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, DEFAULT or unknown dtype)
+ *          | TMEM_E_OVERFLOW @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_weight_bytes(const tmem_model_desc *m, tmem_weight_dtype dtype, uint64_t *text, uint64_t *vision);
 
 /** @brief A buffer of one layer's activation graph: `size` bytes alive for the
  *  op steps [start, end). */
@@ -469,7 +489,7 @@ typedef enum tmem_model_graph_flag {
  *  `n_tokens` tokens attending to `n_ctx` positions (vision: n_tokens
  *  patches). Writes at most cap buffers; *count gets the total.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, zero tokens, a kind the
- *          model lacks) | TMEM_E_FULL (cap too small) | TMEM_E_OVERFLOW */
+ *          model lacks) | TMEM_E_FULL (cap too small) | TMEM_E_OVERFLOW @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_layer_graph(const tmem_model_desc *m, tmem_model_layer_kind kind, uint64_t n_tokens, uint64_t n_ctx, uint32_t flags, tmem_model_buffer *bufs, uint32_t cap, uint32_t *count);
 
 /* ====================================================================== */
@@ -502,7 +522,7 @@ typedef struct tmem_fit_item {
     uint64_t bytes;
 } tmem_fit_item;
 
-#define TMEM_FIT_MAX_ITEMS 12
+#define TMEM_FIT_MAX_ITEMS 16
 
 /** @brief The answer. total = sum of items[].bytes. */
 typedef struct tmem_fit_result {
@@ -533,6 +553,21 @@ typedef struct tmem_fit_result {
  *          (dtype) | TMEM_E_OVERFLOW
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_fit(const tmem_fit_desc *desc, tmem_fit_result *out);
+
+/** @brief Admission estimate from the fit calculator, to pass as
+ *  tmem_kv_request::estimate (kv.h's tmem_kv_estimate_fn): the bytes a request
+ *  needs besides its KV blocks and recurrent state, i.e. the fit's lines for
+ *  prefill activations at `chunk` tokens, the vision encoder's arena and
+ *  embeddings, image buffers, logits and token ids, for
+ *  req->context_tokens and req's image.
+ *  @param user  a `const tmem_fit_desc *` for the model, dtypes, sequences
+ *               and ctx; its ctx_tokens, image, prefill_chunk and budget are
+ *               replaced by the request's.
+ *  @return bytes; UINT64_MAX when the request cannot be sized (zero
+ *          context, an image on a model without vision, more image tokens
+ *          than context), which admission treats as "does not fit".
+ *  @par Threads safe */
+TMEM_API uint64_t tmem_fit_kv_estimate(const tmem_kv_request *req, uint32_t chunk, void *user);
 
 TMEM_EXTERN_C_END
 

@@ -106,7 +106,8 @@ typedef enum tmem_pixel_format {
     TMEM_FORMAT_COUNT
 } tmem_pixel_format;
 
-/** @brief Short name of a format ("nv12"); "invalid" for unknown values. */
+/** @brief Short name of a format ("nv12"); "invalid" for unknown values.
+ *  @par Threads safe */
 TMEM_API const char *tmem_pixel_format_name(tmem_pixel_format format);
 
 /** @brief Describes a surface. Zeroed fields take defaults. */
@@ -125,7 +126,8 @@ typedef struct tmem_surface_desc {
                                     least that and a multiple of the alignment */
     uint32_t flags;            /**< reserved, must be 0 */
     tmem_type *type;           /**< memfd backing: the type charged; NULL = the
-                                    type of TMEM_ROLE_IMAGE. Must be a host type. */
+                                    type of TMEM_ROLE_IMAGE. Must be a HOST or
+                                    HOST_SHARED type of the same context. */
     tmem_heap *heap;           /**< non-NULL: back the pixels by an allocation
                                     of this heap (not shareable across processes) */
     const char *name;          /**< memfd name / trace name; may be NULL */
@@ -199,8 +201,8 @@ typedef struct tmem_surface_info {
  *  and one reference.
  *  @param[out] out  NULL on failure.
  *  @return the errors of tmem_surface_size_and_align | TMEM_E_INVALID_ARG
- *          (ctx or out NULL, type of another context or not HOST/HOST_SHARED/
- *          PINNED, heap of another context) | TMEM_E_NOT_FOUND (no IMAGE type)
+ *          (ctx or out NULL, type of another context or not HOST/HOST_SHARED,
+ *          heap of another context or of a device type) | TMEM_E_NOT_FOUND (no IMAGE type)
  *          | TMEM_E_BUDGET | TMEM_E_NO_MEMORY | TMEM_E_FULL (heap) |
  *          TMEM_E_UNSUPPORTED (no memfd on this OS) | TMEM_E_OS
  *  @par Threads safe */
@@ -221,7 +223,8 @@ TMEM_API void tmem_surface_release(tmem_surface *s);
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_get_info(tmem_surface *s, tmem_surface_info *out);
 
-/** @brief The surface's id in its context's registry (0 for NULL). */
+/** @brief The surface's id in its context's registry (0 for NULL).
+ *  @par Threads safe */
 TMEM_API uint64_t tmem_surface_id(const tmem_surface *s);
 
 /** @brief Find a surface by id and take a reference (IOSurfaceLookup).
@@ -232,10 +235,12 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_lookup(tmem_context *ctx, uint6
 
 /** @brief Base address of the pixels (plane offsets are from here). Valid for
  *  the life of the handle; access pixels only between lock and unlock. A
- *  read-only handle's memory is mapped PROT_READ: writing faults. */
+ *  read-only handle's memory is mapped PROT_READ: writing faults.
+ *  @par Threads safe */
 TMEM_API void *tmem_surface_base(const tmem_surface *s);
 
-/** @brief Address of a plane; NULL for NULL s or a plane the format lacks. */
+/** @brief Address of a plane; NULL for NULL s or a plane the format lacks.
+ *  @par Threads safe */
 TMEM_API void *tmem_surface_plane_ptr(const tmem_surface *s, uint32_t plane);
 
 /** @brief Lock flags. */
@@ -259,7 +264,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_lock(tmem_surface *s, uint32_t 
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_unlock(tmem_surface *s, uint32_t flags, uint32_t *seed);
 
-/** @brief The current seed (0 for NULL). Cheap: one atomic load. */
+/** @brief The current seed (0 for NULL). Cheap: one atomic load.
+ *  @par Threads safe */
 TMEM_API uint32_t tmem_surface_seed(const tmem_surface *s);
 
 /** @brief Mark the surface in use by this process (a stage or a device).
@@ -278,7 +284,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_use_end(tmem_surface *s);
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_use_count(tmem_surface *s, uint32_t *out);
 
-/** @brief tmem_surface_use_count() > 0 (false for NULL). */
+/** @brief tmem_surface_use_count() > 0 (false for NULL).
+ *  @par Threads safe */
 TMEM_API bool tmem_surface_in_use(tmem_surface *s);
 
 /* ---- sharing across processes ---- */
@@ -303,20 +310,32 @@ typedef struct tmem_surface_share {
 } tmem_surface_share;
 
 /** @brief Export a memfd or imported surface: new close-on-exec fds owned by
- *  the caller (close them with tmem_surface_share_close once sent).
+ *  the caller (close them with tmem_surface_share_close once sent). The
+ *  first share of a surface seals it for good (see "Sharing" above).
  *  @param[out] out  fds -1 on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (heap-backed surface)
  *          | TMEM_E_PERMISSION (read-write export of a read-only handle or of
- *          pixels already sealed read-only) | TMEM_E_OS | TMEM_E_NO_MEMORY
+ *          pixels already sealed read-only; read-only export of pixels already
+ *          shared read-write) | TMEM_E_UNSUPPORTED (read-only export on a
+ *          kernel without F_SEAL_FUTURE_WRITE, before Linux 5.1)
+ *          | TMEM_E_OS | TMEM_E_NO_MEMORY
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_export(tmem_surface *s, uint32_t flags, tmem_surface_share *out);
 
-/** @brief Close a share's fds (those >= 0) and set them to -1. NULL is a no-op. */
+/** @brief Close a share's fds (those >= 0) and set them to -1. NULL is a no-op.
+ *  @par Threads safe */
 TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
 
 /** @brief Import a share. The share's fds stay the caller's (the surface keeps
  *  its own duplicates). The descriptor is checked against fstat of both fds,
- *  their seals and the control page before anything is mapped.
+ *  their seals and the control page before anything is mapped. Pixels are
+ *  mapped read-only when the share is read-only, when they are write-sealed
+ *  or when flags ask for it.
+ *
+ *  Importing a surface this context already imported (same identity, same
+ *  files, same layout, same access) returns that handle with one more
+ *  reference instead of mapping it again (IOSurface's lookup semantics), so
+ *  a frame pool sent over and over costs one mapping per frame buffer.
  *  @param flags  TMEM_SHARE_READ_ONLY maps the pixels read-only even when the
  *                share allows writes.
  *  @param[out] out  NULL on failure; nothing leaks.
@@ -324,8 +343,7 @@ TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
  *          | TMEM_E_PARSE (descriptor too short, bad magic or version)
  *          | TMEM_E_CORRUPT (layout fields inconsistent, sizes that do not match
  *          the files, one file passed twice, control page of another surface)
- *          | TMEM_E_PERMISSION (seals missing: a peer could shrink or grow it;
- *          a writable import of write-sealed pixels)
+ *          | TMEM_E_PERMISSION (seals missing: a peer could shrink or grow it)
  *          | TMEM_E_NOT_FOUND (no IMAGE type) | TMEM_E_BUDGET | TMEM_E_NO_MEMORY
  *          | TMEM_E_FULL (no free use slot in the control page) | TMEM_E_OS
  *  @par Threads safe */
@@ -356,7 +374,8 @@ typedef enum tmem_dtype {
     TMEM_DTYPE_COUNT
 } tmem_dtype;
 
-/** @brief Bytes of one value of a dtype (0 for unknown). */
+/** @brief Bytes of one value of a dtype (0 for unknown).
+ *  @par Threads safe */
 TMEM_API uint32_t tmem_dtype_size(tmem_dtype dtype);
 
 /** Highest rank of a view. */
@@ -390,12 +409,14 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_plane_view(tmem_surface *s, uin
 
 /** @brief View a TENSOR_* surface (or a sub-rectangle) as a (C, H, W) tensor
  *  spanning its planes (planes are equally spaced, so one stride covers C).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (not a tensor format, rect outside) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (not a tensor format, rect outside)
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_tensor_view(tmem_surface *s, const tmem_rect *rect, tmem_tensor_view *out);
 
 /** @brief Describe packed (C, H, W) memory at `data` (strides W*size, ...).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, zero dim, bad dtype)
- *          | TMEM_E_OVERFLOW */
+ *          | TMEM_E_OVERFLOW
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_tensor_view_chw(void *data, tmem_dtype dtype, uint64_t c, uint64_t h, uint64_t w, tmem_tensor_view *out);
 
 /* ---- fused conversion ---- */

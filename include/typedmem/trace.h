@@ -74,6 +74,8 @@ typedef enum tmem_trace_kind {
     TMEM_TRACE_BUDGET_DENIED,  /**< a request of size bytes refused with TMEM_E_BUDGET */
     TMEM_TRACE_PRESSURE,       /**< pressure level changed; offset = tmem_pressure */
     TMEM_TRACE_MARK,           /**< a user mark (tmem_trace_mark) */
+    TMEM_TRACE_RESET,          /**< a heap reset/destroyed: every live allocation of the
+                                    type in [offset, offset + size) is freed at once */
     TMEM_TRACE_KIND_COUNT
 } tmem_trace_kind;
 
@@ -163,6 +165,7 @@ typedef enum tmem_trace_format {
     TMEM_TRACE_FORMAT_PEAK_TEXT,       /**< "alive at the peak" as plain-text tables */
     TMEM_TRACE_FORMAT_SUMMARY_JSON,    /**< peak, contributors, per-kind counts (docs/trace.md) */
     TMEM_TRACE_FORMAT_HTML,            /**< self-contained report: all of the above + plan picture */
+    TMEM_TRACE_FORMAT_SVG_ROLES,       /**< the timeline stacked by role instead of type */
     TMEM_TRACE_FORMAT_COUNT
 } tmem_trace_format;
 
@@ -204,6 +207,14 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_start(tmem_context *ctx, const tm
  *          (a write failed: the file is incomplete; tracing is stopped anyway)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_stop(tmem_context *ctx);
+
+/** @brief Write the file stream's buffered events to the file now (fflush
+ *  included), e.g. at a checkpoint, so a crash loses nothing recorded before.
+ *  A no-op without a file.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (not on) | TMEM_E_IO
+ *          (a write failed since the start)
+ *  @par Threads safe; emitters wait while the buffer is written. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_trace_flush(tmem_context *ctx);
 
 /** @brief Record a user mark (shown as an instant on every timeline).
  *  @param name  copied, truncated to TMEM_TRACE_NAME_MAX-1 bytes.

@@ -11,7 +11,9 @@
 #include "context.h"
 #include "heap.h"
 #include "trace.h"
+#include "kv.h"
 #include "plan.h"
 #include "model.h"
+#include "surface.h"
 
 #endif /* TYPEDMEM_H */

@@ -404,7 +404,11 @@ static tmem_status parse_line(parser *ps, span s, uint32_t line) {
     s = trim(s);
     if (s.p == s.end) return TMEM_OK;
     if (*s.p == '[') {
-        if (s.end[-1] != ']') return PARSE_FAIL(line, "section header '%s' lacks its closing ']'", show(s, a, sizeof a));
+        if (s.end[-1] != ']') {
+            const char *close = memchr(s.p, ']', span_len(s));
+            if (close) return PARSE_FAIL(line, "text after ']' in section header '%s'", show(s, a, sizeof a));
+            return PARSE_FAIL(line, "section header '%s' lacks its closing ']'", show(s, a, sizeof a));
+        }
         return parse_header(ps, trim((span){s.p + 1, s.end - 1}), line);
     }
     const char *eq = memchr(s.p, '=', span_len(s));
@@ -545,43 +549,64 @@ static tmem_type *resolve_type(tmem_context *ctx, const config *cfg, const char 
     return tmem_type_find(ctx, name, &ty) == TMEM_OK ? ty : NULL;
 }
 
-/* New types first: creating them is the only step the OS can refuse (no
- * memory, mlock over its limit, a populate over budget). Budgets and roles
- * change only once every type exists. The public API cannot remove a type,
- * so types created before a refused one stay (unused, listed in the error). */
+/* Types whose creation the OS or a backend may refuse: they commit (and maybe
+ * lock) their pool at once, or need a device backend. Everything else only
+ * reserves address space. */
+static bool risky(const cfg_type *t) {
+    return (t->flags & (TMEM_TYPE_POPULATE | TMEM_TYPE_LOCKED | TMEM_TYPE_CONTIGUOUS)) ||
+           t->placement == TMEM_PLACEMENT_PINNED || t->placement == TMEM_PLACEMENT_DEVICE ||
+           t->placement == TMEM_PLACEMENT_DEVICE_HOST_VISIBLE;
+}
+
+static tmem_status create_type(tmem_context *ctx, cfg_type *t) {
+    tmem_type_desc d = {0};
+    d.name = t->name;
+    d.placement = t->placement;
+    d.lifetime = t->lifetime;
+    d.flags = t->flags;
+    d.reserve = t->reserve;
+    d.budget = t->budget;
+    d.reclaim_priority = t->priority;
+    return tmem_type_create(ctx, &d, &t->created);
+}
+
+/* Creating types is the only step the OS can refuse (no memory, mlock over
+ * its limit, a populate over budget, no device backend), so it comes before
+ * any budget of an existing type or role changes, and the risky types are
+ * created before the others: the usual refusal then leaves nothing behind.
+ * The context budget is set first, because populated types are charged
+ * against it, and put back if a creation fails. The public API cannot remove
+ * a type, so types created before a refused one stay (the message counts
+ * them). */
 static tmem_status apply(tmem_context *ctx, config *cfg, tmem_config_error *err) {
+    tmem_budget_info old;
+    tmem_status st = tmem_context_budget(ctx, &old);
+    if (st != TMEM_OK) return fail(err, 0, st, "cannot read the context budget: %s", tmem_strerror(st));
+    if (cfg->budget_line && (st = tmem_context_set_budget(ctx, cfg->budget)) != TMEM_OK)
+        return fail(err, cfg->budget_line, st, "setting the context budget failed: %s", tmem_strerror(st));
     uint32_t created = 0;
-    for (uint32_t i = 0; i < cfg->ntypes; i++) {
-        cfg_type *t = &cfg->types[i];
-        if (t->existing) continue;
-        tmem_type_desc d = {0};
-        d.name = t->name;
-        d.placement = t->placement;
-        d.lifetime = t->lifetime;
-        d.flags = t->flags;
-        d.reserve = t->reserve;
-        d.budget = t->budget;
-        d.reclaim_priority = t->priority;
-        tmem_status st = tmem_type_create(ctx, &d, &t->created);
-        if (st != TMEM_OK)
-            return fail(err, t->line, st, "creating type %s failed: %s (%u type%s created before it remain)", t->name,
-                        tmem_strerror(st), (unsigned)created, created == 1 ? "" : "s");
-        created++;
-    }
-    if (cfg->budget_line) {
-        tmem_status st = tmem_context_set_budget(ctx, cfg->budget);
-        if (st != TMEM_OK) return fail(err, cfg->budget_line, st, "setting the context budget failed: %s", tmem_strerror(st));
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < cfg->ntypes; i++) {
+            cfg_type *t = &cfg->types[i];
+            if (t->existing || risky(t) != (pass == 0)) continue;
+            if ((st = create_type(ctx, t)) != TMEM_OK) {
+                if (cfg->budget_line) (void)!tmem_context_set_budget(ctx, old.budget);
+                return fail(err, t->line, st, "creating type %s failed: %s (%u type%s created before it remain)", t->name,
+                            tmem_strerror(st), (unsigned)created, created == 1 ? "" : "s");
+            }
+            created++;
+        }
     }
     for (uint32_t i = 0; i < cfg->ntypes; i++) {
         cfg_type *t = &cfg->types[i];
         if (!t->existing || !t->key_line[K_BUDGET]) continue;
-        tmem_status st = tmem_type_set_budget(t->existing, t->budget);
-        if (st != TMEM_OK) return fail(err, t->key_line[K_BUDGET], st, "setting the budget of %s failed: %s", t->name, tmem_strerror(st));
+        if ((st = tmem_type_set_budget(t->existing, t->budget)) != TMEM_OK)
+            return fail(err, t->key_line[K_BUDGET], st, "setting the budget of %s failed: %s", t->name, tmem_strerror(st));
     }
     for (uint32_t i = 0; i < cfg->nroles; i++) {
         cfg_role *r = &cfg->roles[i];
         tmem_type *ty = resolve_type(ctx, cfg, r->type);
-        tmem_status st = r->define ? tmem_role_define(ctx, r->role, r->name, ty) : tmem_role_set_type(ctx, r->role, ty);
+        st = r->define ? tmem_role_define(ctx, r->role, r->name, ty) : tmem_role_set_type(ctx, r->role, ty);
         if (st != TMEM_OK) return fail(err, r->type_line, st, "mapping role %s failed: %s", r->name, tmem_strerror(st));
     }
     return TMEM_OK;

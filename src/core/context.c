@@ -98,7 +98,12 @@ tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placemen
 }
 
 const tmem__backend *tmem__context_backend(const tmem_context *ctx, tmem_placement placement) {
-    return (unsigned)placement < TMEM_PLACEMENT_COUNT ? ctx->backends[placement] : NULL;
+    if (!tmem__context_valid(ctx) || (unsigned)placement >= TMEM_PLACEMENT_COUNT) return NULL;
+    tmem_context *m = (tmem_context *)ctx; /* the lock is not part of the value */
+    tmem__context_lock(m);
+    const tmem__backend *be = m->backends[placement];
+    tmem__context_unlock(m);
+    return be;
 }
 
 /* ---- heap registry ---- */

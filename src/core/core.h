@@ -37,10 +37,16 @@
  * a (void) cast silence warn_unused_result). */
 #define TMEM__IGNORE(expr) do { tmem_status ign_ = (expr); (void)ign_; } while (0)
 
-/* {current, peak, total} kept with relaxed atomics. */
-typedef struct tmem__astat {
-    _Atomic uint64_t current, peak, total;
-} tmem__astat;
+/* Allocation accounting, on every heap's hot path: two relaxed RMWs per
+ * allocation and two per free. Current = in - out (bytes and counts); total
+ * is `bytes_in`. The peak is updated from the allocating side with a relaxed
+ * read of `bytes_out`, so under concurrent frees it may overstate by the
+ * bytes in flight; single-threaded it is exact. */
+typedef struct tmem__acct {
+    _Atomic uint64_t bytes_in, count_in;   /* cumulative allocated */
+    _Atomic uint64_t bytes_out, count_out; /* cumulative freed */
+    _Atomic uint64_t peak;
+} tmem__acct;
 
 /* ---- pool (pool.c) ----
  * Commits are tracked with one bit per granule in a two-level bitmap: the top
@@ -91,15 +97,9 @@ struct tmem_type {
     /* Bumped from reclaim frames (no lock needed for the reader's purpose,
      * but kept atomic so TSan sees no race). */
     _Atomic uint64_t reclaimed;
-    /* Hot-path accounting (relaxed atomics). */
-    tmem__astat in_use;
-    _Atomic uint64_t alloc_count, free_count;
+    tmem__acct acct; /* hot-path accounting of live allocations */
 };
 
-typedef struct tmem__role_acct {
-    tmem__astat in_use;
-    _Atomic uint64_t alloc_count, free_count;
-} tmem__role_acct;
 
 typedef struct tmem__reclaim_step {
     int32_t priority;
@@ -153,7 +153,7 @@ struct tmem_context {
     tmem_type *role_type[TMEM_ROLE_MAX];
     char role_names[TMEM_ROLE_MAX][TMEM__ROLE_NAME_MAX];
     bool role_defined[TMEM_ROLE_MAX];
-    tmem__role_acct roles[TMEM_ROLE_MAX];
+    tmem__acct roles[TMEM_ROLE_MAX];
 
     /* heaps (under heaps_lock) */
     tmem_heap **heaps;
@@ -219,7 +219,7 @@ tmem_pressure tmem__pressure_level(const tmem_context *ctx);
 extern const char *const tmem__pressure_names[3];
 
 /* ---- stats.c ---- */
-uint64_t tmem__astat_current(const tmem__astat *s);
+uint64_t tmem__acct_current(const tmem__acct *a);
 void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out);
 
 /* ---- textbuf.c: bounded text writer for JSON and tables (no allocation) ---- */

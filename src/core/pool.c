@@ -100,7 +100,9 @@ tmem_status tmem__pool_init(tmem_type *type, uint64_t size) {
     tmem_context *ctx = type->ctx;
     tmem__pool *p = &type->pool;
     memset(p, 0, sizeof *p);
+    tmem__context_lock(ctx);
     p->backend = ctx->backends[type->placement];
+    tmem__context_unlock(ctx);
     if (!p->backend) return tmem__err(TMEM_E_UNSUPPORTED);
     tmem_status st = p->backend->reserve(p->backend, type->placement, type->flags, size, &p->region);
     if (st != TMEM_OK) return st;

@@ -7,52 +7,51 @@
 #include <string.h>
 #include "core/core.h"
 
-static void astat_add(tmem__astat *s, uint64_t bytes) {
-    uint64_t now = atomic_fetch_add_explicit(&s->current, bytes, memory_order_relaxed) + bytes;
-    atomic_fetch_add_explicit(&s->total, bytes, memory_order_relaxed);
-    uint64_t peak = atomic_load_explicit(&s->peak, memory_order_relaxed);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&s->peak, &peak, now, memory_order_relaxed, memory_order_relaxed)) {
+static inline uint64_t ld(const _Atomic uint64_t *v) {
+    return atomic_load_explicit((_Atomic uint64_t *)v, memory_order_relaxed);
+}
+
+static inline void acct_in(tmem__acct *a, uint64_t bytes) {
+    uint64_t in = atomic_fetch_add_explicit(&a->bytes_in, bytes, memory_order_relaxed) + bytes;
+    atomic_fetch_add_explicit(&a->count_in, 1, memory_order_relaxed);
+    uint64_t out = ld(&a->bytes_out), now = in > out ? in - out : 0;
+    uint64_t peak = ld(&a->peak);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&a->peak, &peak, now, memory_order_relaxed, memory_order_relaxed)) {
     }
 }
 
-static void astat_sub(tmem__astat *s, uint64_t bytes) {
-    atomic_fetch_sub_explicit(&s->current, bytes, memory_order_relaxed);
+static inline void acct_out(tmem__acct *a, uint64_t bytes) {
+    atomic_fetch_add_explicit(&a->bytes_out, bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&a->count_out, 1, memory_order_relaxed);
 }
 
-uint64_t tmem__astat_current(const tmem__astat *s) {
-    return atomic_load_explicit(&((tmem__astat *)s)->current, memory_order_relaxed);
+/* Out before in: every free read was preceded by its allocation. */
+uint64_t tmem__acct_current(const tmem__acct *a) {
+    uint64_t out = ld(&a->bytes_out), in = ld(&a->bytes_in);
+    return in > out ? in - out : 0;
 }
 
-static tmem_stat astat_read(const tmem__astat *s) {
-    tmem__astat *m = (tmem__astat *)s;
-    tmem_stat r;
-    r.current = atomic_load_explicit(&m->current, memory_order_relaxed);
-    r.peak = atomic_load_explicit(&m->peak, memory_order_relaxed);
-    r.total = atomic_load_explicit(&m->total, memory_order_relaxed);
-    if (r.peak < r.current) r.peak = r.current; /* read between the add and the peak update */
-    return r;
+static void acct_read(const tmem__acct *a, tmem_stat *in_use, uint64_t *allocs, uint64_t *frees) {
+    uint64_t cout = ld(&a->count_out), bout = ld(&a->bytes_out);
+    uint64_t cin = ld(&a->count_in), bin = ld(&a->bytes_in);
+    in_use->current = bin > bout ? bin - bout : 0;
+    in_use->total = bin;
+    in_use->peak = ld(&a->peak);
+    if (in_use->peak < in_use->current) in_use->peak = in_use->current; /* read between the add and the peak update */
+    *allocs = cin;
+    *frees = cout < cin ? cout : cin;
 }
 
 void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes) {
-    astat_add(&type->in_use, bytes);
-    atomic_fetch_add_explicit(&type->alloc_count, 1, memory_order_relaxed);
-    if (role >= 0 && role < TMEM_ROLE_MAX) {
-        tmem__role_acct *r = &type->ctx->roles[role];
-        astat_add(&r->in_use, bytes);
-        atomic_fetch_add_explicit(&r->alloc_count, 1, memory_order_relaxed);
-    }
+    acct_in(&type->acct, bytes);
+    if (role >= 0 && role < TMEM_ROLE_MAX) acct_in(&type->ctx->roles[role], bytes);
 }
 
 /* Role before type (the reverse of alloc), so a quiescent-ish reader never
  * sees a role holding bytes its type no longer has. */
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes) {
-    if (role >= 0 && role < TMEM_ROLE_MAX) {
-        tmem__role_acct *r = &type->ctx->roles[role];
-        astat_sub(&r->in_use, bytes);
-        atomic_fetch_add_explicit(&r->free_count, 1, memory_order_relaxed);
-    }
-    astat_sub(&type->in_use, bytes);
-    atomic_fetch_add_explicit(&type->free_count, 1, memory_order_relaxed);
+    if (role >= 0 && role < TMEM_ROLE_MAX) acct_out(&type->ctx->roles[role], bytes);
+    acct_out(&type->acct, bytes);
 }
 
 void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out) {
@@ -65,10 +64,8 @@ void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out) {
     out->dirty = t->committed - t->charged_clean;
     out->budget_denials = t->denials;
     tmem__context_unlock(t->ctx);
-    out->in_use = astat_read(&t->in_use);
-    out->alloc_count = atomic_load_explicit(&t->alloc_count, memory_order_relaxed);
-    out->free_count = atomic_load_explicit(&t->free_count, memory_order_relaxed);
-    out->live_count = out->alloc_count >= out->free_count ? out->alloc_count - out->free_count : 0;
+    acct_read(&t->acct, &out->in_use, &out->alloc_count, &out->free_count);
+    out->live_count = out->alloc_count - out->free_count;
     out->reclaimed = atomic_load_explicit(&t->reclaimed, memory_order_relaxed);
     /* Device memory is not the process's dirty memory. */
     if (t->placement == TMEM_PLACEMENT_DEVICE) out->dirty = 0;
@@ -84,11 +81,9 @@ tmem_status tmem_type_get_stats(const tmem_type *type, tmem_type_stats *out) {
 tmem_status tmem_role_get_stats(tmem_context *ctx, tmem_role role, tmem_role_stats *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!tmem__context_valid(ctx) || !out || (unsigned)role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
-    tmem__role_acct *r = &ctx->roles[role];
-    out->in_use = astat_read(&r->in_use);
-    out->alloc_count = atomic_load_explicit(&r->alloc_count, memory_order_relaxed);
-    uint64_t freed = atomic_load_explicit(&r->free_count, memory_order_relaxed);
-    out->live_count = out->alloc_count >= freed ? out->alloc_count - freed : 0;
+    uint64_t freed;
+    acct_read(&ctx->roles[role], &out->in_use, &out->alloc_count, &freed);
+    out->live_count = out->alloc_count - freed;
     return TMEM_OK;
 }
 
@@ -125,7 +120,7 @@ tmem_status tmem_context_check(tmem_context *ctx) {
         else st = tmem__pool_check(t);
         if (st == TMEM_OK && (t->committed_peak < t->committed || t->committed_total < t->committed)) st = tmem__err(TMEM_E_CORRUPT);
         if (st == TMEM_OK && t->budget && t->committed > t->budget) st = tmem__err(TMEM_E_CORRUPT);
-        if (st == TMEM_OK && atomic_load_explicit(&t->free_count, memory_order_relaxed) > atomic_load_explicit(&t->alloc_count, memory_order_relaxed))
+        if (st == TMEM_OK && (ld(&t->acct.count_out) > ld(&t->acct.count_in) || ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
             st = tmem__err(TMEM_E_CORRUPT);
         sum += t->committed;
     }
@@ -133,8 +128,8 @@ tmem_status tmem_context_check(tmem_context *ctx) {
     /* Roles: each role's bytes come from some type, so the role sum cannot
      * exceed the type sum (allocations without a role count only by type). */
     uint64_t role_sum = 0, type_sum = 0;
-    for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) role_sum += tmem__astat_current(&ctx->roles[r].in_use);
-    for (uint32_t i = 0; i < ctx->ntypes; i++) type_sum += tmem__astat_current(&ctx->types[i]->in_use);
+    for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) role_sum += tmem__acct_current(&ctx->roles[r]);
+    for (uint32_t i = 0; i < ctx->ntypes; i++) type_sum += tmem__acct_current(&ctx->types[i]->acct);
     if (st == TMEM_OK && role_sum > type_sum) st = tmem__err(TMEM_E_CORRUPT);
     tmem__context_unlock(ctx);
     for (size_t i = 0; i < ctx->nheaps && st == TMEM_OK; i++) {

@@ -88,11 +88,13 @@ static void json_role(tmem__tb *sb, tmem_context *ctx, tmem_role r, const char *
 static void json_heaps(tmem__tb *sb, tmem_context *ctx) {
     tmem__tb_printf(sb, "\"heaps\":[");
     pthread_mutex_lock(&ctx->heaps_lock);
+    bool first = true;
     for (size_t i = 0; i < ctx->nheaps; i++) {
         tmem_heap_info hi;
         if (tmem_heap_get_info(ctx->heaps[i], &hi) != TMEM_OK) continue;
         const tmem_type *t = tmem__heap_type(ctx->heaps[i]);
-        tmem__tb_printf(sb, "%s{\"type\":", i ? "," : "");
+        tmem__tb_printf(sb, "%s{\"type\":", first ? "" : ",");
+        first = false;
         tmem__tb_json_string(sb, t ? t->name : "");
         tmem__tb_printf(sb, ",\"kind\":\"%s\",\"size\":%llu,\"used\":%llu,\"committed\":%llu,\"peak_used\":%llu,\"largest_free\":%llu,\"live_count\":%llu,\"purgeable\":\"%s\"}",
                         (unsigned)hi.kind < 3 ? heap_kind_names[hi.kind] : "unknown", (unsigned long long)hi.size,

@@ -2,7 +2,8 @@
  * Aliasing (Metal's makeAliasable) and debug poisoning.
  *
  * GENERAL/LINEAR heaps: an aliasable allocation hands its block back to the
- * allocator at once and keeps an alias record (offset, bytes, owner's word)
+ * allocator at once and keeps an alias record (offset, requested size,
+ * owner's word)
  * in h->alias, so it stays live for its owner (it must still be freed, and
  * is accounted until then) while later allocations may take its bytes.
  * PLACEMENT heaps keep every allocation in h->live; aliasable ones are
@@ -45,7 +46,8 @@ static tmem_status alias_block(tmem_heap *h, uint64_t off, uint64_t *user, uint6
     }
     tmem_status st = tmem__ivx_reserve(&h->alias);
     if (st != TMEM_OK) return st;
-    (void)tmem__ivx_insert(&h->alias, off, *bytes, TMEM__IVX_ALIASABLE, *user);
+    /* the record covers the bytes the owner asked for (and may still read) */
+    (void)tmem__ivx_insert(&h->alias, off, tmem__heap_user_size(*user), TMEM__IVX_ALIASABLE, *user);
     uint64_t so, ss; /* no decommit: the alias record keeps the bytes readable */
     tmem__heap_give_back(h, off, &so, &ss);
     return TMEM_OK;

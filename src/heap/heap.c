@@ -2,9 +2,9 @@
  * Heap objects: create, destroy, reset, read-back, check, and the
  * size-and-align query. The hot paths are in heap_alloc.c.
  *
- * A heap carves `size` bytes (rounded up to the pool granule, at a granule
- * boundary) from its type's pool and manages offsets [0, size) inside it with
- * the metadata of its kind: TLSF (GENERAL), a bump deque (LINEAR, RING) or
+ * A heap carves `size` bytes (rounded up to the pool granule, at a commit
+ * chunk boundary when it is that big) from its type's pool and manages
+ * offsets [0, size) inside it with the metadata of its kind: TLSF (GENERAL), a bump deque (LINEAR, RING) or
  * the interval index (PLACEMENT). Metadata lives in context memory, never in
  * the pool, so device pools work the same and poisoning cannot corrupt it.
  */
@@ -77,6 +77,8 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     uint64_t g = tmem__pool_granule(type), granule = alloc_granule(tmem__type_placement(type)), size, carved;
     if (!tmem__align_up(desc->size, granule, &size) || !tmem__align_up(size, g, &carved))
         return tmem__err(TMEM_E_INVALID_ARG);
+    /* chunk-aligned in the pool when it spans chunks (tidy commits) */
+    uint64_t carve_align = carved >= tmem__heap_commit_chunk(type) ? tmem__heap_commit_chunk(type) : g;
     tmem_heap *h = tmem__calloc(ctx, 1, sizeof *h);
     if (!h) return tmem__err(TMEM_E_NO_MEMORY);
     *h = (tmem_heap){.magic = TMEM__HEAP_MAGIC, .kind = desc->kind, .flags = desc->flags, .role = (int32_t)desc->role,
@@ -87,7 +89,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
         strncpy(h->name, desc->name, sizeof h->name - 1);
     }
     bool mutex = false, carved_ok = false, registered = false, bits = false;
-    st = tmem__pool_carve(type, carved, g, &h->base);
+    st = tmem__pool_carve(type, carved, carve_align, &h->base);
     if (st != TMEM_OK) goto fail;
     carved_ok = true;
     h->ptr = tmem__pool_ptr(type, h->base);
@@ -228,12 +230,6 @@ static tmem_status sum_live(tmem_heap *h, uint64_t off, uint64_t size, uint64_t 
     return TMEM_OK;
 }
 
-static uint64_t popcount_bits(const tmem_heap *h) {
-    uint64_t n = 0;
-    for (uint64_t w = 0; w < (h->npages + 63) / 64; w++) n += (uint64_t)__builtin_popcountll(h->bits[w]);
-    return n;
-}
-
 tmem_status tmem_heap_check(const tmem_heap *heap) {
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_CORRUPT);
     tmem_heap *h = (tmem_heap *)heap;
@@ -246,7 +242,7 @@ tmem_status tmem_heap_check(const tmem_heap *heap) {
     sum_walk s = {0, 0};
     if (st == TMEM_OK) st = tmem__heap_for_each_live(h, sum_live, &s);
     if (st == TMEM_OK && (s.count != h->live_count || s.used != h->used || h->used > h->peak_used ||
-                          popcount_bits(h) << h->page_shift != h->committed))
+                          tmem__heap_bits_bytes(h) != h->committed))
         st = tmem__err(TMEM_E_CORRUPT);
     tmem__heap_leave(h, locked);
     return st;

@@ -77,13 +77,13 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
         if (h->kind != TMEM_HEAP_PLACEMENT) tmem__heap_give_back(h, off, &so, &ss);
         return st;
     }
-    if (h->debug) tmem__heap_note_overlap(h, off, bytes);
+    if (h->debug) tmem__heap_note_overlap(h, off, q->size); /* the bytes it will write */
     if (h->kind == TMEM_HEAP_PLACEMENT) {
         (void)tmem__ivx_insert(&h->live, off, bytes, aliasable ? TMEM__IVX_ALIASABLE : 0, user);
     } else if (aliasable) {
         /* Metal's aliasable-at-creation: live for its owner, bytes reusable now. */
         uint64_t so, ss;
-        (void)tmem__ivx_insert(&h->alias, off, bytes, TMEM__IVX_ALIASABLE, user);
+        (void)tmem__ivx_insert(&h->alias, off, q->size, TMEM__IVX_ALIASABLE, user);
         tmem__heap_give_back(h, off, &so, &ss);
     }
     if (!aliasable) {
@@ -146,14 +146,11 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
 
 /* ---- free ---- */
 
-/* Drop the alias record at off, or report why there is none. */
-static tmem_status free_alias(tmem_heap *h, uint64_t off, uint64_t *user) {
+/* Drop the alias record at off; without one, `why` (the allocator's verdict:
+ * double free or foreign) stands. */
+static tmem_status free_alias(tmem_heap *h, uint64_t off, tmem_status why, uint64_t *user) {
     uint32_t i = h->alias.count ? tmem__ivx_find(&h->alias, off) : TMEM__IVX_NIL;
-    if (i == TMEM__IVX_NIL) {
-        /* not live: let the allocator say double free or foreign */
-        if (h->kind == TMEM_HEAP_GENERAL) return tmem__tlsf_free(&h->tlsf, off, NULL);
-        return tmem__linear_free(&h->lin, off, NULL);
-    }
+    if (i == TMEM__IVX_NIL) return why;
     *user = tmem__ivx_at(&h->alias, i)->user;
     tmem__ivx_remove(&h->alias, i);
     return TMEM_OK;
@@ -165,27 +162,30 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     tmem_status st = TMEM_OK;
     switch (h->kind) {
     case TMEM_HEAP_GENERAL: {
-        tmem__tlsf_block *b = tmem__tlsf_find_used(&h->tlsf, off);
-        if (!b) {
-            st = free_alias(h, off, &user);
+        /* one hash lookup: free first, poison the freed block after */
+        tmem__tlsf_freed f;
+        tmem_status why = tmem__tlsf_free(&h->tlsf, off, &f);
+        if (why != TMEM_OK) {
+            st = free_alias(h, off, why, &user);
             aliasable = true;
             break;
         }
-        user = b->user;
-        tmem__heap_poison(h, off, b->size);
-        tmem__heap_give_back(h, off, &span_off, &span_size);
+        user = f.user;
+        tmem__heap_poison(h, off, f.size);
+        span_off = f.span_offset;
+        span_size = f.span_size;
         break;
     }
     case TMEM_HEAP_LINEAR: {
-        tmem__linear_rec *r = tmem__linear_find(&h->lin, off);
-        if (!r) {
-            st = free_alias(h, off, &user);
+        tmem__linear_rec r;
+        tmem_status why = tmem__linear_free(&h->lin, off, &r);
+        if (why != TMEM_OK) {
+            st = free_alias(h, off, why, &user);
             aliasable = true;
             break;
         }
-        user = r->user;
-        tmem__heap_poison(h, off, r->size);
-        tmem__heap_give_back(h, off, &span_off, &span_size);
+        user = r.user;
+        tmem__heap_poison(h, off, r.size);
         break;
     }
     default: {

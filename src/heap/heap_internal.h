@@ -31,7 +31,10 @@
 #define TMEM__HEAP_DEFAULT_ALIGN 16u
 #define TMEM__HEAP_POISON 0xDD
 /* Decommit hysteresis: free committed bytes a heap keeps (see commit.c). */
-#define TMEM__HEAP_RETAIN_MIN (1ull << 20)
+#define TMEM__HEAP_RETAIN_MIN (4ull << 20)
+#define TMEM__HEAP_DECOMMIT_MIN (1ull << 20)
+/* Commit granularity of heaps (at least the pool granule; see commit.c). */
+#define TMEM__HEAP_COMMIT_CHUNK (64ull << 10)
 #define TMEM__HEAP_FLAG_MASK (TMEM_HEAP_RING | TMEM_HEAP_THREAD_SAFE | TMEM_HEAP_COMMIT_ALL)
 #define TMEM__ALLOC_FLAG_MASK (TMEM_ALLOC_ALIASABLE | TMEM_ALLOC_ZERO)
 
@@ -54,7 +57,7 @@ struct tmem_heap {
     uint64_t carved;          /* bytes carved from the pool (granule multiple) */
     uint8_t *ptr;             /* host address of offset 0; NULL for devices */
     uint64_t granule;         /* allocation granule (16 host, 256 device) */
-    /* commit state, one bit per pool granule ("page") of the heap */
+    /* commit state, one bit per commit chunk ("page") of the heap */
     uint32_t page_shift;
     uint64_t npages;
     uint64_t *bits;
@@ -96,7 +99,13 @@ static inline tmem_purgeable tmem__heap_state(const tmem_heap *h) {
 }
 
 /* ---- commit.c ---- */
+static inline uint64_t tmem__heap_commit_chunk(const tmem_type *t) {
+    uint64_t g = tmem__pool_granule(t);
+    return g > TMEM__HEAP_COMMIT_CHUNK ? g : TMEM__HEAP_COMMIT_CHUNK;
+}
 tmem_status tmem__heap_commit_init(tmem_heap *h);
+/* Committed bytes according to the bitmap (for check). */
+uint64_t tmem__heap_bits_bytes(const tmem_heap *h);
 void tmem__heap_commit_fini(tmem_heap *h);
 /* Commit the pages under [off, off+size) (heap offsets) that are not yet. */
 tmem_status tmem__heap_commit_slow(tmem_heap *h, uint64_t off, uint64_t size);

@@ -144,12 +144,12 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
         c->snap_budget = r;
     }
 
-    c->max_seqs = c->desc.max_sequences;
-    c->seqs = tmem__calloc(ctx, c->max_seqs, sizeof *c->seqs);
+    c->seqs = tmem__calloc(ctx, c->desc.max_sequences, sizeof *c->seqs);
     if (!c->seqs) {
         st = tmem__err(TMEM_E_NO_MEMORY);
         goto fail;
     }
+    c->max_seqs = c->desc.max_sequences; /* only now: cache_free walks seqs[0..max_seqs) */
     for (uint32_t i = c->max_seqs; i-- > 0;) {
         c->seqs[i].gen = 1;
         c->seqs[i].next_free = i + 1 < c->max_seqs ? i + 1 : KV_NO_ID;
@@ -209,9 +209,10 @@ tmem_status tmem_kv_cache_get_stats(tmem_kv_cache *cache, tmem_kv_cache_stats *o
         }
     }
     for (uint32_t i = 0; fill && i < c->block_cap; i++) out->kv_bytes_used += (uint64_t)fill[i] * c->token_bytes;
+    tmem_status st = (c->block_cap && !fill) ? tmem__err(TMEM_E_NO_MEMORY) : TMEM_OK;
     if (fill) tmem__free(c->ctx, fill, (size_t)c->block_cap * sizeof *fill);
     tmem__kv_unlock(c);
-    return (c->block_cap && !fill) ? tmem__err(TMEM_E_NO_MEMORY) : TMEM_OK;
+    return st;
 }
 
 /* ---- invariant walker ---- */

@@ -38,7 +38,11 @@ static uint64_t slab_room(const kv_slab *s) {
 
 /* ---- candidates ---- */
 
-typedef struct cand { uint64_t last_use; uint32_t slot; } cand;
+typedef struct cand {
+    uint64_t last_use;
+    uint32_t slot;
+    bool pick;           /* chosen by the last simulation */
+} cand;
 
 static int cand_cmp(const void *a, const void *b) {
     const cand *x = a, *y = b;
@@ -59,7 +63,7 @@ static tmem_status candidates(tmem_kv_cache *c, cand **out, uint32_t *n) {
     if (!a) return tmem__err(TMEM_E_NO_MEMORY);
     k = 0;
     for (uint32_t i = 0; i < c->max_seqs; i++)
-        if (evictable(&c->seqs[i])) a[k++] = (cand){c->seqs[i].last_use, i};
+        if (evictable(&c->seqs[i])) a[k++] = (cand){c->seqs[i].last_use, i, false};
     qsort(a, k, sizeof *a, cand_cmp);
     *out = a;
     *n = k;
@@ -68,13 +72,14 @@ static tmem_status candidates(tmem_kv_cache *c, cand **out, uint32_t *n) {
 
 /* ---- reactive: our own allocation hit a budget ---- */
 
-uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, tmem_kv_evict_reason reason) {
+uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, tmem_kv_evict_reason reason, tmem_status why) {
     uint64_t freed = 0;
     uint32_t flags = c->desc.flags;
     /* Snapshots help when the context budget binds, or when they share the
-     * type whose budget binds. */
+     * type whose budget binds; never when a carved range is full (they
+     * live in their own range). */
     bool type_binds = type && type_room(type) < needed;
-    bool snaps_help = !type || type == c->snap_type || !type_binds;
+    bool snaps_help = why != TMEM_E_FULL && (!type || type == c->snap_type || !type_binds);
     if (!(flags & TMEM_KV_POLICY_KEEP_SNAPSHOTS) && snaps_help) {
         kv_snaprec *s = c->lru_head;
         while (s && freed < needed) {
@@ -88,10 +93,15 @@ uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, 
     cand *a;
     uint32_t n;
     if (candidates(c, &a, &n) != TMEM_OK) return freed;
-    for (uint32_t i = 0; i < n && freed < needed; i++) {
-        kv_seqrec *s = &c->seqs[a[i].slot];
-        if (evictable(s)) freed += tmem__kv_seq_evict(c, s, reason);
-    }
+    /* LRU order; first pass skips sequences whose memory is all shared with
+     * others (evicting them alone gives nothing back), the second takes
+     * them too: by then their co-owners may be gone */
+    for (int pass = 0; pass < 2 && freed < needed; pass++)
+        for (uint32_t i = 0; i < n && freed < needed; i++) {
+            kv_seqrec *s = &c->seqs[a[i].slot];
+            if (evictable(s) && (pass || tmem__kv_seq_exclusive_bytes(c, s)))
+                freed += tmem__kv_seq_evict(c, s, reason);
+        }
     if (a) tmem__free(c->ctx, a, (size_t)n * sizeof *a);
     return freed;
 }
@@ -108,7 +118,7 @@ uint64_t tmem__kv_reclaim_step(tmem_context *ctx, tmem_type *type, uint64_t need
     bool ours = !type || type == c->kv_type || type == c->state_type || type == c->snap_type;
     if (c->depth == 0 && (ours || ctx_room(c->ctx) < needed)) {
         c->depth++;
-        freed = tmem__kv_make_room(c, ours ? type : NULL, needed, TMEM_KV_REASON_RECLAIM);
+        freed = tmem__kv_make_room(c, ours ? type : NULL, needed, TMEM_KV_REASON_RECLAIM, TMEM_OK);
         c->depth--;
     }
     pthread_mutex_unlock(&c->lock);
@@ -119,7 +129,7 @@ tmem_status tmem_kv_cache_reclaim(tmem_kv_cache *cache, uint64_t bytes, uint64_t
     if (freed) *freed = 0;
     if (!cache) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__kv_lock(cache);
-    uint64_t f = tmem__kv_make_room(cache, NULL, bytes, TMEM_KV_REASON_RECLAIM);
+    uint64_t f = tmem__kv_make_room(cache, NULL, bytes, TMEM_KV_REASON_RECLAIM, TMEM_OK);
     tmem__kv_unlock(cache);
     if (freed) *freed = f;
     return f >= bytes ? TMEM_OK : tmem__err(TMEM_E_BUDGET);
@@ -152,14 +162,16 @@ static deficit deficits(const tmem_kv_cache *c, const need *nd, uint64_t other) 
 
 static bool met(deficit d) { return !d.kv && !d.state && !d.ctx; }
 
-/* The plan: drop the first `snaps` LRU snapshots, evict the first `seqs`
- * candidates. */
+/* The plan: drop the first `snaps` LRU snapshots, evict the candidates
+ * marked `pick`. */
 typedef struct plan { uint32_t snaps, seqs; uint64_t gain; } plan;
 
-/* Simulate the policy on copies of the counts. `refs` is scratch of
- * block_cap entries. false when the request cannot fit. */
-static bool simulate(tmem_kv_cache *c, deficit d, const cand *a, uint32_t na, uint32_t *refs, plan *p) {
+/* Simulate the policy on copies of the counts, marking the candidates it
+ * would evict. `refs` is scratch of block_cap entries. false when the
+ * request cannot fit. */
+static bool simulate(tmem_kv_cache *c, deficit d, cand *a, uint32_t na, uint32_t *refs, plan *p) {
     *p = (plan){0, 0, 0};
+    for (uint32_t i = 0; i < na; i++) a[i].pick = false;
     uint32_t flags = c->desc.flags;
     bool snap_in_kv = c->snap_type == c->kv_type, snap_in_state = c->snap_type == c->state_type;
     uint64_t sb = c->snap_slab.slot, stb = c->state_slab.slot, bb = c->kv_slab.slot;
@@ -177,15 +189,22 @@ static bool simulate(tmem_kv_cache *c, deficit d, const cand *a, uint32_t na, ui
     if (met(d)) return true;
     if (flags & TMEM_KV_POLICY_NO_EVICT) return false;
     for (uint32_t i = 0; i < c->block_cap; i++) refs[i] = c->blocks[i].refs;
+    /* as tmem__kv_make_room: LRU, sequences that would give nothing back
+     * only in the second pass */
+    for (int pass = 0; pass < 2 && !met(d); pass++)
     for (uint32_t i = 0; i < na && !met(d); i++) {
+        if (a[i].pick) continue;
         const kv_seqrec *s = &c->seqs[a[i].slot];
         uint64_t kv = 0, st = s->state_ptr ? stb : 0, snaps = 0;
         for (uint32_t b = 0; b < s->nblocks; b++)
-            if (--refs[s->table[b]] == 0) kv += bb;
+            if (refs[s->table[b]] == 1) kv += bb;
         /* its snapshots not already counted by the snapshot pass */
         uint32_t k = 0;
         for (kv_snaprec *q = c->lru_head; q; q = q->next, k++)
             if (k >= p->snaps && q->slot == a[i].slot) snaps += sb;
+        if (!pass && !(kv + st + snaps)) continue;
+        for (uint32_t b = 0; b < s->nblocks; b++) refs[s->table[b]]--;
+        a[i].pick = true;
         p->seqs++;
         p->gain += kv + st + snaps;
         if (c->kv_type == c->state_type && c->has_kv && c->has_state) d.kv = sat_sub(d.kv, kv + st);
@@ -212,11 +231,10 @@ typedef struct search {
     tmem_kv_cache *c;
     const tmem_kv_request *r;
     const need *nd;
-    const cand *a;
+    cand *a;
     uint32_t na;
     uint32_t *refs;
     bool allow_policy;
-    plan p;
 } search;
 
 static bool fits(search *s, uint32_t chunk, plan *p) {
@@ -235,7 +253,6 @@ static uint32_t largest_chunk(search *s, uint32_t hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (fits(s, mid, &p)) {
             best = mid;
-            s->p = p;
             lo = mid + 1;
         } else {
             hi = mid - 1;
@@ -244,14 +261,14 @@ static uint32_t largest_chunk(search *s, uint32_t hi) {
     return best;
 }
 
-static void execute(tmem_kv_cache *c, const plan *p, const cand *a, tmem_kv_admission *res) {
+static void execute(tmem_kv_cache *c, const plan *p, const cand *a, uint32_t na, tmem_kv_admission *res) {
     for (uint32_t i = 0; i < p->snaps && c->lru_head; i++) {
         res->freed_bytes += tmem__kv_snap_drop(c, c->lru_head, TMEM_KV_REASON_ADMISSION);
         res->snapshots_dropped++;
     }
-    for (uint32_t i = 0; i < p->seqs; i++) {
+    for (uint32_t i = 0; i < na; i++) {
         kv_seqrec *s = &c->seqs[a[i].slot];
-        if (!evictable(s)) continue;
+        if (!a[i].pick || !evictable(s)) continue;
         res->freed_bytes += tmem__kv_seq_evict(c, s, TMEM_KV_REASON_ADMISSION);
         res->sequences_evicted++;
     }
@@ -283,7 +300,7 @@ tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem
         if (s && s->nblocks && s->tokens % c->block_tokens && req->context_tokens > s->tokens &&
             c->blocks[s->table[s->nblocks - 1]].refs > 1)
             blocks++;
-        nd.kv = blocks * c->kv_slab.slot;
+        nd.kv = sat_mul(blocks, c->kv_slab.slot);
         uint64_t tr = type_room(c->kv_type), sr = slab_room(&c->kv_slab);
         nd.kv_room = tr < sr ? tr : sr;
     }
@@ -302,23 +319,25 @@ tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem
         if (!refs) st = tmem__err(TMEM_E_NO_MEMORY);
     }
     if (st != TMEM_OK) goto done;
-    search sr = {c, req, &nd, a, na, refs, false, {0, 0, 0}};
-    plan p;
+    search sr = {c, req, &nd, a, na, refs, false};
+    plan p = {0, 0, 0};
     uint32_t use = 0;
     if (fits(&sr, chunk, &p)) {
         use = chunk;
-    } else if ((c->desc.flags & TMEM_KV_POLICY_CHUNK_FIRST) && chunk > 1 && (use = largest_chunk(&sr, chunk - 1))) {
-        p = sr.p;
-    } else {
+    } else if ((c->desc.flags & TMEM_KV_POLICY_CHUNK_FIRST) && chunk > 1) {
+        use = largest_chunk(&sr, chunk - 1);
+    }
+    if (!use) {
         sr.allow_policy = true;
-        if (fits(&sr, chunk, &p)) use = chunk;
-        else if (chunk > 1 && (use = largest_chunk(&sr, chunk - 1))) p = sr.p;
+        use = fits(&sr, chunk, &p) ? chunk : chunk > 1 ? largest_chunk(&sr, chunk - 1) : 0;
+        /* the picks of the last simulation may be for another chunk: redo */
+        if (use && !fits(&sr, use, &p)) use = 0;
     }
     res.kv_bytes = nd.kv;
     res.state_bytes = nd.state;
     res.other_bytes = other_bytes(req, use ? use : chunk);
     if (use) {
-        execute(c, &p, a, &res);
+        execute(c, &p, a, na, &res);
         res.admitted = true;
         res.prefill_chunk = use;
     } else {

@@ -63,7 +63,7 @@ static uint64_t table_cut(tmem_kv_cache *c, kv_seqrec *s, uint32_t keep) {
 static tmem_status block_new(tmem_kv_cache *c, uint32_t *id, uint64_t still_needed) {
     tmem_status st = tmem__kv_block_new(c, id);
     /* a budget, or the carved range, is full: the policy may free slots */
-    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM))
+    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM, st))
         st = tmem__kv_block_new(c, id);
     return st;
 }
@@ -186,7 +186,9 @@ tmem_status tmem_kv_seq_append(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t t
     s->protect = true; /* the policy may run inside block_new: never against us */
     while (s->nblocks < want) {
         uint32_t id;
-        st = block_new(cache, &id, (uint64_t)(want - s->nblocks) * cache->kv_slab.slot);
+        uint64_t left = want - s->nblocks, still;
+        if (tmem__mul_overflow(left, cache->kv_slab.slot, &still)) still = UINT64_MAX;
+        st = block_new(cache, &id, still);
         if (st != TMEM_OK) {
             (void)table_cut(cache, s, had); /* all or nothing */
             break;

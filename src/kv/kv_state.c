@@ -10,7 +10,7 @@ tmem_status tmem__kv_state_alloc(tmem_kv_cache *c, kv_seqrec *s, const void *cop
     void *p = NULL;
     uint64_t n = c->rs.total_bytes;
     tmem_status st = tmem__kv_slab_alloc(&c->state_slab, &p);
-    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->state_type, c->state_slab.slot, TMEM_KV_REASON_RECLAIM))
+    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->state_type, c->state_slab.slot, TMEM_KV_REASON_RECLAIM, st))
         st = tmem__kv_slab_alloc(&c->state_slab, &p);
     if (st != TMEM_OK) return st;
     if (copy_from) memcpy(p, copy_from, n);

@@ -9,6 +9,8 @@
  * every line does.
  */
 #include "model_internal.h"
+#include "typedmem/plan.h"
+#include "os/os.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +26,24 @@ static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
     [TMEM_ROLE_VISION_INTERMEDIATE] = "/memory/vision", [TMEM_ROLE_OUTPUT_TOKENS] = "/memory/tokens",
 };
 
+/* What one slot of a role's pool commits: whole granules (the KV cache's
+ * blocks and state slots are granule-rounded slab slots). */
+static uint64_t role_granule(tmem_context *ctx, tmem_role r) {
+    tmem_type *t;
+    if (ctx && tmem_role_get_type(ctx, r, &t) == TMEM_OK) {
+        uint64_t g = tmem__pool_granule(t);
+        if (g) return g;
+    }
+    return tmem__os_page_size();
+}
+
+static bool round_to(uint64_t x, uint64_t g, uint64_t *out) {
+    uint64_t t;
+    if (tmem__add_overflow(x, g - 1, &t)) return false;
+    *out = t / g * g;
+    return true;
+}
+
 static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
     tmem_type *t;
     tmem_type_info info;
@@ -34,43 +54,90 @@ static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
     snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
 }
 
+#define MEMO_CAP 16u
+typedef struct arena_entry {
+    tmem_model_layer_kind kind;
+    uint64_t n, c, lb, arena;
+    bool planned;
+} arena_entry;
+typedef struct arena_memo {
+    arena_entry e[MEMO_CAP];
+    uint32_t n, next;
+} arena_memo;
+
 typedef struct req {
+    arena_memo *memo;
     const tmem_model_desc *m;
     tmem_context *ctx;
     uint32_t n_seqs, chunk, block, flags;
-    uint32_t weight_type, vision_weight_type;
+    tmem_weight_dtype weight_dtype;
     tmem_kv_dtype kv_type, state_type;
     bool exact_weights;
     tmem_model_params params;
 } req;
 
-static tmem_status bytes_of(uint32_t type, uint64_t n, uint64_t *out) {
-    tmem_ggml_type_info ti;
-    tmem_status st = tmem_ggml_type_get_info(type, &ti);
-    if (st) return st;
-    uint64_t blocks = n / ti.block_size + (n % ti.block_size != 0);
-    if (tmem__mul_overflow(blocks, ti.type_size, out)) return tmem__err(TMEM_E_OVERFLOW);
-    return TMEM_OK;
-}
+/* The arena for one layer graph: the lifetime planner's answer (every plan
+ * it returns has passed its validator), with the sweep lower bound beside it.
+ * Buffers are 64-byte aligned (cache lines, SIMD loads). If the planner
+ * cannot answer within its limits the lower bound stands in and the result
+ * says so (arena_from_planner = false). */
+#define ARENA_ALIGN 64u
 
-/* Planner hook: the arena for one layer graph. Until the lifetime planner
- * (include/typedmem/plan.h) is wired in, the sweep lower bound stands in;
- * docs/model.md says so and the result reports arena_from_planner = false. */
 static tmem_status plan_arena(const tmem_model_buffer *bufs, uint32_t n, uint64_t *lower_bound, uint64_t *arena,
                               bool *planned) {
     *lower_bound = tmem__model_graph_lower_bound(bufs, n);
     *arena = *lower_bound;
     *planned = false;
-    return TMEM_OK;
+    tmem_plan_problem *p;
+    tmem_status st = tmem_plan_problem_create(&p);
+    if (st) return st == TMEM_E_NO_MEMORY ? st : TMEM_OK;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        tmem_plan_buffer b = {0};
+        b.size = bufs[i].size;
+        b.alignment = ARENA_ALIGN;
+        b.start = bufs[i].start;
+        b.end = bufs[i].end;
+        st = tmem_plan_problem_add(p, &b, NULL);
+    }
+    tmem_plan *plan = NULL;
+    tmem_plan_desc d = {0};
+    d.time_limit_s = 0.25; /* graphs are a few dozen buffers: the greedy portfolio is usually optimal */
+    if (!st) st = tmem_plan_solve(p, &d, &plan);
+    tmem_plan_info info;
+    if (!st && tmem_plan_get_info(plan, &info) == TMEM_OK) {
+        *arena = info.arena;
+        *planned = true;
+    }
+    tmem_plan_destroy(plan);
+    tmem_plan_problem_destroy(p);
+    return st == TMEM_E_NO_MEMORY || st == TMEM_E_OVERFLOW ? st : TMEM_OK;
 }
 
+/* Memo of planned arenas: the searches size the same graphs many times. */
 static tmem_status layer_arena(const req *r, tmem_model_layer_kind kind, uint64_t n, uint64_t c, uint64_t *lb,
                                uint64_t *arena, bool *planned) {
+    /* only the non-flash attention graph depends on the context length */
+    if (kind == TMEM_MODEL_LAYER_DELTANET ||
+        (kind == TMEM_MODEL_LAYER_ATTENTION && !(r->flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN)))
+        c = 0;
+    arena_memo *memo = r->memo;
+    for (uint32_t i = 0; i < memo->n; i++) {
+        const arena_entry *e = &memo->e[i];
+        if (e->kind == kind && e->n == n && e->c == c) {
+            *lb = e->lb;
+            *arena = e->arena;
+            *planned = e->planned;
+            return TMEM_OK;
+        }
+    }
     tmem_model_buffer bufs[GRAPH_CAP];
     uint32_t count;
-    tmem_status st = tmem_model_layer_graph(r->m, kind, n, c, r->flags, bufs, GRAPH_CAP, &count);
+    tmem_status st = tmem_model_layer_graph(r->m, kind, n, c ? c : n, r->flags, bufs, GRAPH_CAP, &count);
+    if (!st) st = plan_arena(bufs, count, lb, arena, planned);
     if (st) return st;
-    return plan_arena(bufs, count, lb, arena, planned);
+    arena_entry *e = &memo->e[memo->n < MEMO_CAP ? memo->n++ : memo->next++ % MEMO_CAP];
+    *e = (arena_entry){kind, n, c, *lb, *arena, *planned};
+    return TMEM_OK;
 }
 
 static void item(const req *r, tmem_fit_result *o, const char *what, tmem_role role, bool clean, uint64_t bytes,
@@ -98,23 +165,30 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
 
     /* weights */
     uint64_t text_w, vis_w = 0;
-    if (r->exact_weights) text_w = m->file_weight_bytes;
-    else if ((st = bytes_of(r->weight_type, r->params.total - r->params.vision, &text_w))) return st;
-    if (image && (st = bytes_of(r->vision_weight_type, r->params.vision, &vis_w))) return st;
+    uint64_t est_text, est_vis;
+    if ((st = tmem_model_weight_bytes(m, r->weight_dtype, &est_text, &est_vis))) return st;
+    text_w = r->exact_weights && m->file_weight_bytes ? m->file_weight_bytes : est_text;
+    if (image) vis_w = r->exact_weights && m->vis_file_weight_bytes ? m->vis_file_weight_bytes : est_vis;
 
     /* KV cache in whole blocks, recurrent state per sequence */
     if ((st = tmem_model_kv_bytes_per_token(m, r->kv_type, &o->kv_bytes_per_token))) return st;
     if ((st = tmem_model_recurrent_bytes(m, r->state_type, &o->recurrent_bytes_per_seq))) return st;
-    /* what the paged cache allocates: whole blocks per sequence */
-    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state;
+    /* what the paged cache commits: whole blocks per sequence, each block and
+     * each state slot rounded to its pool's granule (kv_slab.c) */
+    uint64_t blocks = ctx / r->block + (ctx % r->block != 0), kv = 0, state = 0;
     if (full) {
         tmem_kv_layout kl;
+        uint64_t bb;
         if ((st = tmem_model_kv_layout(m, r->kv_type, r->block, &kl)) ||
-            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, &kv)))
+            (st = tmem_kv_layout_bytes(&kl, ctx, &blocks, NULL)) || (st = tmem_kv_layout_block_bytes(&kl, &bb)))
             return st;
+        if (!round_to(bb, role_granule(r->ctx, TMEM_ROLE_KV_CACHE), &bb) || tmem__mul_overflow(blocks, bb, &kv))
+            return tmem__err(TMEM_E_OVERFLOW);
     }
+    if (linear && !round_to(o->recurrent_bytes_per_seq, role_granule(r->ctx, TMEM_ROLE_RECURRENT_STATE), &state))
+        return tmem__err(TMEM_E_OVERFLOW);
     if (tmem__mul_overflow(blocks, r->block, &o->kv_tokens) || tmem__mul_overflow(kv, r->n_seqs, &kv) ||
-        tmem__mul_overflow(o->recurrent_bytes_per_seq, r->n_seqs, &state))
+        tmem__mul_overflow(state, r->n_seqs, &state))
         return tmem__err(TMEM_E_OVERFLOW);
 
     /* activations: one arena reused layer after layer of the prefill, the
@@ -151,8 +225,12 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
             return tmem__err(TMEM_E_OVERFLOW);
     }
     o->arena_from_planner = planned;
-    uint64_t logits;
-    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits)) return tmem__err(TMEM_E_OVERFLOW);
+    /* the last position's f32 logits per sequence (a step's output, transient),
+     * and the token ids of the context (the output ring, int32) */
+    uint64_t logits, tokens;
+    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits) ||
+        tmem__mul_overflow(ctx * 4, r->n_seqs, &tokens))
+        return tmem__err(TMEM_E_OVERFLOW);
 
     item(r, o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
     if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
@@ -164,7 +242,8 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
         item(r, o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
         item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
     }
-    item(r, o, "logits", TMEM_ROLE_OUTPUT_TOKENS, false, logits, &ovf);
+    item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
+    item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 
@@ -243,9 +322,9 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
-    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT && d->model->file_weight_bytes;
-    r->weight_type = tmem_weight_dtype_ggml(d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16);
-    r->vision_weight_type = r->weight_type;
+    r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT &&
+                       (d->model->file_weight_bytes || d->model->vis_file_weight_bytes);
+    r->weight_dtype = d->weight_dtype ? d->weight_dtype : TMEM_WEIGHT_BF16;
     r->kv_type = d->kv_dtype ? d->kv_dtype : TMEM_KV_DTYPE_F16;
     r->state_type = d->state_dtype ? d->state_dtype : TMEM_KV_DTYPE_F32;
     return tmem_model_param_count(d->model, &r->params);
@@ -255,7 +334,10 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!d || !out || !d->model || !d->ctx_tokens) return tmem__err(TMEM_E_INVALID_ARG);
     req r;
+    arena_memo memo;
+    memo.n = memo.next = 0;
     tmem_status st = resolve(d, &r);
+    r.memo = &memo;
     if (st) return st;
     tmem_fit_result res;
     if ((st = compute(&r, d->ctx_tokens, d->image_width, d->image_height, &res))) return st;
@@ -270,4 +352,24 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     }
     *out = res;
     return TMEM_OK;
+}
+
+uint64_t tmem_fit_kv_estimate(const tmem_kv_request *rq, uint32_t chunk, void *user) {
+    const tmem_fit_desc *base = user;
+    if (!rq || !base || !rq->context_tokens) return UINT64_MAX;
+    tmem_fit_desc d = *base;
+    d.ctx_tokens = rq->context_tokens;
+    d.image_width = rq->image_width;
+    d.image_height = rq->image_height;
+    d.prefill_chunk = chunk ? chunk : rq->context_tokens;
+    d.budget = 0; /* no searches */
+    tmem_fit_result r;
+    if (tmem_fit(&d, &r) != TMEM_OK) return UINT64_MAX;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < r.item_count; i++) {
+        tmem_role role = r.items[i].role;
+        if (role != TMEM_ROLE_WEIGHTS && role != TMEM_ROLE_KV_CACHE && role != TMEM_ROLE_RECURRENT_STATE)
+            sum += r.items[i].bytes; /* each line is bounded, and the total did not overflow */
+    }
+    return sum;
 }

@@ -216,6 +216,23 @@ static tmem_status alloc_array(tmem_gguf *g, uint64_t n, size_t elem, void **out
     return TMEM_OK;
 }
 
+/* Make room for item `i` of an array whose header announced `total` items:
+ * capacity doubles, so metadata grows with what was actually parsed, not
+ * with what a (possibly hostile) count claims. */
+static tmem_status grow_for(tmem_gguf *g, void **arr, uint64_t *cap, uint64_t i, uint64_t total, size_t elem) {
+    if (i < *cap) return TMEM_OK;
+    uint64_t nc = *cap ? *cap * 2 : 16;
+    if (nc > total) nc = total;
+    void *p;
+    tmem_status st = alloc_array(g, nc, elem, &p);
+    if (st) return st;
+    if (*cap) memcpy(p, *arr, (size_t)(*cap * elem));
+    tmem__model_free(g->ctx, *arr, (size_t)(*cap * elem));
+    *arr = p;
+    *cap = nc;
+    return TMEM_OK;
+}
+
 static bool key_is(const tmem_gguf *g, const tmem__gguf_kv *kv, const char *s) {
     size_t n = strlen(s);
     return kv->key_len == n && !memcmp(g->base + kv->key_off, s, n);
@@ -241,20 +258,25 @@ static tmem_status parse_header(tmem_gguf *g, cursor *c) {
     /* Smallest tensor info: 8 + 1 name + 4 + 8 one dim + 4 + 8 = 33 bytes;
      * smallest pair: 8 + 1 key + 4 + 1 value = 14 bytes. */
     uint64_t left = c->size - c->off;
-    if (g->n_tensors > left / 33 || g->n_tensors > UINT32_MAX)
+    if (g->n_tensors > left / 33)
         return fail(c, TMEM_E_CORRUPT, 8, "tensor count %llu cannot fit in the %llu bytes left",
                     (unsigned long long)g->n_tensors, (unsigned long long)left);
-    if (g->n_kv > (left - g->n_tensors * 33) / 14 || g->n_kv > UINT32_MAX)
+    if (g->n_kv > (left - g->n_tensors * 33) / 14)
         return fail(c, TMEM_E_CORRUPT, 16, "metadata count %llu cannot fit in the %llu bytes left",
                     (unsigned long long)g->n_kv, (unsigned long long)left);
+    if (g->n_tensors > TMEM__GGUF_MAX_ITEMS || g->n_kv > TMEM__GGUF_MAX_ITEMS)
+        return fail(c, TMEM_E_CORRUPT, g->n_tensors > TMEM__GGUF_MAX_ITEMS ? 8 : 16,
+                    "%s count %llu is over the limit of %u", g->n_tensors > TMEM__GGUF_MAX_ITEMS ? "tensor" : "metadata",
+                    (unsigned long long)(g->n_tensors > TMEM__GGUF_MAX_ITEMS ? g->n_tensors : g->n_kv),
+                    TMEM__GGUF_MAX_ITEMS);
     return TMEM_OK;
 }
 
 static tmem_status parse_kv(tmem_gguf *g, cursor *c) {
-    tmem_status st = alloc_array(g, g->n_kv, sizeof *g->kv, (void **)&g->kv);
-    if (st) return st;
+    tmem_status st;
     g->alignment = TMEM__GGUF_DEFAULT_ALIGN;
     for (uint64_t i = 0; i < g->n_kv; i++) {
+        if ((st = grow_for(g, (void **)&g->kv, &g->kv_cap, i, g->n_kv, sizeof *g->kv))) return st;
         tmem__gguf_kv *kv = &g->kv[i];
         if ((st = rd_str(c, "metadata key", TMEM__GGUF_MAX_KEY, &kv->key_off, &kv->key_len))) return st;
         uint64_t type_at = c->off;
@@ -283,9 +305,9 @@ static tmem_status parse_kv(tmem_gguf *g, cursor *c) {
 }
 
 static tmem_status parse_tensor_infos(tmem_gguf *g, cursor *c) {
-    tmem_status st = alloc_array(g, g->n_tensors, sizeof *g->tensors, (void **)&g->tensors);
-    if (st) return st;
+    tmem_status st;
     for (uint64_t i = 0; i < g->n_tensors; i++) {
+        if ((st = grow_for(g, (void **)&g->tensors, &g->tensor_cap, i, g->n_tensors, sizeof *g->tensors))) return st;
         tmem__gguf_tensor *t = &g->tensors[i];
         if ((st = rd_str(c, "tensor name", TMEM__GGUF_MAX_NAME, &t->name_off, &t->name_len))) return st;
         int nl = (int)t->name_len;
@@ -393,8 +415,8 @@ static tmem_status build_indexes(tmem_gguf *g, cursor *c) {
 void tmem__gguf_free(tmem_gguf *g) {
     if (!g) return;
     tmem_context *ctx = g->ctx;
-    tmem__model_free(ctx, g->kv, g->n_kv * sizeof *g->kv);
-    tmem__model_free(ctx, g->tensors, g->n_tensors * sizeof *g->tensors);
+    tmem__model_free(ctx, g->kv, g->kv_cap * sizeof *g->kv);
+    tmem__model_free(ctx, g->tensors, g->tensor_cap * sizeof *g->tensors);
     tmem__model_free(ctx, g->kv_sorted, g->n_kv * sizeof *g->kv_sorted);
     tmem__model_free(ctx, g->tensor_sorted, g->n_tensors * sizeof *g->tensor_sorted);
     tmem__model_free(ctx, g, sizeof *g);

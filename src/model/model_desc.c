@@ -284,6 +284,32 @@ tmem_status tmem_model_param_count(const tmem_model_desc *m, tmem_model_params *
     return TMEM_OK;
 }
 
+static tmem_status blocks_bytes(uint32_t type, uint64_t n, uint64_t *out) {
+    tmem_ggml_type_info ti;
+    tmem_status st = tmem_ggml_type_get_info(type, &ti);
+    if (st) return st;
+    if (tmem__mul_overflow(n / ti.block_size + (n % ti.block_size != 0), ti.type_size, out))
+        return tmem__err(TMEM_E_OVERFLOW);
+    return TMEM_OK;
+}
+
+tmem_status tmem_model_weight_bytes(const tmem_model_desc *m, tmem_weight_dtype dtype, uint64_t *text,
+                                    uint64_t *vision) {
+    if (text) *text = 0;
+    if (vision) *vision = 0;
+    if (!text || dtype == TMEM_WEIGHT_DEFAULT || (unsigned)dtype >= TMEM_WEIGHT_COUNT)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_model_params p;
+    tmem_status st = tmem_model_param_count(m, &p);
+    if (st) return st;
+    uint32_t t = tmem_weight_dtype_ggml(dtype);
+    uint64_t a, b;
+    if ((st = blocks_bytes(t, p.total - p.vision, &a)) || (st = blocks_bytes(t, p.vision, &b))) return st;
+    *text = a;
+    if (vision) *vision = b;
+    return TMEM_OK;
+}
+
 /* ---- from GGUF metadata ---- */
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -395,5 +421,57 @@ tmem_status tmem_model_from_gguf(const tmem_gguf *g, tmem_model_desc *out, tmem_
         if (by_type[i] > by_type[out->file_weight_type]) out->file_weight_type = i;
     if (tmem_model_validate(out) != TMEM_OK)
         return gerr(err, TMEM_E_CORRUPT, 0, "inconsistent model shape in %s metadata", a);
+    return TMEM_OK;
+}
+
+/* ---- vision encoder from an mmproj GGUF ---- */
+
+static tmem_status clip_u32(const tmem_gguf *g, const char *key, bool required, uint32_t def, uint32_t *out,
+                            tmem_gguf_error *err) {
+    uint64_t v;
+    tmem_status st = tmem_gguf_get_u64(g, key, &v);
+    if (st == TMEM_E_NOT_FOUND && !required) {
+        *out = def;
+        return TMEM_OK;
+    }
+    if (st == TMEM_E_NOT_FOUND) return gerr(err, st, 0, "missing metadata key %s", key);
+    if (st || v > UINT32_MAX) return gerr(err, TMEM_E_CORRUPT, 0, "metadata key %s is not a 32-bit count", key);
+    *out = (uint32_t)v;
+    return TMEM_OK;
+}
+
+tmem_status tmem_model_add_mmproj(const tmem_gguf *g, tmem_model_desc *m, tmem_gguf_error *err) {
+    if (!g || !m) return tmem__err(TMEM_E_INVALID_ARG);
+    if (err) {
+        err->offset = 0;
+        err->message[0] = 0;
+    }
+    tmem_model_desc v = *m;
+    tmem_status st;
+    if ((st = clip_u32(g, "clip.vision.block_count", true, 0, &v.vis_depth, err)) ||
+        (st = clip_u32(g, "clip.vision.embedding_length", true, 0, &v.vis_hidden, err)) ||
+        (st = clip_u32(g, "clip.vision.feed_forward_length", true, 0, &v.vis_ff, err)) ||
+        (st = clip_u32(g, "clip.vision.attention.head_count", true, 0, &v.vis_heads, err)) ||
+        (st = clip_u32(g, "clip.vision.patch_size", true, 0, &v.vis_patch, err)) ||
+        (st = clip_u32(g, "clip.vision.spatial_merge_size", false, 1, &v.vis_merge, err)) ||
+        (st = clip_u32(g, "clip.vision.projection_dim", false, m->n_embd, &v.vis_out_hidden, err)))
+        return st;
+    /* Qwen VL towers embed patches of 2 frames (an image is repeated) */
+    tmem_gguf_str pt;
+    v.vis_temporal_patch = 1;
+    if ((tmem_gguf_get_str(g, "clip.vision.projector_type", &pt) == TMEM_OK ||
+         tmem_gguf_get_str(g, "clip.projector_type", &pt) == TMEM_OK) &&
+        pt.len >= 4 && !strncmp(pt.data, "qwen", 4))
+        v.vis_temporal_patch = 2;
+    tmem_gguf_tensor t;
+    v.vis_pos_embd = 0;
+    if (tmem_gguf_tensor_find(g, "v.position_embd.weight", &t) == TMEM_OK && t.n_dims >= 2 && t.dims[1] <= UINT32_MAX)
+        v.vis_pos_embd = (uint32_t)t.dims[1];
+    tmem_gguf_info info;
+    if ((st = tmem_gguf_get_info(g, &info))) return st;
+    v.vis_file_weight_bytes = info.tensor_bytes;
+    if (tmem_model_validate(&v) != TMEM_OK)
+        return gerr(err, TMEM_E_CORRUPT, 0, "inconsistent vision encoder shape in clip.vision metadata");
+    *m = v;
     return TMEM_OK;
 }

@@ -16,6 +16,7 @@
 #define TMEM__GGUF_MAX_NAME 64u      /* tensor names (GGML_MAX_NAME) */
 #define TMEM__GGUF_MAX_KEY 65535u
 #define TMEM__GGUF_MAX_NEST 8u
+#define TMEM__GGUF_MAX_ITEMS (1u << 20) /* tensors, and metadata pairs: real models have thousands */
 
 typedef struct tmem__gguf_kv {
     uint64_t key_off, key_len;   /* key bytes in the file */
@@ -39,6 +40,7 @@ struct tmem_gguf {
     uint32_t version;
     uint64_t alignment, data_offset, tensor_bytes;
     uint64_t n_kv, n_tensors;
+    uint64_t kv_cap, tensor_cap; /* allocated entries (arrays grow while parsing) */
     tmem__gguf_kv *kv;
     tmem__gguf_tensor *tensors;
     uint32_t *kv_sorted;         /* indices sorted by key */

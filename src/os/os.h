@@ -144,12 +144,17 @@ bool tmem__os_pid_alive(int pid);
 
 /* ---- fault injection and accounting for tests ---- */
 /* Arm: after `countdown` more successful calls of kind `which` (TMEM__OS_ANY
- * counts all kinds), the next one fails with `err` (an errno value). With
- * persistent=true every later call of that kind fails too until disarmed.
- * State is per thread. */
+ * counts all kinds), the next one fails with `err` (an errno value; 0 =
+ * ENOMEM). With persistent=true every later call of that kind fails too until
+ * disarmed. State is per thread.
+ * Only *eligible* calls count down and fail: calls outside a benign section
+ * and, under TMEM__OS_ANY, not teardown calls (RELEASE, UNMAP, CLOSE,
+ * DECOMMIT, UNLOCK — they undo earlier calls, so rollbacks can always run;
+ * arm them by their own kind to fail them). See docs/os.md. */
 void tmem__os_fault_arm(tmem__os_call which, uint64_t countdown, bool persistent, int err);
 void tmem__os_fault_disarm(void);
-/* Number of calls made on this thread since the last reset (for sweeps). */
+/* Number of eligible calls (see above) made on this thread since the last
+ * reset, armed or not: a sweep runs its scenario disarmed to learn n. */
 uint64_t tmem__os_fault_calls(void);
 void tmem__os_fault_reset_count(void);
 /* Did this thread's armed fault fire? */

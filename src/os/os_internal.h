@@ -53,6 +53,11 @@ typedef struct tmem__os_cgroup_mounts {
 } tmem__os_cgroup_mounts;
 tmem_status tmem__os_parse_mountinfo(const char *text, size_t len, tmem__os_cgroup_mounts *out);
 
+/* The cgroup directory: mount point + the /proc/self/cgroup path made
+ * relative to the mount's root. false (buf = "") when it does not fit, the
+ * path is not absolute, or it has a ".." component. */
+bool tmem__os_cgroup_join(const char *mount, const char *root, const char *path, char *buf, size_t cap);
+
 /* A cgroup limit file (memory.max, memory.high, memory.current,
  * memory.limit_in_bytes): a decimal number or "max". "max" and v1's
  * "unlimited" sentinels (>= 2^62) read as *out = 0, meaning no limit.

@@ -8,6 +8,7 @@
  */
 #include "os/os_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 typedef struct span { const char *p, *end; } span;
@@ -361,4 +362,24 @@ tmem_status tmem__os_parse_memory_events(const char *text, size_t len, tmem__os_
     if (!found) return TMEM_E_PARSE;
     for (size_t i = 0; i < 4; i++) memcpy((char *)out + k_keys[i].off, &vals[i], sizeof vals[i]);
     return TMEM_OK;
+}
+
+bool tmem__os_cgroup_join(const char *mount, const char *root, const char *path, char *buf, size_t cap) {
+    if (!buf || cap == 0) return false;
+    buf[0] = '\0';
+    if (!mount || !root || !path || path[0] != '/') return false;
+    /* A cgroup namespace or bind mount shows the hierarchy from `root` down:
+     * /proc/self/cgroup's path then starts with root, which the mount point
+     * already stands for. */
+    size_t rl = strlen(root);
+    if (strcmp(root, "/") != 0 && strncmp(path, root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0')) path += rl;
+    /* Never climb out of the mount: no ".." component anywhere. */
+    for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
+        if ((p == path || p[-1] == '/') && (p[2] == '/' || p[2] == '\0')) return false;
+    int n = snprintf(buf, cap, "%s%s", mount, (path[0] == '/' && path[1] == '\0') || path[0] == '\0' ? "" : path);
+    if (n <= 0 || (size_t)n >= cap) {
+        buf[0] = '\0';
+        return false;
+    }
+    return true;
 }

@@ -103,17 +103,6 @@ typedef struct cgroup_dirs {
     size_t v2_mount_len, v1_mount_len;
 } cgroup_dirs;
 
-/* Join the mount point and the cgroup path relative to the mount's root;
- * false when it does not fit or tries to climb out (".."). */
-static bool cgroup_join(const char *mount, const char *root, const char *path, char *buf, size_t cap) {
-    size_t rl = strlen(root);
-    if (strcmp(root, "/") != 0 && strncmp(path, root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0')) path += rl;
-    size_t pl = strlen(path);
-    if (strstr(path, "/../") || (pl >= 3 && strcmp(path + pl - 3, "/..") == 0)) return false;
-    int n = snprintf(buf, cap, "%s%s", mount, strcmp(path, "/") == 0 ? "" : path);
-    return n > 0 && (size_t)n < cap;
-}
-
 static tmem_status find_cgroup_dirs(cgroup_dirs *out) {
     memset(out, 0, sizeof *out);
     char text[SMALL_CAP], p2[PATH_CAP], p1[PATH_CAP];
@@ -134,11 +123,11 @@ static tmem_status find_cgroup_dirs(cgroup_dirs *out) {
     if (st == TMEM_OK && truncated)
         while (len > 0 && mi[len - 1] != '\n') len--; /* drop the cut last line */
     if (st == TMEM_OK && tmem__os_parse_mountinfo(mi, len, m) == TMEM_OK) {
-        if (p2[0] && m->v2_mount[0] && cgroup_join(m->v2_mount, m->v2_root, p2, out->v2, sizeof out->v2))
+        if (p2[0] && m->v2_mount[0] && tmem__os_cgroup_join(m->v2_mount, m->v2_root, p2, out->v2, sizeof out->v2))
             out->v2_mount_len = strlen(m->v2_mount);
         else
             out->v2[0] = '\0';
-        if (p1[0] && m->v1_mount[0] && cgroup_join(m->v1_mount, m->v1_root, p1, out->v1, sizeof out->v1))
+        if (p1[0] && m->v1_mount[0] && tmem__os_cgroup_join(m->v1_mount, m->v1_root, p1, out->v1, sizeof out->v1))
             out->v1_mount_len = strlen(m->v1_mount);
         else
             out->v1[0] = '\0';

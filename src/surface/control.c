@@ -17,6 +17,9 @@
 #include <string.h>
 
 _Static_assert(sizeof(tmem__surface_ctl) <= 4096, "control block fits the smallest page");
+/* Atomics shared between processes must be lock-free: a lock-based
+ * implementation would keep its lock in one process's private memory. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "lock-free 32-bit atomics");
 
 void tmem__surface_ctl_init(tmem__surface_ctl *ctl, uint64_t uid) {
     ctl->magic = TMEM__SURFACE_CTL_MAGIC;

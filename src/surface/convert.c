@@ -43,10 +43,13 @@ typedef struct src_image {
 static float clamp255(float v) { return v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v; }
 
 /* One source pixel as R, G, B, A in 0..255 (A = 255 when the format has none). */
-static inline void fetch(const src_image *s, uint32_t x, uint32_t y, float px[4]) {
+/* Always inlined with a constant `format` (see convert_row), so each format
+ * gets its own loop with this switch folded away. */
+__attribute__((always_inline)) static inline void fetch(const src_image *s, tmem_pixel_format format, uint32_t x,
+                                                        uint32_t y, float px[4]) {
     const uint8_t *p;
     float yv, u, v;
-    switch (s->format) {
+    switch (format) {
     case TMEM_FORMAT_RGBA8:
         p = s->plane[0] + y * s->bpr[0] + (uint64_t)x * 4;
         px[0] = p[0], px[1] = p[1], px[2] = p[2], px[3] = p[3];
@@ -106,6 +109,43 @@ static tap make_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n
     t.i1 = in_first + (k + 1 < in_n ? k + 1 : k);
     t.w = (float)(s - (double)k);
     return t;
+}
+
+/* What every output row needs besides its own tap. */
+typedef struct row_job {
+    const src_image *src;
+    const tap *tx;
+    uint32_t width, channels;
+    const uint32_t *map;      /* source channel of each output channel */
+    const float *a, *b;       /* out = v * a[c] + b[c] */
+    int64_t cstride, xstride; /* destination strides in bytes */
+} row_job;
+
+/* One output row: four taps per pixel, interpolate, normalise, store. */
+__attribute__((always_inline)) static inline void convert_row(const row_job *j, const tap *ty, uint8_t *row,
+                                                              tmem_pixel_format format, bool f32) {
+    for (uint32_t x = 0; x < j->width; x++) {
+        const tap *t = &j->tx[x];
+        float p00[4], p01[4], p10[4], p11[4], v[4];
+        fetch(j->src, format, t->i0, ty->i0, p00);
+        fetch(j->src, format, t->i1, ty->i0, p01);
+        fetch(j->src, format, t->i0, ty->i1, p10);
+        fetch(j->src, format, t->i1, ty->i1, p11);
+        for (uint32_t k = 0; k < 4; k++) {
+            float top = p00[k] + (p01[k] - p00[k]) * t->w;
+            float bot = p10[k] + (p11[k] - p10[k]) * t->w;
+            v[k] = top + (bot - top) * ty->w;
+        }
+        uint8_t *px = row + (int64_t)x * j->xstride;
+        for (uint32_t c = 0; c < j->channels; c++) {
+            float o = v[j->map[c]] * j->a[c] + j->b[c];
+            uint8_t *q = px + (int64_t)c * j->cstride;
+            if (f32)
+                *(float *)(void *)q = o;
+            else
+                *(uint16_t *)(void *)q = tmem__f32_to_f16(o);
+        }
+    }
 }
 
 static bool finite_nonzero(float v) { return isfinite(v) && v != 0.0f; }
@@ -183,32 +223,29 @@ tmem_status tmem__surface_convert_raw(const tmem_surface_layout *l, const uint8_
     }
     for (uint32_t x = 0; x < W; x++) tx[x] = make_tap(x, (uint32_t)W, r.x, r.width, d.filter);
 
-    uint8_t *out = dst->data;
+    row_job job = {&s, tx, (uint32_t)W, (uint32_t)C, map, a, b, dst->strides[0], dst->strides[2]};
     for (uint32_t y = 0; y < H; y++) {
         tap ty = make_tap(y, (uint32_t)H, r.y, r.height, d.filter);
-        uint8_t *row = out + (int64_t)y * dst->strides[1];
-        for (uint32_t x = 0; x < W; x++) {
-            const tap *t = &tx[x];
-            float p00[4], p01[4], p10[4], p11[4], v[4];
-            fetch(&s, t->i0, ty.i0, p00);
-            fetch(&s, t->i1, ty.i0, p01);
-            fetch(&s, t->i0, ty.i1, p10);
-            fetch(&s, t->i1, ty.i1, p11);
-            for (uint32_t k = 0; k < 4; k++) {
-                float top = p00[k] + (p01[k] - p00[k]) * t->w;
-                float bot = p10[k] + (p11[k] - p10[k]) * t->w;
-                v[k] = top + (bot - top) * ty.w;
-            }
-            uint8_t *px = row + (int64_t)x * dst->strides[2];
-            for (uint32_t c = 0; c < C; c++) {
-                float o = v[map[c]] * a[c] + b[c];
-                uint8_t *q = px + (int64_t)c * dst->strides[0];
-                if (dst->dtype == TMEM_DTYPE_F32)
-                    *(float *)(void *)q = o;
-                else
-                    *(uint16_t *)(void *)q = tmem__f32_to_f16(o);
-            }
+        uint8_t *row = (uint8_t *)dst->data + (int64_t)y * dst->strides[1];
+        /* One specialised loop per (format, dtype): the switches stay out of
+         * the per-pixel path. */
+        bool f32 = dst->dtype == TMEM_DTYPE_F32;
+#define CONVERT_ROW(fmt)                                                                                               \
+    do {                                                                                                               \
+        if (f32)                                                                                                       \
+            convert_row(&job, &ty, row, fmt, true);                                                                    \
+        else                                                                                                           \
+            convert_row(&job, &ty, row, fmt, false);                                                                   \
+    } while (0)
+        switch (l->format) {
+        case TMEM_FORMAT_NV12: CONVERT_ROW(TMEM_FORMAT_NV12); break;
+        case TMEM_FORMAT_I420: CONVERT_ROW(TMEM_FORMAT_I420); break;
+        case TMEM_FORMAT_RGBA8: CONVERT_ROW(TMEM_FORMAT_RGBA8); break;
+        case TMEM_FORMAT_BGRA8: CONVERT_ROW(TMEM_FORMAT_BGRA8); break;
+        case TMEM_FORMAT_RGB8: CONVERT_ROW(TMEM_FORMAT_RGB8); break;
+        default: CONVERT_ROW(TMEM_FORMAT_GRAY8); break;
         }
+#undef CONVERT_ROW
     }
     if (tx != stack_x) {
         if (scratch_ctx)

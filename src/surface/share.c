@@ -28,25 +28,34 @@ tmem_status tmem__surface_prepare_share(tmem_surface *s, uint32_t flags, uint8_t
     /* Read the seals the file carries (an imported surface was sealed by its
      * creator) and add the final ones if nobody did yet. Serialised so two
      * threads exporting in different modes agree on the outcome. */
-    tmem__context_lock(s->ctx);
-    unsigned seals = 0;
-    tmem_status st = tmem__os_fd_seals(s->pix_fd, &seals);
-    if (st == TMEM_OK && !(seals & TMEM__OS_SEAL_SEAL)) {
-        unsigned add = TMEM__OS_SEAL_SEAL | (ro ? TMEM__OS_SEAL_FUTURE_WRITE : 0u);
-        st = tmem__os_memfd_seal(s->pix_fd, add);
-        if (st == TMEM_OK) seals |= add;
+    int mode = atomic_load_explicit(&s->share_mode, memory_order_acquire);
+    if (mode == TMEM__SHARE_MODE_UNKNOWN) {
+        tmem__context_lock(s->ctx);
+        unsigned seals = 0;
+        tmem_status st = tmem__os_fd_seals(s->pix_fd, &seals);
+        if (st == TMEM_OK && !(seals & TMEM__OS_SEAL_SEAL)) {
+            unsigned add = TMEM__OS_SEAL_SEAL | (ro ? TMEM__OS_SEAL_FUTURE_WRITE : 0u);
+            st = tmem__os_memfd_seal(s->pix_fd, add);
+            if (st == TMEM_OK) seals |= add;
+        }
+        /* Final once SEAL is set: later shares skip the syscalls. */
+        if (st == TMEM_OK) {
+            bool write_sealed = seals & (TMEM__OS_SEAL_FUTURE_WRITE | TMEM__OS_SEAL_WRITE);
+            mode = write_sealed ? TMEM__SHARE_MODE_READ_ONLY : TMEM__SHARE_MODE_READ_WRITE;
+            atomic_store(&s->sealed_ro, write_sealed);
+            atomic_store_explicit(&s->share_mode, mode, memory_order_release);
+        }
+        tmem__context_unlock(s->ctx);
+        if (st != TMEM_OK) return st;
     }
-    tmem__context_unlock(s->ctx);
-    if (st != TMEM_OK) return st;
-    bool write_sealed = seals & (TMEM__OS_SEAL_FUTURE_WRITE | TMEM__OS_SEAL_WRITE);
-    atomic_store(&s->sealed_ro, write_sealed);
+    bool write_sealed = mode == TMEM__SHARE_MODE_READ_ONLY;
     if (ro != write_sealed) return tmem__err(TMEM_E_PERMISSION);
 
     tmem__wire_desc w;
     memset(&w, 0, sizeof w);
     w.flags = ro ? TMEM__WIRE_FLAG_READ_ONLY : 0;
     w.layout = s->layout;
-    st = tmem__surface_memfd_sizes(&s->layout, &w.pixel_bytes, &w.control_bytes);
+    tmem_status st = tmem__surface_memfd_sizes(&s->layout, &w.pixel_bytes, &w.control_bytes);
     if (st != TMEM_OK) return st;
     w.uid = s->uid;
     w.origin_id = s->id;
@@ -91,8 +100,9 @@ static tmem_status read_seals(int fd, unsigned *seals) {
     return st;
 }
 
-/* Checks on the files themselves before anything is mapped. */
-static tmem_status check_files(int ctl_fd, int pix_fd, const tmem__wire_desc *w, bool *write_sealed) {
+/* Checks on the files themselves before anything is mapped; records their
+ * identities in s. */
+static tmem_status check_files(tmem_surface *s, int ctl_fd, int pix_fd, const tmem__wire_desc *w, bool *write_sealed) {
     tmem__os_fd_stat_info c, p;
     tmem_status st = tmem__os_fd_stat(ctl_fd, &c);
     if (st == TMEM_OK) st = tmem__os_fd_stat(pix_fd, &p);
@@ -100,6 +110,7 @@ static tmem_status check_files(int ctl_fd, int pix_fd, const tmem__wire_desc *w,
     /* The same file twice would alias the control page with pixels. */
     if (c.dev == p.dev && c.ino == p.ino) return tmem__err(TMEM_E_CORRUPT);
     if (c.size != w->control_bytes || p.size != w->pixel_bytes) return tmem__err(TMEM_E_CORRUPT);
+    s->ctl_dev = c.dev, s->ctl_ino = c.ino, s->pix_dev = p.dev, s->pix_ino = p.ino;
     const unsigned need = TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW | TMEM__OS_SEAL_SEAL;
     unsigned cs, ps;
     if ((st = read_seals(ctl_fd, &cs)) != TMEM_OK || (st = read_seals(pix_fd, &ps)) != TMEM_OK) return st;
@@ -123,12 +134,26 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
     s->pix_fd = pix_fd;
     s->backing = TMEM_SURFACE_BACKING_IMPORTED;
     tmem__wire_desc w;
+    memset(&w, 0, sizeof w);
     bool write_sealed = false;
     tmem_type *type = NULL;
     tmem_status st = TMEM_OK;
     if ((flags & ~(uint32_t)TMEM_SHARE_READ_ONLY) || ctl_fd < 0 || pix_fd < 0) st = tmem__err(TMEM_E_INVALID_ARG);
     if (st == TMEM_OK) st = tmem__wire_decode(desc, desc_len, &w);
-    if (st == TMEM_OK) st = check_files(ctl_fd, pix_fd, &w, &write_sealed);
+    if (st == TMEM_OK) st = check_files(s, ctl_fd, pix_fd, &w, &write_sealed);
+    bool ro = (flags & TMEM_SHARE_READ_ONLY) || (w.flags & TMEM__WIRE_FLAG_READ_ONLY) || write_sealed;
+    if (st == TMEM_OK) {
+        /* Already imported here: hand out that handle, drop the new fds. */
+        s->uid = w.uid;
+        s->layout = w.layout;
+        s->read_only = ro;
+        tmem_surface *existing = tmem__surface_registry_find_import(ctx, s);
+        if (existing) {
+            tmem__surface_free(s);
+            *out = existing;
+            return TMEM_OK;
+        }
+    }
     if (st == TMEM_OK) st = tmem__surface_image_type(ctx, NULL, &type);
     uint64_t total = 0;
     if (st == TMEM_OK && tmem__add_overflow(w.pixel_bytes, w.control_bytes, &total)) st = tmem__err(TMEM_E_OVERFLOW);
@@ -142,16 +167,14 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
         s->ctl_map_size = (size_t)w.control_bytes;
         if (!tmem__surface_ctl_valid(s->ctl, w.uid)) st = tmem__err(TMEM_E_CORRUPT);
     }
-    bool ro = (flags & TMEM_SHARE_READ_ONLY) || (w.flags & TMEM__WIRE_FLAG_READ_ONLY) || write_sealed;
     if (st == TMEM_OK && (st = tmem__os_map_fd(pix_fd, 0, (size_t)w.pixel_bytes, !ro, true, &p)) == TMEM_OK) {
         s->base = p;
         s->pix_map_size = (size_t)w.pixel_bytes;
     }
     if (st == TMEM_OK) {
-        s->layout = w.layout;
-        s->uid = w.uid;
-        s->read_only = ro;
         atomic_store(&s->sealed_ro, write_sealed);
+        /* check_files required SEAL: the mode is final. */
+        atomic_store(&s->share_mode, write_sealed ? TMEM__SHARE_MODE_READ_ONLY : TMEM__SHARE_MODE_READ_WRITE);
         snprintf(s->name, sizeof s->name, "imported-%llu", (unsigned long long)w.origin_id);
         st = tmem__surface_publish(s);
     }

@@ -25,6 +25,7 @@ tmem_surface *tmem__surface_new(tmem_context *ctx) {
     atomic_init(&s->ro_locks, 0);
     atomic_init(&s->rw_locks, 0);
     atomic_init(&s->sealed_ro, false);
+    atomic_init(&s->share_mode, TMEM__SHARE_MODE_UNKNOWN);
     return s;
 }
 
@@ -59,6 +60,7 @@ static void surface_teardown(tmem_surface *s, bool unlink_owned) {
         /* Cannot happen for an offset the heap gave us; nothing to undo. */
     }
     if (s->local_ctl) tmem__free(ctx, s->local_ctl, sizeof *s->local_ctl);
+    if (s->accounted) tmem__account_free(s->charged_type, TMEM_ROLE_IMAGE, s->layout.alloc_size);
     if (s->charged) tmem__type_uncharge(s->charged_type, s->charged, false);
     s->magic = 0;
     tmem__free(ctx, s, sizeof *s);
@@ -70,6 +72,12 @@ void tmem__surface_free(tmem_surface *s) { surface_teardown(s, true); }
 static void surface_destroy_owned(void *object) { surface_teardown(object, false); }
 
 tmem_status tmem__surface_publish(tmem_surface *s) {
+    /* In-use bytes by role (stats, reports): heap-backed pixels are accounted
+     * by their heap's allocation already. */
+    if (s->charged_type && !s->heap) {
+        tmem__account_alloc(s->charged_type, TMEM_ROLE_IMAGE, s->layout.alloc_size);
+        s->accounted = true;
+    }
     tmem_status st = tmem__surface_ctl_claim(s->ctl, &s->slot);
     if (st != TMEM_OK) return st;
     st = tmem__surface_registry_add(s);
@@ -151,8 +159,9 @@ tmem_status tmem__surface_image_type(tmem_context *ctx, tmem_type *asked, tmem_t
     }
     if (tmem__type_context(type) != ctx) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_placement pl = tmem__type_placement(type);
-    if (pl != TMEM_PLACEMENT_HOST && pl != TMEM_PLACEMENT_HOST_SHARED && pl != TMEM_PLACEMENT_PINNED)
-        return tmem__err(TMEM_E_INVALID_ARG);
+    /* PINNED is refused: a memfd surface is not locked, and promising
+     * otherwise would be worse than an error. */
+    if (pl != TMEM_PLACEMENT_HOST && pl != TMEM_PLACEMENT_HOST_SHARED) return tmem__err(TMEM_E_INVALID_ARG);
     *out = type;
     return TMEM_OK;
 }

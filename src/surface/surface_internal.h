@@ -77,17 +77,21 @@ struct tmem_surface {
     int ctl_fd, pix_fd;        /* -1 when none */
     tmem_type *charged_type;   /* type charged with `charged` bytes */
     uint64_t charged;
+    bool accounted;            /* alloc_size counted as in use for TMEM_ROLE_IMAGE */
     tmem_heap *heap;           /* heap backing */
     uint64_t heap_offset;
     uint32_t slot;             /* our use slot in ctl */
+    uint64_t ctl_dev, ctl_ino, pix_dev, pix_ino; /* imported: file identities */
     bool read_only;            /* pixels mapped PROT_READ */
     _Atomic bool sealed_ro;    /* pixels carry F_SEAL_FUTURE_WRITE */
+    _Atomic int share_mode;    /* TMEM__SHARE_MODE_*: fixed by the final seals */
     _Atomic uint32_t refs;
     _Atomic uint32_t ro_locks, rw_locks;
     struct tmem_surface *reg_next; /* registry bucket chain (under ctx lock) */
     char name[32];
 };
 #define TMEM__SURFACE_MAGIC 0x53534d54u       /* "TMSS" */
+enum { TMEM__SHARE_MODE_UNKNOWN = 0, TMEM__SHARE_MODE_READ_WRITE, TMEM__SHARE_MODE_READ_ONLY };
 
 bool tmem__surface_valid(const tmem_surface *s);
 /* Allocate a zeroed surface object with fds -1 and one reference. */
@@ -108,6 +112,9 @@ tmem_status tmem__surface_image_type(tmem_context *ctx, tmem_type *asked, tmem_t
 /* ---- registry.c ---- */
 tmem_status tmem__surface_registry_add(tmem_surface *s);
 void tmem__surface_registry_remove(tmem_surface *s);
+/* An imported surface of ctx with this identity, files, layout and access,
+ * with one more reference; NULL when none. */
+tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like);
 
 /* ---- wire.c ----
  * Descriptor v1, little endian, TMEM_SURFACE_DESCRIPTOR_SIZE bytes:

@@ -97,6 +97,7 @@ tmem_status tmem__export_chrome(const tmem_trace_data *d, tmem__strbuf *sb) {
         switch (ev->kind) {
         case TMEM_TRACE_ALLOC:
         case TMEM_TRACE_FREE:
+        case TMEM_TRACE_RESET:
             counter(sb, d, "in use by type", ev->time_ns, r.type_in_use, type_shown, TMEM_TRACE_TYPE_MAX, false);
             counter(sb, d, "in use by role", ev->time_ns, r.role_in_use, role_shown, TMEM_ROLE_MAX + 1, true);
             break;

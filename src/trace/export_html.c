@@ -15,18 +15,47 @@ static const char css[] =
     ".panel{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto}"
     ".tables{display:flex;flex-wrap:wrap;gap:16px}.tables table{flex:1 1 360px}"
     "table{border-collapse:collapse;font-size:13px;background:#fff}th,td{padding:3px 8px;text-align:left;border-bottom:1px solid #eee}"
-    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
+    "td:first-child{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
     ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}"
     "pre{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px}"
     ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}";
 
-/* Legend click hides/shows a series; data-report-ready proves the script ran. */
+/* Legend click hides/shows a series; hovering a timeline shows the time and
+ * the bytes of each series under the pointer (from g.hover-data). At load
+ * the readout is drawn once at the peak column and hidden again, so the
+ * browser test exercises it (data-hover-ok); data-report-ready proves the
+ * whole script ran. */
 static const char script[] =
-    "(function(){var s=document.getElementById('tmem-timeline');"
-    "if(s){s.querySelectorAll('.legend-item[data-series]').forEach(function(item){item.style.cursor='pointer';"
+    "(function(){var NS='http://www.w3.org/2000/svg';"
+    "function fmt(b){var u=['B','KiB','MiB','GiB','TiB','PiB'],i=0;while(b>=1024&&i<5){b/=1024;i++;}"
+    "return (i?b.toFixed(b<10?2:1):b)+' '+u[i];}"
+    "function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);return e;}"
+    "document.querySelectorAll('svg.tmem-timeline').forEach(function(s){"
+    "s.querySelectorAll('.legend-item[data-series]').forEach(function(item){item.style.cursor='pointer';"
     "item.addEventListener('click',function(){var n=item.getAttribute('data-series');"
     "s.querySelectorAll('path.series').forEach(function(p){if(p.getAttribute('data-series')===n){"
-    "var h=p.style.display==='none';p.style.display=h?'':'none';item.style.opacity=h?'1':'0.35';}});});});}"
+    "var h=p.style.display==='none';p.style.display=h?'':'none';item.style.opacity=h?'1':'0.35';}});});});"
+    "var d=s.querySelector('g.hover-data');if(!d)return;"
+    "var names=d.getAttribute('data-series').split('|'),cols=d.getAttribute('data-values').split(';'),"
+    "times=d.getAttribute('data-times').split(','),left=+d.getAttribute('data-left'),top=+d.getAttribute('data-top'),"
+    "hgt=+d.getAttribute('data-height'),W=+s.getAttribute('width');"
+    "var g=el('g',{'class':'hover',visibility:'hidden','pointer-events':'none'}),"
+    "line=el('line',{y1:top,y2:top+hgt,stroke:'#333'}),box=el('rect',{fill:'#fff',stroke:'#999','fill-opacity':'0.95'}),"
+    "txt=el('text',{'font-size':'11'});g.appendChild(line);g.appendChild(box);g.appendChild(txt);s.appendChild(g);"
+    "function show(c){if(!(c>=0&&c<cols.length)){g.setAttribute('visibility','hidden');return false;}"
+    "var x=left+c+0.5,v=cols[c]?cols[c].split(','):[],tot=0,rows=[];"
+    "for(var i=v.length-1;i>=0;i--){var n=+v[i];tot+=n;if(n>0)rows.push(names[i]+': '+fmt(n));}"
+    "rows.unshift(times[c]+' ms  \u2014  in use '+fmt(tot));"
+    "line.setAttribute('x1',x);line.setAttribute('x2',x);while(txt.firstChild)txt.removeChild(txt.firstChild);"
+    "rows.forEach(function(r,i){var t=el('tspan',{x:0,dy:i?'1.25em':'0'});t.textContent=r;txt.appendChild(t);});"
+    "g.setAttribute('visibility','visible');var bb=txt.getBBox(),bx=x+10;if(bx+bb.width+10>W)bx=x-10-bb.width;"
+    "txt.setAttribute('transform','translate('+bx+','+(top+16)+')');"
+    "box.setAttribute('x',bx-5);box.setAttribute('y',top+4);box.setAttribute('width',bb.width+10);box.setAttribute('height',bb.height+8);"
+    "return bb.width>0;}"
+    "s.addEventListener('mousemove',function(e){var p=s.createSVGPoint();p.x=e.clientX;p.y=e.clientY;"
+    "var q=p.matrixTransform(s.getScreenCTM().inverse());show(Math.floor(q.x-left));});"
+    "s.addEventListener('mouseleave',function(){g.setAttribute('visibility','hidden');});"
+    "if(show(+d.getAttribute('data-peak-col')))s.setAttribute('data-hover-ok','1');g.setAttribute('visibility','hidden');});"
     "document.body.setAttribute('data-report-ready','1');})();";
 
 static const char *skip_space(const char *s) {
@@ -72,20 +101,53 @@ static void card(tmem__strbuf *sb, const char *key, const char *value) {
     tmem__sb_puts(sb, "</div></div>\n");
 }
 
+/* swatch: -1 none, else the colour offset of the matching timeline. */
 static void table(tmem__strbuf *sb, const char *what, const char *id, const tmem_trace_contributor *rows, uint32_t n,
-                  uint32_t top, uint64_t total, bool swatch) {
+                  uint32_t top, uint64_t total, int swatch) {
     char a[32];
     tmem__sb_printf(sb, "<table id=\"%s\"><thead><tr><th>%s</th><th>bytes</th><th>share</th><th></th><th>live</th></tr></thead><tbody>\n", id, what);
     for (uint32_t i = 0; i < n && i < top; i++) {
         double pct = total ? 100.0 * (double)rows[i].bytes / (double)total : 0;
         tmem__sb_puts(sb, "<tr><td>");
-        if (swatch && rows[i].id >= 0) tmem__sb_printf(sb, "<span class=\"sw\" style=\"background:%s\"></span>", tmem__trace_color((uint32_t)rows[i].id));
+        if (swatch >= 0 && rows[i].id >= 0)
+            tmem__sb_printf(sb, "<span class=\"sw\" style=\"background:%s\"></span>", tmem__trace_color((uint32_t)(rows[i].id + swatch)));
         tmem__sb_html(sb, rows[i].label);
         tmem__sb_printf(sb, "</td><td class=\"n\">%s</td><td class=\"n\">%.1f%%</td><td style=\"width:120px\"><div class=\"bar\" style=\"width:%.1f%%\"></div></td><td class=\"n\">%u</td></tr>\n",
                         tmem__fmt_bytes(rows[i].bytes, a, sizeof a), pct, pct, rows[i].count);
     }
     if (!n) tmem__sb_puts(sb, "<tr><td colspan=\"5\">nothing alive</td></tr>\n");
     tmem__sb_puts(sb, "</tbody></table>\n");
+}
+
+/* Budget denials, evictions, purges, pressure changes and marks, in order
+ * (the first 200): what a reader looks for after the peak. */
+static void notable(tmem__strbuf *sb, const tmem_trace_data *d) {
+    static const char *const level[] = {"normal", "warning", "critical"};
+    uint32_t shown = 0;
+    uint64_t total = 0;
+    char a[32], b[32];
+    for (uint64_t i = 0; i < d->count; i++) {
+        const tmem_trace_event *ev = &d->events[i];
+        uint16_t k = ev->kind;
+        if (k != TMEM_TRACE_BUDGET_DENIED && k != TMEM_TRACE_EVICT && k != TMEM_TRACE_PURGE && k != TMEM_TRACE_PRESSURE &&
+            k != TMEM_TRACE_MARK)
+            continue;
+        if (total++ >= 200) continue;
+        if (!shown++)
+            tmem__sb_puts(sb, "<h3>Notable events</h3>\n<table id=\"tmem-notable\"><thead><tr><th>time</th><th>event</th>"
+                              "<th>type</th><th>role</th><th>bytes</th><th>name</th></tr></thead><tbody>\n");
+        tmem__sb_printf(sb, "<tr class=\"ev-%s\"><td class=\"n\">%.3f ms</td><td>%s</td><td>", tmem_trace_kind_name(k),
+                        ev->time_ns / 1e6, tmem_trace_kind_name(k));
+        tmem__sb_html(sb, tmem__trace_type_label(d, ev->type, a, sizeof a));
+        tmem__sb_puts(sb, "</td><td>");
+        tmem__sb_html(sb, tmem__trace_role_label(d, ev->role, b, sizeof b));
+        tmem__sb_printf(sb, "</td><td class=\"n\">%s</td><td>", k == TMEM_TRACE_PRESSURE || k == TMEM_TRACE_MARK ? "" : tmem__fmt_bytes(ev->size, a, sizeof a));
+        if (k == TMEM_TRACE_PRESSURE) tmem__sb_puts(sb, ev->offset < 3 ? level[ev->offset] : "?");
+        else tmem__sb_html(sb, ev->name);
+        tmem__sb_puts(sb, "</td></tr>\n");
+    }
+    if (shown) tmem__sb_puts(sb, "</tbody></table>\n");
+    if (total > shown) tmem__sb_printf(sb, "<p class=\"hint\">%llu more not shown.</p>\n", (unsigned long long)(total - shown));
 }
 
 tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *p,
@@ -125,23 +187,11 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
     tmem__sb_puts(sb, "</section>\n");
 
     tmem__sb_puts(sb, "<section id=\"tmem-timeline-section\"><h2>Timeline: in-use bytes by memory type</h2><div class=\"panel\">\n");
-    tmem_status st = tmem__export_svg(d, opt, p, sb);
+    tmem_status st = tmem__export_svg(d, opt, p, false, sb);
     if (st != TMEM_OK) return st;
     tmem__sb_puts(sb, "</div><p class=\"hint\">Stacked areas: bytes in live allocations per type. Black line: committed "
                       "bytes. Dashed red: the budget. Red triangles: budget denials; grey: marks. Click a legend entry "
-                      "to hide its series.</p></section>\n");
-
-    tmem__fmt_bytes(p->peak_bytes, a, sizeof a);
-    tmem__sb_printf(sb, "<section id=\"tmem-peak-section\"><h2>What was alive at the peak (%s at %.3f ms)</h2>\n<div class=\"tables\">\n",
-                    a, p->peak_time_ns / 1e6);
-    table(sb, "role", "tmem-peak-role", p->by_role, p->by_role_count, top, p->peak_bytes, false);
-    table(sb, "type", "tmem-peak-type", p->by_type, p->by_type_count, top, p->peak_bytes, true);
-    table(sb, "name", "tmem-peak-name", p->by_name, p->by_name_count, top, p->peak_bytes, false);
-    tmem__sb_puts(sb, "</div>\n");
-    if (p->unmatched_frees)
-        tmem__sb_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
-                            "started, or dropped by the ring).</p>\n", (unsigned long long)p->unmatched_frees);
-    tmem__sb_puts(sb, "</section>\n");
+                      "to hide its series; hover for the values at a time.</p></section>\n");
 
     tmem__sb_puts(sb, "<section id=\"tmem-plan-section\"><h2>Plan</h2>\n");
     if (plan) {
@@ -158,12 +208,29 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
     }
     tmem__sb_puts(sb, "</section>\n");
 
+    tmem__fmt_bytes(p->peak_bytes, a, sizeof a);
+    tmem__sb_printf(sb, "<section id=\"tmem-peak-section\"><h2>What was alive at the peak (%s at %.3f ms)</h2>\n<div class=\"tables\">\n",
+                    a, p->peak_time_ns / 1e6);
+    table(sb, "role", "tmem-peak-role", p->by_role, p->by_role_count, top, p->peak_bytes, 5);
+    table(sb, "type", "tmem-peak-type", p->by_type, p->by_type_count, top, p->peak_bytes, 0);
+    table(sb, "name", "tmem-peak-name", p->by_name, p->by_name_count, top, p->peak_bytes, -1);
+    tmem__sb_puts(sb, "</div>\n");
+    if (p->unmatched_frees)
+        tmem__sb_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
+                            "started, or dropped by the ring).</p>\n", (unsigned long long)p->unmatched_frees);
+    tmem__sb_puts(sb, "</section>\n");
+    tmem__sb_puts(sb, "<section id=\"tmem-timeline-role-section\"><h2>Timeline: in-use bytes by role</h2><div class=\"panel\">\n");
+    if ((st = tmem__export_svg(d, opt, p, true, sb)) != TMEM_OK) return st;
+    tmem__sb_puts(sb, "</div></section>\n");
+
     uint64_t kinds[TMEM_TRACE_KIND_COUNT] = {0};
     for (uint64_t i = 0; i < d->count; i++) kinds[d->events[i].kind]++;
     tmem__sb_puts(sb, "<section id=\"tmem-events-section\"><h2>Events</h2>\n<table id=\"tmem-kinds\"><thead><tr><th>kind</th><th>count</th></tr></thead><tbody>\n");
     for (uint32_t k = 0; k < TMEM_TRACE_KIND_COUNT; k++)
         tmem__sb_printf(sb, "<tr><td>%s</td><td class=\"n\">%llu</td></tr>\n", tmem_trace_kind_name(k), (unsigned long long)kinds[k]);
-    tmem__sb_puts(sb, "</tbody></table></section>\n");
+    tmem__sb_puts(sb, "</tbody></table>\n");
+    notable(sb, d);
+    tmem__sb_puts(sb, "</section>\n");
 
     for (uint32_t i = 0; opt && i < opt->note_count; i++) {
         tmem__sb_puts(sb, "<section class=\"note\"><h2>");

@@ -18,15 +18,78 @@ const char *tmem__trace_color(uint32_t i) {
 
 enum { LEFT = 78, RIGHT = 210, TOP = 34, BOTTOM = 46 };
 
+/* Idle stretches (no event for more than a tenth of the trace, e.g. while
+ * the weights are read) are drawn narrow, so the busy parts get the width;
+ * each is marked on the chart with its real length. */
+enum { MAX_GAPS = 16 };
+typedef struct gap { uint64_t start, end; } gap;
+
 typedef struct layout {
     uint32_t w, h, cols, plot_h;
     uint64_t t_end, y_max;
+    gap gaps[MAX_GAPS];     /* sorted by start, disjoint */
+    uint32_t ngaps;
+    uint64_t gap_keep;      /* display length of each gap, ns */
+    uint64_t d_end;         /* display length of the whole trace, ns */
 } layout;
 
-static double xof(const layout *l, uint64_t t) { return LEFT + (double)t * l->cols / (double)(l->t_end ? l->t_end : 1); }
+/* Real time -> display time (gaps squeezed to gap_keep). */
+static uint64_t disp(const layout *l, uint64_t t) {
+    uint64_t cut = 0;
+    for (uint32_t i = 0; i < l->ngaps; i++) {
+        const gap *g = &l->gaps[i];
+        uint64_t len = g->end - g->start;
+        if (t >= g->end) {
+            cut += len - l->gap_keep;
+        } else {
+            if (t > g->start) cut += (t - g->start) - (uint64_t)((double)(t - g->start) * (double)l->gap_keep / (double)len);
+            break;
+        }
+    }
+    return t - cut;
+}
+
+static void find_gaps(layout *l, const tmem_trace_data *d) {
+    l->ngaps = 0;
+    l->gap_keep = 0;
+    uint64_t thr = l->t_end / 10;
+    for (uint64_t i = 1; thr && i < d->count; i++) {
+        uint64_t a = d->events[i - 1].time_ns, b = d->events[i].time_ns;
+        if (b - a <= thr) continue;
+        if (l->ngaps == MAX_GAPS) { /* keep the longest: replace the shortest if this one is longer */
+            uint32_t m = 0;
+            for (uint32_t k = 1; k < MAX_GAPS; k++)
+                if (l->gaps[k].end - l->gaps[k].start < l->gaps[m].end - l->gaps[m].start) m = k;
+            if (l->gaps[m].end - l->gaps[m].start >= b - a) continue;
+            memmove(&l->gaps[m], &l->gaps[m + 1], (MAX_GAPS - 1 - m) * sizeof l->gaps[0]);
+            l->ngaps--;
+        }
+        l->gaps[l->ngaps++] = (gap){a, b}; /* found in time order: stays sorted */
+    }
+    /* Each gap keeps 1/40 of the busy time: visible, never dominant. */
+    uint64_t idle = 0;
+    for (uint32_t i = 0; i < l->ngaps; i++) idle += l->gaps[i].end - l->gaps[i].start;
+    l->gap_keep = (l->t_end - idle) / 40;
+    l->d_end = disp(l, l->t_end);
+}
+
+/* Display time -> real time (the inverse of disp), for the hover readout. */
+static uint64_t undisp(const layout *l, uint64_t dt) {
+    uint64_t cut = 0;
+    for (uint32_t i = 0; i < l->ngaps; i++) {
+        const gap *g = &l->gaps[i];
+        uint64_t ds = g->start - cut, len = g->end - g->start;
+        if (dt < ds) break;
+        if (dt < ds + l->gap_keep) return g->start + (uint64_t)((double)(dt - ds) * (double)len / (double)(l->gap_keep ? l->gap_keep : 1));
+        cut += len - l->gap_keep;
+    }
+    return dt + cut;
+}
+
+static double xof(const layout *l, uint64_t t) { return LEFT + (double)disp(l, t) * l->cols / (double)(l->d_end ? l->d_end : 1); }
 static double yof(const layout *l, uint64_t v) { return TOP + l->plot_h - (double)v * l->plot_h / (double)l->y_max; }
 static uint32_t col_of(const layout *l, uint64_t t) {
-    uint64_t c = l->t_end ? (uint64_t)((double)t * (l->cols - 1) / (double)l->t_end) : 0;
+    uint64_t c = l->d_end ? (uint64_t)((double)disp(l, t) * (l->cols - 1) / (double)l->d_end) : 0;
     return (uint32_t)(c < l->cols ? c : l->cols - 1);
 }
 
@@ -58,20 +121,33 @@ static time_unit pick_time_unit(uint64_t range) {
 
 static void axis_units(uint64_t bytes, char *buf, size_t cap) { tmem__fmt_bytes(bytes, buf, cap); }
 
-static void time_label(uint64_t ns, time_unit u, char *buf, size_t cap) {
-    double v = (double)ns / (double)u.ns;
-    snprintf(buf, cap, v == (double)(uint64_t)v ? "%.0f %s" : "%.2f %s", v, u.name);
+/* `decimals` digits after the point (enough for the tick step). */
+static void time_label(uint64_t ns, time_unit u, int decimals, char *buf, size_t cap) {
+    snprintf(buf, cap, "%.*f %s", decimals, (double)ns / (double)u.ns, u.name);
+}
+
+static int step_decimals(uint64_t step, time_unit u) {
+    int dec = 0;
+    for (uint64_t scale = u.ns; dec < 3 && step % scale; scale /= 10) dec++;
+    return dec;
+}
+
+/* Label of series i: a type, or a role (index TMEM_ROLE_MAX = no role). */
+static const char *series_label(const tmem_trace_data *d, bool by_role, uint32_t i, char *buf, size_t cap) {
+    if (by_role) return tmem__trace_role_label(d, i == TMEM_ROLE_MAX ? -1 : (int32_t)i, buf, cap);
+    return tmem__trace_type_label(d, (int32_t)i, buf, cap);
 }
 
 tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *peak,
-                             tmem__strbuf *sb) {
+                             bool by_role, tmem__strbuf *sb) {
     layout l = {0};
     l.w = opt && opt->width ? (opt->width < 300 ? 300 : opt->width) : 1100;
     l.h = opt && opt->height ? (opt->height < 200 ? 200 : opt->height) : 420;
     l.cols = l.w - LEFT - RIGHT;
     l.plot_h = l.h - TOP - BOTTOM;
     l.t_end = d->count ? d->events[d->count - 1].time_ns : 0;
-    uint32_t span = tmem__trace_type_span(d);
+    uint32_t span = by_role ? TMEM_ROLE_MAX + 1 : tmem__trace_type_span(d);
+    find_gaps(&l, d);
 
     /* Columns: per-type in-use at the column's highest point, committed max. */
     uint64_t *vals = calloc((size_t)l.cols * (span ? span : 1), sizeof *vals);
@@ -84,12 +160,12 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     }
     int64_t cur = -1;
     bool have_best = false;
-    uint64_t type_max[TMEM_TRACE_TYPE_MAX] = {0};
+    uint64_t type_max[TMEM_TRACE_TYPE_MAX + TMEM_ROLE_MAX + 1] = {0}; /* per series */
     for (uint64_t i = 0; i < d->count; i++) {
         uint32_t c = col_of(&l, d->events[i].time_ns);
         if ((int64_t)c != cur) {
             for (int64_t k = cur + 1; k < (int64_t)c; k++) { /* gap: state before this event */
-                memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+                memcpy(vals + (size_t)k * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
                 committed[k] = r.committed;
                 best[k] = r.in_use;
             }
@@ -98,14 +174,14 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         }
         if (!tmem__replay_step(&r)) break;
         if (!have_best || r.in_use > best[c]) {
-            memcpy(vals + (size_t)c * span, r.type_in_use, span * sizeof *vals);
+            memcpy(vals + (size_t)c * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
             best[c] = r.in_use;
             have_best = true;
         }
         if (r.committed > committed[c]) committed[c] = r.committed;
     }
     for (int64_t k = cur + 1; k < (int64_t)l.cols; k++) {
-        memcpy(vals + (size_t)k * span, r.type_in_use, span * sizeof *vals);
+        memcpy(vals + (size_t)k * span, by_role ? r.role_in_use : r.type_in_use, span * sizeof *vals);
         committed[k] = r.committed;
     }
     bool failed = r.failed;
@@ -118,21 +194,27 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         for (uint32_t t = 0; t < span; t++)
             if (vals[(size_t)c * span + t] > type_max[t]) type_max[t] = vals[(size_t)c * span + t];
 
-    /* Y range: the data, and the budget when it is not far off the scale. */
-    uint64_t top = peak->peak_bytes > peak->peak_committed ? peak->peak_bytes : peak->peak_committed;
+    /* Y range: the in-use peak, and committed/budget when they are not far
+     * above it (else they are written as labels): the areas must stay readable. */
+    uint64_t top = peak->peak_bytes;
+    bool committed_on_scale = top == 0 || peak->peak_committed <= top * 2;
+    if (committed_on_scale && peak->peak_committed > top) top = peak->peak_committed;
     bool budget_on_scale = d->budget && (top == 0 || d->budget <= top * 2);
     if (budget_on_scale && d->budget > top) top = d->budget;
     if (top == 0) top = 1024;
     uint64_t step = nice_bytes_step(top);
     if (tmem__mul_overflow(top / step + 1, step, &l.y_max)) l.y_max = UINT64_MAX; /* hostile sizes */
     time_unit tu = pick_time_unit(l.t_end);
-    uint64_t tstep = nice_decimal(l.t_end / tu.ns) * tu.ns;
+    /* Step from the drawn (squeezed) length, so a short busy stretch after a
+     * long idle one still gets ticks. */
+    uint64_t tstep = nice_decimal(l.d_end);
+    int tdec = step_decimals(tstep, tu);
 
-    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline\" class=\"tmem-timeline\" "
+    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"tmem-timeline\" "
                         "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" font-family=\"sans-serif\" font-size=\"12\">\n"
-                        "<title>typedmem timeline: in-use bytes by memory type</title>\n"
+                        "<title>typedmem timeline: in-use bytes by %s</title>\n"
                         "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n",
-                    l.w, l.h, l.w, l.h, l.w, l.h);
+                    by_role ? "tmem-timeline-role" : "tmem-timeline", l.w, l.h, l.w, l.h, by_role ? "role" : "memory type", l.w, l.h);
     char a[32], b[32];
     /* grid + axes */
     tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
@@ -142,13 +224,35 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         tmem__sb_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
                         LEFT, LEFT + l.cols, yof(&l, v), yof(&l, v), LEFT - 6, yof(&l, v) + 4, a);
     }
-    for (uint64_t k = 0; k <= l.t_end / tstep; k++) {
-        uint64_t t = k * tstep;
-        time_label(t, tu, a, sizeof a);
-        tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
-                        xof(&l, t), xof(&l, t), TOP, TOP + l.plot_h, xof(&l, t), TOP + l.plot_h + 16, a);
+    /* Time ticks: round times inside each busy stretch (between gaps), and
+     * the start of each stretch; one too close to the previous is left out.
+     * Counted per stretch, so hostile times cannot make the loop long. */
+    double last_x = -1e9;
+    for (uint32_t seg = 0; seg <= l.ngaps; seg++) {
+        uint64_t s0 = seg ? l.gaps[seg - 1].end : 0, s1 = seg < l.ngaps ? l.gaps[seg].start : l.t_end;
+        uint64_t first = s0 / tstep + (s0 % tstep != 0);
+        for (uint64_t k = 0; k <= (s1 - s0) / tstep + 1; k++) {
+            uint64_t t = k == 0 ? s0 : (first + k - 1) * tstep;
+            if (t > s1 || (k && t == s0)) continue;
+            double x = xof(&l, t);
+            if (x - last_x < 60) continue;
+            last_x = x;
+            time_label(t, tu, k == 0 && seg ? 3 : tdec, a, sizeof a);
+            tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
+                            x, x, TOP, TOP + l.plot_h, x, TOP + l.plot_h + 16, a);
+        }
     }
-    tmem__sb_printf(sb, "</g>\n<text x=\"%d\" y=\"%u\" fill=\"#444\">time since trace start</text>\n", LEFT, l.h - 8);
+    tmem__sb_printf(sb, "</g>\n<text x=\"%d\" y=\"%u\" fill=\"#444\">time since trace start%s</text>\n", LEFT, l.h - 8,
+                    l.ngaps ? " (grey bands: idle stretches drawn narrow)" : "");
+    for (uint32_t g = 0; g < l.ngaps; g++) {
+        double x0 = xof(&l, l.gaps[g].start), x1 = xof(&l, l.gaps[g].end);
+        time_label(l.gaps[g].end - l.gaps[g].start, tu, 2, a, sizeof a);
+        tmem__sb_printf(sb, "<g class=\"gap\" data-ns=\"%llu\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%u\" fill=\"#eeeeee\"/>"
+                            "<path d=\"M%.1f %u l4 -6 l4 12 l4 -6\" fill=\"none\" stroke=\"#888\"/>"
+                            "<text x=\"%.1f\" y=\"%u\" fill=\"#888\" font-size=\"10\" transform=\"rotate(-90 %.1f %u)\">idle %s</text></g>\n",
+                        (unsigned long long)(l.gaps[g].end - l.gaps[g].start), x0, TOP, x1 - x0 > 1 ? x1 - x0 : 1, l.plot_h,
+                        (x0 + x1) / 2 - 6, TOP + l.plot_h, (x0 + x1) / 2 + 4, TOP + l.plot_h - 6, (x0 + x1) / 2 + 4, TOP + l.plot_h - 6, a);
+    }
 
     /* stacked areas, bottom to top in type order */
     uint32_t shown = 0;
@@ -156,8 +260,8 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
         tmem__sb_printf(sb, "<path class=\"series\" data-series=\"");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
-        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(t));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(by_role ? t + 5 : t));
         for (uint32_t c = 0; c < l.cols; c++) { /* upper edge, left to right */
             uint64_t sum = 0;
             for (uint32_t u = 0; u <= t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
@@ -169,12 +273,15 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
             tmem__sb_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
         }
         tmem__sb_puts(sb, "Z\"><title>");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
         tmem__sb_printf(sb, " (max %s)</title></path>\n", tmem__fmt_bytes(type_max[t], b, sizeof b));
         shown++;
     }
     tmem__sb_puts(sb, "</g>\n");
-    if (peak->peak_committed) {
+    if (peak->peak_committed && !committed_on_scale)
+        tmem__sb_printf(sb, "<text class=\"committed-off\" x=\"%d\" y=\"%d\" fill=\"#222\">committed: up to %s (above the scale)</text>\n",
+                        LEFT + 4, TOP - 8, tmem__fmt_bytes(peak->peak_committed, b, sizeof b));
+    if (peak->peak_committed && committed_on_scale) {
         tmem__sb_puts(sb, "<path class=\"committed\" fill=\"none\" stroke=\"#222222\" stroke-width=\"1.5\" d=\"");
         for (uint32_t c = 0; c < l.cols; c++) tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, committed[c]));
         tmem__sb_puts(sb, "\"><title>committed (all types)</title></path>\n");
@@ -192,6 +299,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     }
     /* denials and marks */
     uint32_t marks = 0;
+    double last_label_x = -1e9;
     for (uint64_t i = 0; i < d->count; i++) {
         const tmem_trace_event *ev = &d->events[i];
         double x = xof(&l, ev->time_ns);
@@ -201,7 +309,8 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
             tmem__sb_puts(sb, "</title></path>\n");
         } else if (ev->kind == TMEM_TRACE_MARK && marks < 200) {
             tmem__sb_printf(sb, "<g class=\"mark\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\" stroke=\"#888888\" stroke-dasharray=\"2 3\"/>", x, x, TOP, TOP + l.plot_h);
-            if (marks < 24) {
+            if (marks < 64 && x - last_label_x >= 12) {
+                last_label_x = x;
                 tmem__sb_printf(sb, "<text x=\"%.1f\" y=\"%d\" fill=\"#666\" font-size=\"10\" transform=\"rotate(-90 %.1f %d)\" text-anchor=\"end\">", x + 3, TOP + 4, x + 3, TOP + 4);
                 tmem__sb_html(sb, ev->name);
                 tmem__sb_puts(sb, "</text>");
@@ -215,7 +324,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     if (peak->peak_bytes) {
         double x = xof(&l, peak->peak_time_ns), y = yof(&l, peak->peak_bytes);
         tmem__fmt_bytes(peak->peak_bytes, a, sizeof a);
-        time_label(peak->peak_time_ns, tu, b, sizeof b);
+        time_label(peak->peak_time_ns, tu, tdec + 1, b, sizeof b);
         bool left = x > LEFT + l.cols * 0.7;
         tmem__sb_printf(sb, "<g class=\"peak\" data-bytes=\"%llu\" data-time-ns=\"%llu\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%u\" stroke=\"#000\" stroke-width=\"1\"/>"
                             "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" text-anchor=\"%s\">peak %s at %s</text></g>\n",
@@ -230,19 +339,49 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
         tmem__sb_printf(sb, "<g class=\"legend-item\" data-series=\"");
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
-        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(t), ly + 10);
-        tmem__sb_html(sb, tmem__trace_type_label(d, (int32_t)t, a, sizeof a));
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(by_role ? t + 5 : t), ly + 10);
+        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
         tmem__sb_puts(sb, "</text></g>\n");
         ly += 18;
     }
-    if (peak->peak_committed) {
+    if (peak->peak_committed && committed_on_scale) {
         tmem__sb_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#222\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">committed</text></g>\n", ly + 6, ly + 6, ly + 10);
         ly += 18;
     }
     if (d->budget)
         tmem__sb_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#d62728\" stroke-dasharray=\"4 2\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">budget</text></g>\n", ly + 6, ly + 6, ly + 10);
-    tmem__sb_puts(sb, "</g>\n</svg>\n");
+    tmem__sb_puts(sb, "</g>\n");
+
+    /* Per-column values of the drawn series, read by the HTML report's
+     * hover readout (plain data: the SVG alone ignores it). */
+    tmem__sb_printf(sb, "<g class=\"hover-data\" data-left=\"%d\" data-top=\"%d\" data-height=\"%u\" data-peak-col=\"%d\" data-series=\"",
+                    LEFT, TOP, l.plot_h, peak->peak_bytes ? (int)col_of(&l, peak->peak_time_ns) : -1);
+    bool first = true;
+    for (uint32_t t = 0; t < span; t++) {
+        if (!type_max[t]) continue;
+        if (!first) tmem__sb_puts(sb, "|");
+        first = false;
+        const char *label = series_label(d, by_role, t, a, sizeof a);
+        for (const char *c = label; *c; c++) { /* '|' separates names */
+            char one[2] = {*c == '|' ? '/' : *c, 0};
+            tmem__sb_html(sb, one);
+        }
+    }
+    tmem__sb_puts(sb, "\" data-times=\"");
+    for (uint32_t c = 0; c < l.cols; c++)
+        tmem__sb_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, (uint64_t)((double)c * (double)l.d_end / (double)(l.cols - 1))) / 1e6);
+    tmem__sb_puts(sb, "\" data-values=\"");
+    for (uint32_t c = 0; c < l.cols; c++) {
+        first = true;
+        if (c) tmem__sb_puts(sb, ";");
+        for (uint32_t t = 0; t < span; t++) {
+            if (!type_max[t]) continue;
+            tmem__sb_printf(sb, first ? "%llu" : ",%llu", (unsigned long long)vals[(size_t)c * span + t]);
+            first = false;
+        }
+    }
+    tmem__sb_puts(sb, "\"/>\n</svg>\n");
     (void)shown;
     free(vals), free(committed), free(best);
     return TMEM_OK;

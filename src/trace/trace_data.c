@@ -116,6 +116,6 @@ const char *tmem_trace_data_role_name(const tmem_trace_data *d, int32_t role) {
 const char *tmem_trace_kind_name(uint32_t kind) {
     static const char *const names[TMEM_TRACE_KIND_COUNT] = {
         "alloc", "free", "alias", "purge", "commit", "decommit", "lock",
-        "unlock", "evict", "budget_denied", "pressure", "mark"};
+        "unlock", "evict", "budget_denied", "pressure", "mark", "reset"};
     return kind < TMEM_TRACE_KIND_COUNT ? names[kind] : "?";
 }

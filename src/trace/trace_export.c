@@ -16,7 +16,8 @@ tmem_status tmem_trace_export(const tmem_trace_data *d, tmem_trace_format format
         uint32_t top = opt && opt->top ? (opt->top > TMEM_TRACE_TOP_MAX ? TMEM_TRACE_TOP_MAX : opt->top) : 10;
         switch (format) {
         case TMEM_TRACE_FORMAT_CHROME_JSON: st = tmem__export_chrome(d, &sb); break;
-        case TMEM_TRACE_FORMAT_SVG: st = tmem__export_svg(d, opt, peak, &sb); break;
+        case TMEM_TRACE_FORMAT_SVG: st = tmem__export_svg(d, opt, peak, false, &sb); break;
+        case TMEM_TRACE_FORMAT_SVG_ROLES: st = tmem__export_svg(d, opt, peak, true, &sb); break;
         case TMEM_TRACE_FORMAT_PEAK_TEXT: tmem__export_peak_text(d, peak, top, &sb); break;
         case TMEM_TRACE_FORMAT_SUMMARY_JSON: tmem__export_summary_json(d, peak, &sb); break;
         case TMEM_TRACE_FORMAT_HTML: st = tmem__export_html(d, opt, peak, &sb); break;

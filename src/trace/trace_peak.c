@@ -14,6 +14,8 @@ typedef struct live_row {
 typedef struct collect {
     uint64_t role_bytes[TMEM_ROLE_MAX + 1], type_bytes[TMEM_TRACE_TYPE_MAX + 1];
     uint32_t role_count[TMEM_ROLE_MAX + 1], type_count[TMEM_TRACE_TYPE_MAX + 1];
+    /* unnamed allocations are grouped by role: "(unnamed kv_cache)" */
+    char unnamed[TMEM_ROLE_MAX + 1][TMEM_TRACE_NAME_MAX + 16];
     live_row *rows;
     uint64_t nrows;
 } collect;
@@ -24,7 +26,7 @@ static void on_live(const tmem_trace_event *ev, void *user) {
     uint32_t type = ev->type >= 0 ? (uint32_t)ev->type : TMEM_TRACE_TYPE_MAX;
     c->role_bytes[role] = tmem__add_sat(c->role_bytes[role], ev->size), c->role_count[role]++;
     c->type_bytes[type] = tmem__add_sat(c->type_bytes[type], ev->size), c->type_count[type]++;
-    c->rows[c->nrows++] = (live_row){ev->name[0] ? ev->name : "(unnamed)", ev->size, 1};
+    c->rows[c->nrows++] = (live_row){ev->name[0] ? ev->name : c->unnamed[role], ev->size, 1};
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(((const live_row *)a)->name, ((const live_row *)b)->name); }
@@ -97,6 +99,11 @@ tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out)
         free(c);
         tmem__replay_free(&r);
         return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    for (int32_t role = 0; role <= TMEM_ROLE_MAX; role++) {
+        char tmp[32];
+        snprintf(c->unnamed[role], sizeof c->unnamed[role], "(unnamed %s)",
+                 role == TMEM_ROLE_MAX ? "no role" : tmem__trace_role_label(d, role, tmp, sizeof tmp));
     }
     tmem__replay_live(&r, on_live, c);
     out->live_count = c->nrows;

@@ -101,6 +101,27 @@ static void drop_alloc(tmem__replay *r, const tmem_trace_event *a) {
     sub(&r->in_use, a->size);
 }
 
+/* Drop every live allocation of ev's type inside [offset, offset + size):
+ * collect their keys first, since erasing shifts entries around. */
+static bool reset_range(tmem__replay *r, const tmem_trace_event *ev) {
+    const tmem_trace_event *evs = r->data->events;
+    uint64_t end = tmem__add_sat(ev->offset, ev->size), n = 0;
+    uint64_t *doomed = malloc((r->used ? r->used : 1) * sizeof *doomed);
+    if (!doomed) return false;
+    for (uint64_t i = 0; i < r->slots; i++) {
+        if (!r->vals[i]) continue;
+        const tmem_trace_event *a = &evs[r->vals[i] - 1];
+        if (a->type == ev->type && a->offset >= ev->offset && a->offset < end) doomed[n++] = r->keys[i];
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t i = find(r, doomed[k]);
+        drop_alloc(r, &evs[r->vals[i] - 1]);
+        erase(r, i);
+    }
+    free(doomed);
+    return true;
+}
+
 bool tmem__replay_step(tmem__replay *r) {
     const tmem_trace_data *d = r->data;
     if (r->failed || r->next >= d->count) return false;
@@ -131,6 +152,12 @@ bool tmem__replay_step(tmem__replay *r) {
         }
         break;
     }
+    case TMEM_TRACE_RESET:
+        if (!reset_range(r, ev)) {
+            r->failed = true;
+            return false;
+        }
+        break;
     case TMEM_TRACE_COMMIT:
         if (ev->type >= 0) add(&r->type_committed[ev->type], ev->size);
         add(&r->committed, ev->size);

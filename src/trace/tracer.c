@@ -1,7 +1,9 @@
-/* The tracer: a context's event recorder. Lives in the context from the first
- * tmem_trace_start until tmem_context_destroy (tmem__trace_destroy), so an
- * emitter that read the pointer while another thread stops tracing never
- * touches freed memory; stop only clears `on`.
+/* The tracer: a context's event recorder. Created by the first
+ * tmem_trace_start and owned by the context (tmem__context_add_owned) until
+ * tmem_context_destroy, so an emitter that read the pointer just before
+ * another thread stopped tracing never touches freed memory. The context's
+ * tracer pointer is set only while tracing is on: once stopped, emitting
+ * sites are back to the never-started cost (one load, one branch).
  *
  * Emitters take the tracer's own mutex (never the context's: core may emit
  * while holding its lock). The timestamp is read under that mutex, so events
@@ -14,6 +16,7 @@
 #include "trace/trace_internal.h"
 
 _Static_assert((int)TMEM__TRACE_MARK == (int)TMEM_TRACE_MARK, "internal and public trace kinds must agree");
+_Static_assert((int)TMEM__TRACE_RESET == (int)TMEM_TRACE_RESET, "internal and public trace kinds must agree");
 _Static_assert((int)TMEM__TRACE_KIND_COUNT == (int)TMEM_TRACE_KIND_COUNT, "internal and public trace kinds must agree");
 
 #define MAX_CAPACITY (1u << 24)
@@ -21,6 +24,7 @@ _Static_assert((int)TMEM__TRACE_KIND_COUNT == (int)TMEM_TRACE_KIND_COUNT, "inter
 
 struct tmem__tracer {
     pthread_mutex_t lock;
+    tmem_context *ctx;
     atomic_bool on;
     uint32_t flags;
     uint64_t t0, last;
@@ -141,17 +145,26 @@ static tmem_status collect_names(tmem_context *ctx, tmem_trace_data *d) {
     return TMEM_OK;
 }
 
-/* The tracer of ctx, created on first use. */
+static void tracer_owned_destroy(void *object);
+
+/* The tracer of ctx (on or stopped), or NULL when tracing never started. */
+static struct tmem__tracer *find_tracer(tmem_context *ctx) { return tmem__context_find_owned(ctx, tracer_owned_destroy); }
+
+/* The tracer of ctx, created on first use. The context lock is recursive and
+ * held across find + add, so two first starts cannot make two tracers. */
 static struct tmem__tracer *get_tracer(tmem_context *ctx) {
     tmem__context_lock(ctx);
-    struct tmem__tracer *t = tmem__context_tracer(ctx);
+    struct tmem__tracer *t = find_tracer(ctx);
     if (!t && (t = tmem__calloc(ctx, 1, sizeof *t)) != NULL) {
+        t->ctx = ctx;
+        atomic_init(&t->on, false);
         if (pthread_mutex_init(&t->lock, NULL) != 0) {
             tmem__free(ctx, t, sizeof *t);
             t = NULL;
-        } else {
-            atomic_init(&t->on, false);
-            tmem__context_set_tracer(ctx, t);
+        } else if (tmem__context_add_owned(ctx, t, tracer_owned_destroy) != TMEM_OK) {
+            pthread_mutex_destroy(&t->lock);
+            tmem__free(ctx, t, sizeof *t);
+            t = NULL;
         }
     }
     tmem__context_unlock(ctx);
@@ -204,6 +217,7 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
         }
         ring = old_ring, cap = old_cap, buf = old_buf, buf_cap = old_buf_cap, file = NULL;
         atomic_store_explicit(&t->on, true, memory_order_release);
+        tmem__context_set_tracer(ctx, t); /* emitting sites start calling in */
     }
     pthread_mutex_unlock(&t->lock);
     if (ring) tmem__free(ctx, ring, (size_t)cap * sizeof *ring);
@@ -232,7 +246,7 @@ static tmem_status close_file(tmem_context *ctx, struct tmem__tracer *t, const t
 
 tmem_status tmem_trace_stop(tmem_context *ctx) {
     if (!ctx) return tmem__err(TMEM_E_INVALID_ARG);
-    struct tmem__tracer *t = tmem__context_tracer(ctx);
+    struct tmem__tracer *t = find_tracer(ctx);
     if (!t || !atomic_load(&t->on)) return tmem__err(TMEM_E_STATE);
     tmem_trace_data *names = NULL;
     if (tmem__trace_data_new(&names) == TMEM_OK && collect_names(ctx, names) != TMEM_OK) {
@@ -243,11 +257,28 @@ tmem_status tmem_trace_stop(tmem_context *ctx) {
     tmem_status st = TMEM_OK;
     if (!atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE);
     else {
+        tmem__context_set_tracer(ctx, NULL); /* back to the never-started path */
         atomic_store_explicit(&t->on, false, memory_order_release);
         st = close_file(ctx, t, names);
     }
     pthread_mutex_unlock(&t->lock);
     tmem_trace_data_destroy(names);
+    return st;
+}
+
+tmem_status tmem_trace_flush(tmem_context *ctx) {
+    if (!ctx) return tmem__err(TMEM_E_INVALID_ARG);
+    struct tmem__tracer *t = find_tracer(ctx);
+    if (!t) return tmem__err(TMEM_E_STATE);
+    tmem_status st = TMEM_OK;
+    pthread_mutex_lock(&t->lock);
+    if (!atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE);
+    else if (t->file) {
+        flush(t);
+        if (fflush(t->file) != 0) t->file_errors++;
+        if (t->file_errors) st = tmem__err(TMEM_E_IO);
+    }
+    pthread_mutex_unlock(&t->lock);
     return st;
 }
 
@@ -261,7 +292,7 @@ tmem_status tmem_trace_mark(tmem_context *ctx, const char *name) {
 tmem_status tmem_trace_get_info(tmem_context *ctx, tmem_trace_info *out) {
     if (!ctx || !out) return tmem__err(TMEM_E_INVALID_ARG);
     memset(out, 0, sizeof *out);
-    struct tmem__tracer *t = tmem__context_tracer(ctx);
+    struct tmem__tracer *t = find_tracer(ctx);
     if (!t) return TMEM_OK;
     pthread_mutex_lock(&t->lock);
     out->on = atomic_load(&t->on);
@@ -277,7 +308,7 @@ tmem_status tmem_trace_get_info(tmem_context *ctx, tmem_trace_info *out) {
 tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_trace_data **out) {
     if (out) *out = NULL;
     if (!ctx || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    struct tmem__tracer *t = tmem__context_tracer(ctx);
+    struct tmem__tracer *t = find_tracer(ctx);
     if (!t) return tmem__err(TMEM_E_STATE);
     tmem_trace_data *d;
     tmem_status st = tmem__trace_data_new(&d);
@@ -309,11 +340,34 @@ tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_trace_data **out) {
     return TMEM_OK;
 }
 
-void tmem__trace_destroy(tmem_context *ctx, struct tmem__tracer *t) {
-    if (!t) return;
+/* Stop for good: clear the pointer, close the file with the names (types
+ * are still alive: the context destroys them last). Idempotent. */
+static void finish(tmem_context *ctx, struct tmem__tracer *t) {
+    if (tmem__context_tracer(ctx) == t) tmem__context_set_tracer(ctx, NULL);
     atomic_store(&t->on, false);
-    (void)close_file(ctx, t, NULL); /* the context is going away: no names, keep the events */
+    tmem_trace_data *names = NULL;
+    if (t->file && tmem__trace_data_new(&names) == TMEM_OK && collect_names(ctx, names) != TMEM_OK) {
+        tmem_trace_data_destroy(names);
+        names = NULL;
+    }
+    pthread_mutex_lock(&t->lock);
+    (void)close_file(ctx, t, names);
+    pthread_mutex_unlock(&t->lock);
+    tmem_trace_data_destroy(names);
+}
+
+/* The context's owned-object hook: runs once at tmem_context_destroy. */
+static void tracer_owned_destroy(void *object) {
+    struct tmem__tracer *t = object;
+    tmem_context *ctx = t->ctx;
+    finish(ctx, t);
     if (t->ring) tmem__free(ctx, t->ring, (size_t)t->capacity * sizeof *t->ring);
     pthread_mutex_destroy(&t->lock);
     tmem__free(ctx, t, sizeof *t);
+}
+
+/* Core calls this when the context still points at a tracer while being
+ * destroyed; the owned-object hook frees it, so only finish here. */
+void tmem__trace_destroy(tmem_context *ctx, struct tmem__tracer *t) {
+    if (t) finish(ctx, t);
 }

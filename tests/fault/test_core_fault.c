@@ -116,7 +116,36 @@ static void test_discovery_is_benign(void) {
     CHECK(ctx == NULL);
 }
 
+/* A decommit the OS refuses leaves the pages committed and charged. */
+static void test_decommit_failure(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 16 * MiB;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_type_desc td = {0};
+    td.name = "/memory/d";
+    td.reserve = 4 * MiB;
+    tmem_type *t;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &t));
+    REQUIRE_OK(tmem__pool_commit(t, 0, 1 * MiB));
+    tmem__os_fault_arm(TMEM__OS_DECOMMIT, 0, true, EINVAL);
+    tmem__pool_decommit(t, 0, 1 * MiB);
+    bool fired = tmem__os_fault_fired();
+    tmem__os_fault_disarm();
+    CHECK(fired);
+    tmem_type_stats s;
+    CHECK_OK(tmem_type_get_stats(t, &s));
+    CHECK(s.committed.current == 1 * MiB);
+    CHECK_OK(tmem_context_check(ctx));
+    tmem__pool_decommit(t, 0, 1 * MiB);
+    CHECK_OK(tmem_type_get_stats(t, &s));
+    CHECK(s.committed.current == 0);
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
+    RUN(test_decommit_failure);
     RUN(test_sweep);
     RUN(test_discovery_is_benign);
     return tmem_test_finish();

@@ -165,6 +165,17 @@ static void test_header(void) {
     FRESH(); put64(b + 16, 1000); expect(b, valid_n, TMEM_E_CORRUPT, "metadata count", "kv count > file");
     FRESH(); put64(b + 8, 3); expect(b, valid_n, TMEM_E_CORRUPT, NULL, "one tensor more than written");
     free(b);
+    /* a count the file could hold but over the item limit (2^20) */
+    size_t big = 34u << 20;
+    uint8_t *z = calloc(1, big);
+    REQUIRE(z);
+    memcpy(z, valid, 24);
+    put64(z + 8, (1u << 20) + 1);
+    expect(z, big, TMEM_E_CORRUPT, "limit", "2^20+1 tensors");
+    put64(z + 8, 0);
+    put64(z + 16, (1u << 20) + 1);
+    expect(z, big, TMEM_E_CORRUPT, "limit", "2^20+1 pairs");
+    free(z);
 }
 
 static void test_metadata(void) {

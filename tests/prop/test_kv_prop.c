@@ -2,7 +2,12 @@
  * writes, state changes, snapshots and rollbacks against a shadow model.
  * Writes after a fork never show through to the other sequence; every
  * known row and every state reads back what the shadow says; the cache's
- * invariant walker passes after every step. Seed printed; TMEM_SEED replays. */
+ * invariant walker passes after every step. A second run does the same
+ * under a KV budget too small for the load: appends and copies on write
+ * evict least-recently-used sequences through the policy, and the shadow
+ * learns of each one from the callback only — never the sequence being
+ * worked on, never a pinned one; evicted handles answer TMEM_E_STATE and
+ * the survivors' rows stay intact. Seed printed; TMEM_SEED replays. */
 #include <stdlib.h>
 #include "kv_test_util.h"
 
@@ -20,7 +25,12 @@ typedef struct shadow {
     uint32_t nsnap;
     uint32_t snap_pos[MAXSNAP];
     uint8_t snap_stamp[MAXSNAP];
+    bool pinned;
+    bool evicted;               /* reported by the callback, not yet freed */
 } shadow;
+
+static tmem_kv_seq current;     /* the sequence the step works on */
+static int evictions;
 
 static shadow sh[MAXS];
 static uint32_t next_val = 1;
@@ -51,12 +61,21 @@ static int snap_index(const shadow *s, uint32_t pos) {
 static int drops;
 static void on_evict(tmem_kv_cache *c, const tmem_kv_event *ev, void *user) {
     (void)c;
-    (void)user;
-    CHECK(ev->kind == TMEM_KV_EVENT_SNAPSHOT_DROPPED); /* no budget pressure on KV here */
+    bool pressure = user != NULL;
     shadow *s = by_handle(ev->seq);
-    CHECK(s != NULL);
-    if (s) snap_forget(s, (uint32_t)ev->tokens);
-    drops++;
+    CHECK(s != NULL && !s->evicted);
+    if (!s) return;
+    if (ev->kind == TMEM_KV_EVENT_SNAPSHOT_DROPPED) {
+        snap_forget(s, (uint32_t)ev->tokens);
+        drops++;
+        return;
+    }
+    CHECK(pressure); /* no budget pressure on KV in the first run */
+    CHECK(ev->seq != current && !s->pinned);
+    CHECK(ev->tokens == s->tokens);
+    s->evicted = true; /* its snapshots went with it */
+    s->nsnap = 0;
+    evictions++;
 }
 
 static int free_slot(void) {
@@ -68,7 +87,7 @@ static int free_slot(void) {
 static int pick_live(tmem_rng *r) {
     int n = 0, idx[MAXS];
     for (int i = 0; i < MAXS; i++)
-        if (sh[i].live) idx[n++] = i;
+        if (sh[i].live && !sh[i].evicted) idx[n++] = i;
     return n ? idx[tmem_rng_range(r, 0, (uint64_t)n - 1)] : -1;
 }
 
@@ -107,19 +126,46 @@ static void set_stamp(tmem_kv_cache *c, shadow *s, uint8_t v) {
     s->stamp = v;
 }
 
-static void test_shadow(void) {
-    uint64_t seed = tmem_test_seed(0x6b76u);
+/* An evicted sequence answers TMEM_E_STATE, then is freed. */
+static void reap_evicted(tmem_kv_cache *c) {
+    for (int k = 0; k < MAXS; k++) {
+        if (!sh[k].live || !sh[k].evicted) continue;
+        tmem_kv_seq_info si;
+        CHECK_ST(tmem_kv_seq_append(c, sh[k].h, 1), TMEM_E_STATE);
+        CHECK_ST(tmem_kv_seq_kv(c, sh[k].h, 0, 0, 0, NULL, NULL), TMEM_E_STATE);
+        CHECK_OK(tmem_kv_seq_get_info(c, sh[k].h, &si));
+        CHECK(si.status == TMEM_KV_SEQ_EVICTED);
+        CHECK_OK(tmem_kv_seq_free(c, sh[k].h));
+        sh[k].live = sh[k].evicted = false;
+    }
+}
+
+/* A budget refusal is only acceptable under pressure. */
+static bool refused(tmem_status st, bool pressure) {
+    if (st == TMEM_OK) return false;
+    CHECK_MSG(pressure && st == TMEM_E_BUDGET, "%s", tmem_status_name(st));
+    return true;
+}
+
+static void run_shadow(bool pressure) {
+    uint64_t seed = tmem_test_seed(pressure ? 0x70u : 0x6b76u);
     tmem_rng r;
     tmem_rng_init(&r, seed);
-    tmem_context *ctx = kvt_context(0, 0, 0, 0);
+    memset(sh, 0, sizeof sh);
+    drops = evictions = 0;
+    /* under pressure the KV type holds 40 blocks: 24 sequences want more */
+    tmem_context *ctx = kvt_context(0, pressure ? 40ull * KVT_BLOCK_BYTES : 0, 0, 0);
     REQUIRE(ctx);
     tmem_kv_cache_desc d = kvt_desc(true, NULL);
     d.on_evict = on_evict;
+    d.user = pressure ? (void *)1 : NULL;
     d.snapshot_budget = 6ull * KVT_STATE_SLOT;
     tmem_kv_cache *c;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
     uint64_t forks = 0, writes = 0, rollbacks = 0;
     for (int step = 0; step < 20000; step++) {
+        reap_evicted(c);
+        current = TMEM_KV_SEQ_NONE;
         int op = (int)tmem_rng_range(&r, 0, 99);
         int i = pick_live(&r);
         if (i < 0 || op < 8) { /* create */
@@ -131,14 +177,18 @@ static void test_shadow(void) {
             continue;
         }
         shadow *s = &sh[i];
-        if (op < 14) { /* free */
+        current = s->h;
+        if (pressure && op == 99) { /* pin or unpin: pinned ones are never evicted */
+            s->pinned = !s->pinned;
+            CHECK_OK(tmem_kv_seq_pin(c, s->h, s->pinned));
+        } else if (op < 14) { /* free */
             CHECK_OK(tmem_kv_seq_free(c, s->h));
             CHECK_ST(tmem_kv_seq_free(c, s->h), TMEM_E_DOUBLE_FREE);
             s->live = false;
         } else if (op < 30) { /* append */
             uint32_t n = (uint32_t)tmem_rng_range(&r, 1, 9);
             if (s->tokens + n > MAXT) continue;
-            CHECK_OK(tmem_kv_seq_append(c, s->h, n));
+            if (refused(tmem_kv_seq_append(c, s->h, n), pressure)) continue; /* all or nothing */
             for (uint32_t l = 0; l < LAYERS; l++)
                 for (uint32_t t = s->tokens; t < s->tokens + n; t++) s->val[l][t] = 0;
             s->tokens += n;
@@ -170,7 +220,7 @@ static void test_shadow(void) {
             uint32_t l = (uint32_t)tmem_rng_range(&r, 0, LAYERS - 1);
             uint32_t t = (uint32_t)tmem_rng_range(&r, 0, s->tokens - 1);
             uint32_t v = next_val++;
-            CHECK_OK(kvt_write(c, s->h, l, t, v));
+            if (refused(kvt_write(c, s->h, l, t, v), pressure)) continue; /* a copy-on-write refused */
             s->val[l][t] = v;
             writes++;
         } else if (op < 80) { /* the recurrent layers run: new state */
@@ -207,20 +257,28 @@ static void test_shadow(void) {
         if (cs != TMEM_OK || tmem_test_failures) break;
         if (step % 64 == 0)
             for (int k = 0; k < MAXS; k++)
-                if (sh[k].live && !verify(c, &sh[k])) break;
+                if (sh[k].live && !sh[k].evicted && !verify(c, &sh[k])) break;
     }
+    reap_evicted(c);
     for (int k = 0; k < MAXS; k++)
         if (sh[k].live) CHECK(verify(c, &sh[k]));
     tmem_kv_cache_stats st;
     CHECK_OK(tmem_kv_cache_get_stats(c, &st));
-    printf("forks %llu writes %llu rollbacks %llu cow copies %llu snapshot drops %d\n", (unsigned long long)forks,
-           (unsigned long long)writes, (unsigned long long)rollbacks, (unsigned long long)st.cow_copies, drops);
-    CHECK(forks > 100 && st.cow_copies > 50 && rollbacks > 20); /* the run exercised what it claims */
+    printf("forks %llu writes %llu rollbacks %llu cow copies %llu snapshot drops %d evictions %d\n",
+           (unsigned long long)forks, (unsigned long long)writes, (unsigned long long)rollbacks,
+           (unsigned long long)st.cow_copies, drops, evictions);
+    /* the run exercised what it claims */
+    CHECK(forks > 100 && st.cow_copies > 50 && rollbacks > 20);
+    CHECK(pressure ? evictions > 20 : evictions == 0);
     tmem_kv_cache_destroy(c);
     tmem_context_destroy(ctx);
 }
 
+static void test_shadow(void) { run_shadow(false); }
+static void test_shadow_under_pressure(void) { run_shadow(true); }
+
 int main(void) {
     RUN(test_shadow);
+    RUN(test_shadow_under_pressure);
     return tmem_test_finish();
 }

@@ -286,7 +286,70 @@ static void test_pressure_levels(void) {
     tmem_context_destroy(ctx);
 }
 
+/* Volatile heaps are purged at priority 0: after negative-priority steps,
+ * before the others; lower type reclaim_priority first. */
+static void test_volatile_purge_order(void) {
+    tmem_context *ctx = make_ctx(8 * MiB, 0, 0);
+    REQUIRE(ctx);
+    tmem_type_desc td = {0};
+    tmem_type *lo, *hi, *other;
+    td.name = "/memory/lo";
+    td.reserve = 8 * MiB;
+    td.reclaim_priority = 1;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &lo));
+    td.name = "/memory/hi";
+    td.reclaim_priority = 9;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &hi));
+    other = make_type(ctx, "/memory/other", 16 * MiB, 0);
+    REQUIRE(other);
+    tmem_heap *hl, *hh;
+    tmem_heap_desc hd = {0};
+    hd.kind = TMEM_HEAP_GENERAL;
+    hd.type = lo;
+    hd.role = TMEM_ROLE_SCRATCH;
+    hd.size = 4 * MiB;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &hl));
+    hd.type = hi;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &hh));
+    void *a, *b;
+    REQUIRE_OK(tmem_heap_alloc(hl, 2 * MiB, 4096, &a));
+    REQUIRE_OK(tmem_heap_alloc(hh, 2 * MiB, 4096, &b));
+    memset(a, 1, 2 * MiB);
+    memset(b, 2, 2 * MiB);
+    CHECK_OK(tmem_heap_set_purgeable(hl, TMEM_PURGEABLE_VOLATILE, NULL, NULL));
+    CHECK_OK(tmem_heap_set_purgeable(hh, TMEM_PURGEABLE_VOLATILE, NULL, NULL));
+    uint64_t before = ctx_committed(ctx);
+    CHECK(before >= 4 * MiB);
+    int log[16], nlog = 0;
+    cache neg = {other, 1 * MiB, 0, 0, 1, log, &nlog, NULL, 0, 0};
+    cache zero = {other, 1 * MiB, 0, 0, 2, log, &nlog, NULL, 0, 0};
+    CHECK_OK(tmem_context_add_reclaim(ctx, -1, log_only, &neg));
+    CHECK_OK(tmem_context_add_reclaim(ctx, 0, log_only, &zero));
+    /* Needs about 1 MiB more than is free: purging the low-priority heap is
+     * enough, the high-priority one keeps its contents. */
+    uint64_t want = 8 * MiB - before + 1 * MiB;
+    CHECK_OK(tmem__pool_commit(other, 0, want));
+    CHECK(nlog == 1 && log[0] == 1); /* the negative step ran; step 0 not needed */
+    tmem_purgeable old;
+    bool lost_lo = false, lost_hi = true;
+    CHECK_OK(tmem_heap_set_purgeable(hh, TMEM_PURGEABLE_NON_VOLATILE, &old, &lost_hi));
+    CHECK(!lost_hi && old == TMEM_PURGEABLE_VOLATILE);
+    CHECK(((unsigned char *)b)[12345] == 2);
+    /* The purged heap needs its pages back: no room until `other` shrinks. */
+    CHECK_ST(tmem_heap_set_purgeable(hl, TMEM_PURGEABLE_NON_VOLATILE, &old, &lost_lo), TMEM_E_BUDGET);
+    tmem__pool_decommit(other, 0, want);
+    CHECK_OK(tmem_heap_set_purgeable(hl, TMEM_PURGEABLE_NON_VOLATILE, &old, &lost_lo));
+    CHECK(lost_lo && old == TMEM_PURGEABLE_EMPTY);
+    memset(a, 3, 2 * MiB);
+    tmem_type_stats s;
+    CHECK_OK(tmem_type_get_stats(lo, &s));
+    CHECK(s.reclaimed >= 1 * MiB);
+    CHECK_OK(tmem_context_check(ctx));
+    tmem_context_destroy(ctx); /* destroys both heaps */
+}
+
 int main(void) {
+    RUN(test_volatile_purge_order);
     RUN(test_denial_leaves_state_unchanged);
     RUN(test_reclaim_order_and_args);
     RUN(test_reclaim_full_list);

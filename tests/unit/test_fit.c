@@ -6,8 +6,10 @@
  * with `tmem fit --json` through the real binary. */
 #include "harness.h"
 #include "typedmem/model.h"
+#include "typedmem/plan.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static tmem_model_desc preset(const char *name) {
     tmem_model_desc m;
@@ -110,6 +112,15 @@ static void test_params(void) {
     q = preset("qwen3.5-9b");
     CHECK_OK(tmem_model_param_count(&q, &p));
     CHECK(p.total > 8500000000ull && p.total < 10000000000ull);
+    /* weights per dtype: whole blocks per part */
+    uint64_t wt, wv;
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_BF16, &wt, &wv));
+    CHECK(wt == (p.total - p.vision) * 2 && wv == p.vision * 2);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q4_K, &wt, NULL));
+    CHECK(wt == (p.total - p.vision + 255) / 256 * 144);
+    CHECK_OK(tmem_model_weight_bytes(&q, TMEM_WEIGHT_Q8_0, &wt, &wv));
+    CHECK(wv == (p.vision + 31) / 32 * 34);
+    CHECK_ST(tmem_model_weight_bytes(&q, TMEM_WEIGHT_DEFAULT, &wt, &wv), TMEM_E_INVALID_ARG);
     tmem_model_desc none;
     CHECK_ST(tmem_model_preset("gpt-5", &none), TMEM_E_NOT_FOUND);
     CHECK_OK(tmem_model_preset("QWEN3.5-0.8B", &none));
@@ -155,6 +166,66 @@ static void test_layer_graphs(void) {
     CHECK_ST(tmem_model_layer_graph(&l, TMEM_MODEL_LAYER_DELTANET, 16, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_model_layer_graph(&l, TMEM_MODEL_LAYER_VISION, 16, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_ATTENTION, 0, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
+}
+
+/* Every preset's layer graphs through the planner: its lower bound equals the
+ * graph's sweep, its plan validates, and the fit reports the planned arena. */
+static void test_graphs_planned(void) {
+    for (uint32_t pi = 0; tmem_model_preset_name(pi); pi++) {
+        tmem_model_desc m = preset(tmem_model_preset_name(pi));
+        for (int k = 0; k < TMEM_MODEL_LAYER_KIND_COUNT; k++) {
+            for (uint32_t fl = 0; fl <= TMEM_MODEL_GRAPH_NO_FLASH_ATTN; fl += TMEM_MODEL_GRAPH_NO_FLASH_ATTN) {
+                tmem_model_buffer b[64];
+                uint32_t n;
+                if (tmem_model_layer_graph(&m, (tmem_model_layer_kind)k, 512, 4096, fl, b, 64, &n) != TMEM_OK)
+                    continue; /* the model lacks this layer kind */
+                tmem_plan_problem *p;
+                REQUIRE_OK(tmem_plan_problem_create(&p));
+                uint64_t sweep = 0, sum = 0;
+                for (uint32_t i = 0; i < n; i++) {
+                    tmem_plan_buffer pb = {0};
+                    pb.size = b[i].size;
+                    pb.start = b[i].start;
+                    pb.end = b[i].end;
+                    CHECK_OK(tmem_plan_problem_add(p, &pb, NULL));
+                    sum += b[i].size;
+                }
+                for (uint32_t t = 0; t < 64; t++) {
+                    uint64_t live = 0;
+                    for (uint32_t i = 0; i < n; i++)
+                        if (b[i].start <= t && t < b[i].end) live += b[i].size;
+                    if (live > sweep) sweep = live;
+                }
+                uint64_t lb;
+                CHECK_OK(tmem_plan_problem_lower_bound(p, &lb));
+                CHECK_MSG(lb == sweep, "%s kind %d: planner bound %llu, sweep %llu", m.name, k,
+                          (unsigned long long)lb, (unsigned long long)sweep);
+                tmem_plan *plan;
+                REQUIRE_OK(tmem_plan_solve(p, NULL, &plan));
+                tmem_plan_info info;
+                CHECK_OK(tmem_plan_get_info(plan, &info));
+                CHECK(info.arena >= lb && info.arena < sum);
+                uint64_t offs[64];
+                for (uint32_t i = 0; i < n; i++) offs[i] = tmem_plan_offset(plan, i);
+                CHECK_OK(tmem_plan_validate(p, offs, 0, NULL));
+                tmem_plan_destroy(plan);
+                tmem_plan_problem_destroy(p);
+            }
+        }
+    }
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f;
+    memset(&f, 0, sizeof f);
+    f.model = &m;
+    f.ctx_tokens = 4096;
+    f.image_width = f.image_height = 512;
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(r.arena_from_planner && r.activation_arena >= r.activation_lower_bound &&
+          r.vision_arena >= r.vision_lower_bound);
+    printf("qwen3.5-0.8b prefill arena %llu (bound %llu), vision %llu (bound %llu)\n",
+           (unsigned long long)r.activation_arena, (unsigned long long)r.activation_lower_bound,
+           (unsigned long long)r.vision_arena, (unsigned long long)r.vision_lower_bound);
 }
 
 static tmem_fit_desc request(const tmem_model_desc *m, uint64_t ctx, uint32_t img, uint64_t budget) {
@@ -211,19 +282,20 @@ static void test_fit_breakdown(void) {
     REQUIRE_OK(tmem_model_param_count(&m, &p));
     CHECK(w->bytes == (p.total - p.vision) * 2); /* bf16 by default */
     CHECK(img->bytes == 1024ull * 1024 * 3 + 4096ull * 3 * 2 * 16 * 16 * 4);
-    CHECK(lg->bytes == 248320ull * 4);
+    CHECK(lg->bytes == 248320ull * 4 && lg->role == TMEM_ROLE_ACTIVATION);
+    CHECK(find_item(&r, "tokens")->bytes == 8192ull * 4 && find_item(&r, "tokens")->role == TMEM_ROLE_OUTPUT_TOKENS);
     CHECK(find_item(&r, "vision_embeddings")->bytes == 1024ull * 1024 * 4);
     CHECK(r.activation_arena >= r.activation_lower_bound && r.activation_lower_bound > 0);
     CHECK(r.vision_arena >= r.vision_lower_bound && r.vision_lower_bound > 0);
     CHECK(find_item(&r, "vision_activations")->bytes == r.vision_arena);
     CHECK(find_item(&r, "activations")->bytes == r.activation_arena);
     CHECK(!strcmp(find_item(&r, "recurrent_state")->type_name, "/memory/state"));
-    /* 2 sequences double KV, state and logits, nothing else */
+    /* 2 sequences double KV, state, logits and tokens, nothing else */
     f.n_seqs = 2;
     tmem_fit_result r2;
     REQUIRE_OK(tmem_fit(&f, &r2));
     check_sums(&r2);
-    CHECK(r2.total == r.total + kv->bytes + st->bytes + lg->bytes);
+    CHECK(r2.total == r.total + kv->bytes + st->bytes + lg->bytes + find_item(&r, "tokens")->bytes);
     /* a ctx that is not a whole number of blocks rounds up */
     f = request(&m, 8193, 0, 0);
     REQUIRE_OK(tmem_fit(&f, &r2));
@@ -316,11 +388,76 @@ static void test_fit_ctx_policy(void) {
     tmem_context_destroy(ctx);
 }
 
-/* A GGUF with llama.cpp's qwen35 keys reads back as the preset's text shape. */
-static void test_from_gguf(void) {
-    tmem_model_desc p = preset("qwen3.5-0.8b");
+/* One number for the cache and the calculator: a KV cache built from the
+ * model's layouts admits a request needing exactly the fit's KV and state
+ * lines, and tmem_fit_kv_estimate gives admission the fit's other lines. */
+static void test_fit_matches_kv_cache(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 2ull << 30;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    for (int q = 0; q < 2; q++) {
+        tmem_kv_cache_desc kd = {0};
+        tmem_kv_dtype kvd = q ? TMEM_KV_DTYPE_Q8_0 : TMEM_KV_DTYPE_F16; /* q8_0 blocks are not page multiples */
+        REQUIRE_OK(tmem_model_kv_layout(&m, kvd, 0, &kd.kv));
+        REQUIRE_OK(tmem_model_recurrent_layout(&m, TMEM_KV_DTYPE_DEFAULT, &kd.recurrent));
+        kd.kv_pool_bytes = 512ull << 20;
+        kd.state_pool_bytes = 64ull << 20;
+        kd.flags = TMEM_KV_CACHE_NO_RECLAIM;
+        tmem_kv_cache *cache;
+        REQUIRE_OK(tmem_kv_cache_create(ctx, &kd, &cache));
+        tmem_fit_desc f = request(&m, 8000, 512, 0);
+        f.ctx = ctx;
+        f.kv_dtype = kvd;
+        tmem_fit_result r;
+        REQUIRE_OK(tmem_fit(&f, &r));
+        tmem_kv_request req = {0};
+        req.context_tokens = 8000;
+        req.image_width = req.image_height = 512;
+        req.prefill_chunk = 512;
+        req.estimate = tmem_fit_kv_estimate;
+        req.estimate_user = &f;
+        tmem_kv_admission adm;
+        CHECK_OK(tmem_kv_admit(cache, &req, &adm));
+        CHECK(adm.admitted && adm.prefill_chunk == 512);
+        CHECK_MSG(adm.kv_bytes == find_item(&r, "kv_cache")->bytes, "kv: cache %llu, fit %llu",
+                  (unsigned long long)adm.kv_bytes, (unsigned long long)find_item(&r, "kv_cache")->bytes);
+        CHECK_MSG(adm.state_bytes == find_item(&r, "recurrent_state")->bytes, "state: cache %llu, fit %llu",
+                  (unsigned long long)adm.state_bytes, (unsigned long long)find_item(&r, "recurrent_state")->bytes);
+        uint64_t other = 0;
+        for (uint32_t i = 0; i < r.item_count; i++)
+            if (r.items[i].role != TMEM_ROLE_WEIGHTS && r.items[i].role != TMEM_ROLE_KV_CACHE &&
+                r.items[i].role != TMEM_ROLE_RECURRENT_STATE)
+                other += r.items[i].bytes;
+        CHECK(adm.other_bytes == other && other > 0);
+        /* and the cache really commits that much for 8000 tokens */
+        tmem_kv_seq seq;
+        REQUIRE_OK(tmem_kv_seq_create(cache, &seq));
+        CHECK_OK(tmem_kv_seq_append(cache, seq, 8000));
+        tmem_kv_cache_stats ks;
+        REQUIRE_OK(tmem_kv_cache_get_stats(cache, &ks));
+        CHECK_MSG(ks.kv_bytes_allocated == find_item(&r, "kv_cache")->bytes, "allocated %llu",
+                  (unsigned long long)ks.kv_bytes_allocated);
+        CHECK(ks.state_bytes == find_item(&r, "recurrent_state")->bytes);
+        CHECK_OK(tmem_kv_seq_free(cache, seq));
+        tmem_kv_cache_destroy(cache);
+    }
+    /* an image on a text-only model cannot be sized: admission must refuse */
+    tmem_fit_desc bad = request(&m, 100, 0, 0);
+    tmem_kv_request req = {0};
+    req.context_tokens = 100;
+    req.image_width = req.image_height = 1024; /* 1024 tokens > 100 */
+    CHECK(tmem_fit_kv_estimate(&req, 16, &bad) == UINT64_MAX);
+    req.context_tokens = 0;
+    CHECK(tmem_fit_kv_estimate(&req, 16, &bad) == UINT64_MAX);
+    tmem_context_destroy(ctx);
+}
+
+/* A small GGUF image with llama.cpp's qwen35 keys for the 0.8B's text shape. */
+static uint8_t *qwen35_image(size_t *n) {
     tmem_gguf_writer *w;
-    REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
+    if (tmem_gguf_writer_create(NULL, 0, &w) != TMEM_OK) return NULL;
     struct { const char *k; uint64_t v; } keys[] = {
         {"qwen35.block_count", 25}, {"qwen35.nextn_predict_layers", 1}, {"qwen35.embedding_length", 1024},
         {"qwen35.feed_forward_length", 3584}, {"qwen35.context_length", 262144}, {"qwen35.attention.head_count", 8},
@@ -331,22 +468,35 @@ static void test_from_gguf(void) {
     tmem_gguf_value v = {.type = TMEM_GGUF_STRING};
     v.v.s.data = "qwen35";
     v.v.s.len = 6;
-    CHECK_OK(tmem_gguf_writer_set(w, "general.architecture", &v));
+    bool ok = !tmem_gguf_writer_set(w, "general.architecture", &v);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         v = (tmem_gguf_value){.type = i % 2 ? TMEM_GGUF_UINT32 : TMEM_GGUF_UINT64};
         v.v.u = keys[i].v;
-        CHECK_OK(tmem_gguf_writer_set(w, keys[i].k, &v));
+        ok &= !tmem_gguf_writer_set(w, keys[i].k, &v);
     }
     uint64_t d[2] = {1024, 16};
-    CHECK_OK(tmem_gguf_writer_add_tensor(w, "token_embd.weight", TMEM_GGML_Q8_0, 2, d, NULL));
-    CHECK_OK(tmem_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", TMEM_GGML_Q4_K, 2, d, NULL));
-    CHECK_OK(tmem_gguf_writer_add_tensor(w, "blk.0.ffn_down.weight", TMEM_GGML_Q4_K, 2, d, NULL));
+    ok &= !tmem_gguf_writer_add_tensor(w, "token_embd.weight", TMEM_GGML_Q8_0, 2, d, NULL);
+    ok &= !tmem_gguf_writer_add_tensor(w, "blk.0.ffn_up.weight", TMEM_GGML_Q4_K, 2, d, NULL);
+    ok &= !tmem_gguf_writer_add_tensor(w, "blk.0.ffn_down.weight", TMEM_GGML_Q4_K, 2, d, NULL);
     size_t need = 0;
-    CHECK_ST(tmem_gguf_writer_write(w, NULL, 0, &need), TMEM_E_FULL);
-    uint8_t *buf = malloc(need);
-    REQUIRE(buf);
-    CHECK_OK(tmem_gguf_writer_write(w, buf, need, &need));
+    ok &= tmem_gguf_writer_write(w, NULL, 0, &need) == TMEM_E_FULL;
+    uint8_t *buf = ok ? malloc(need) : NULL;
+    if (buf && tmem_gguf_writer_write(w, buf, need, n) != TMEM_OK) {
+        free(buf);
+        buf = NULL;
+    }
     tmem_gguf_writer_destroy(w);
+    return buf;
+}
+
+/* A GGUF with llama.cpp's qwen35 keys reads back as the preset's text shape. */
+static void test_from_gguf(void) {
+    tmem_model_desc p = preset("qwen3.5-0.8b");
+    size_t need;
+    uint8_t *buf = qwen35_image(&need);
+    REQUIRE(buf);
+    tmem_gguf_writer *w;
+    tmem_gguf_value v;
     tmem_gguf *g;
     REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
     tmem_model_desc m;
@@ -415,6 +565,76 @@ static void test_from_gguf(void) {
     tmem_gguf_writer_destroy(w);
 }
 
+/* An mmproj GGUF image with the 0.8B's vision tower (llama.cpp's clip.vision.* keys). */
+static uint8_t *mmproj_image(size_t *n) {
+    tmem_gguf_writer *w;
+    if (tmem_gguf_writer_create(NULL, 0, &w) != TMEM_OK) return NULL;
+    struct { const char *k; uint32_t v; } keys[] = {
+        {"clip.vision.block_count", 12}, {"clip.vision.embedding_length", 768},
+        {"clip.vision.feed_forward_length", 3072}, {"clip.vision.attention.head_count", 12},
+        {"clip.vision.patch_size", 16}, {"clip.vision.spatial_merge_size", 2}, {"clip.vision.projection_dim", 1024}};
+    bool ok = true;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        tmem_gguf_value v = {.type = TMEM_GGUF_UINT32};
+        v.v.u = keys[i].v;
+        ok &= !tmem_gguf_writer_set(w, keys[i].k, &v);
+    }
+    tmem_gguf_value v = {.type = TMEM_GGUF_STRING};
+    v.v.s.data = "qwen3vl_merger";
+    v.v.s.len = strlen(v.v.s.data);
+    ok &= !tmem_gguf_writer_set(w, "clip.vision.projector_type", &v);
+    uint64_t d[2] = {768, 2304};
+    ok &= !tmem_gguf_writer_add_tensor(w, "v.position_embd.weight", TMEM_GGML_F16, 2, d, NULL);
+    size_t need = 0;
+    ok &= tmem_gguf_writer_write(w, NULL, 0, &need) == TMEM_E_FULL;
+    uint8_t *buf = ok ? malloc(need) : NULL;
+    if (buf && tmem_gguf_writer_write(w, buf, need, n) != TMEM_OK) {
+        free(buf);
+        buf = NULL;
+    }
+    tmem_gguf_writer_destroy(w);
+    return buf;
+}
+
+/* The vision encoder from an mmproj GGUF. */
+static void test_mmproj(void) {
+    size_t need;
+    uint8_t *buf = mmproj_image(&need);
+    REQUIRE(buf);
+    tmem_gguf *g;
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
+    tmem_model_desc want = preset("qwen3.5-0.8b"), m = want;
+    m.vis_depth = m.vis_hidden = m.vis_ff = m.vis_heads = m.vis_patch = m.vis_merge = 0;
+    m.vis_temporal_patch = m.vis_out_hidden = m.vis_pos_embd = 0;
+    tmem_gguf_error e;
+    tmem_status st = tmem_model_add_mmproj(g, &m, &e);
+    CHECK_MSG(st == TMEM_OK, "%s: %s", tmem_status_name(st), e.message);
+    CHECK(m.vis_depth == want.vis_depth && m.vis_hidden == want.vis_hidden && m.vis_ff == want.vis_ff &&
+          m.vis_heads == want.vis_heads && m.vis_patch == want.vis_patch && m.vis_merge == want.vis_merge &&
+          m.vis_temporal_patch == want.vis_temporal_patch && m.vis_out_hidden == want.vis_out_hidden &&
+          m.vis_pos_embd == want.vis_pos_embd);
+    CHECK(m.vis_file_weight_bytes == 768ull * 2304 * 2);
+    /* the exact mmproj bytes replace the vision estimate; the text stays estimated */
+    tmem_fit_desc f = request(&m, 4096, 512, 0);
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(find_item(&r, "weights.vision")->bytes == m.vis_file_weight_bytes);
+    tmem_model_params p;
+    REQUIRE_OK(tmem_model_param_count(&want, &p));
+    CHECK(find_item(&r, "weights.text")->bytes == (p.total - p.vision) * 2);
+    tmem_gguf_close(g);
+    free(buf);
+    /* a text model is not an mmproj: the missing key is named, nothing changes */
+    buf = qwen35_image(&need);
+    REQUIRE(buf);
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
+    tmem_model_desc before = m;
+    CHECK_ST(tmem_model_add_mmproj(g, &m, &e), TMEM_E_NOT_FOUND);
+    CHECK(strstr(e.message, "clip.vision.block_count") && !memcmp(&before, &m, sizeof m));
+    tmem_gguf_close(g);
+    free(buf);
+}
+
 /* The CLI: JSON fields, and its totals agree with the library. */
 static void test_cli(void) {
     const char *tool = getenv("TMEM_TOOL");
@@ -422,12 +642,13 @@ static void test_cli(void) {
         printf("TMEM_TOOL not set: skipping the CLI check\n");
         return;
     }
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB --json",
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%.200s' fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB --json",
              tool);
     FILE *p = popen(cmd, "r");
     REQUIRE(p);
     static char out[16384];
+    char want[256];
     size_t n = fread(out, 1, sizeof out - 1, p);
     out[n] = 0;
     int rc = pclose(p);
@@ -436,12 +657,12 @@ static void test_cli(void) {
     tmem_fit_desc f = request(&m, 8192, 1024, 3ull << 30);
     tmem_fit_result r;
     REQUIRE_OK(tmem_fit(&f, &r));
-    char want[128];
     snprintf(want, sizeof want, "\"total\":%llu,", (unsigned long long)r.total);
-    CHECK_MSG(strstr(out, want), "JSON lacks %s", want);
+    CHECK_MSG(strstr(out, want), "JSON lacks %.200s", want);
     const char *fields[] = {"\"kv_bytes_per_token\":12288", "\"fits\":true", "\"by_type\":{", "\"by_role\":{",
                             "\"items\":[", "\"max_ctx_tokens\":", "\"max_image\":{", "\"image_tokens\":1024",
-                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\""};
+                            "\"recurrent_bytes_per_seq\":20201472", "\"what\":\"kv_cache\"",
+                            "\"weights_by_dtype\":{\"f32\":{", "\"file_weights_by_type\":{}"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) CHECK_MSG(strstr(out, fields[i]), "no %s", fields[i]);
     snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-9b --ctx 8192 --budget 1GiB >/dev/null", tool);
     rc = system(cmd);
@@ -452,6 +673,55 @@ static void test_cli(void) {
     snprintf(cmd, sizeof cmd, "'%s' fit --model qwen3.5-0.8b --ctx 8192 --budget 3XB 2>/dev/null", tool);
     rc = system(cmd);
     CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+    /* --gguf: the file's exact bytes and shape, the preset's vision tower */
+    char dir[200], path[400];
+    size_t gn;
+    uint8_t *gb = qwen35_image(&gn);
+    if (gb && tmem_test_tmpdir(dir, sizeof dir)) {
+        snprintf(path, sizeof path, "%s/q.gguf", dir);
+        FILE *gf = fopen(path, "wb");
+        if (gf) {
+            CHECK(fwrite(gb, 1, gn, gf) == gn);
+            fclose(gf);
+            snprintf(cmd, sizeof cmd, "'%s' fit --gguf '%s' --model qwen3.5-0.8b --ctx 4096 --image 512x512 --json",
+                     tool, path);
+            p = popen(cmd, "r");
+            REQUIRE(p);
+            n = fread(out, 1, sizeof out - 1, p);
+            out[n] = 0;
+            CHECK(pclose(p) == 0);
+            uint64_t wbytes = 1024 * 16 / 32 * 34 + 2 * (1024 * 16 / 256 * 144);
+            snprintf(want, sizeof want, "\"what\":\"weights.text\",\"role\":\"weights\",\"type\":\"/memory/weights\","
+                     "\"clean\":true,\"bytes\":%llu}", (unsigned long long)wbytes);
+            CHECK_MSG(strstr(out, want), "no %.200s", want);
+            CHECK(strstr(out, "\"file_weights_by_type\":{\"q8_0\":17408,\"q4_K\":18432}") != NULL);
+            CHECK(strstr(out, "\"weight_dtype\":\"q4_K\"") && strstr(out, "\"image_tokens\":256") &&
+                  strstr(out, "\"kv_bytes_per_token\":12288"));
+            unlink(path);
+        }
+        /* --mmproj: the vision tower's exact bytes */
+        size_t mn;
+        uint8_t *mb = mmproj_image(&mn);
+        gf = mb ? fopen(path, "wb") : NULL;
+        if (gf) {
+            CHECK(fwrite(mb, 1, mn, gf) == mn);
+            fclose(gf);
+            snprintf(cmd, sizeof cmd, "'%.200s' fit --model qwen3.5-0.8b --mmproj '%.300s' --ctx 4096 --image 512x512 --json",
+                     tool, path);
+            p = popen(cmd, "r");
+            REQUIRE(p);
+            n = fread(out, 1, sizeof out - 1, p);
+            out[n] = 0;
+            CHECK(pclose(p) == 0);
+            snprintf(want, sizeof want, "\"what\":\"weights.vision\",\"role\":\"weights\",\"type\":\"/memory/weights\","
+                     "\"clean\":true,\"bytes\":%llu}", 768ull * 2304 * 2);
+            CHECK_MSG(strstr(out, want), "no %.200s", want);
+            unlink(path);
+        }
+        free(mb);
+        rmdir(dir);
+    }
+    free(gb);
 }
 
 int main(void) {
@@ -459,10 +729,13 @@ int main(void) {
     RUN(test_vision_tokens);
     RUN(test_params);
     RUN(test_layer_graphs);
+    RUN(test_graphs_planned);
     RUN(test_fit_breakdown);
     RUN(test_fit_limits);
     RUN(test_fit_ctx_policy);
+    RUN(test_fit_matches_kv_cache);
     RUN(test_from_gguf);
+    RUN(test_mmproj);
     RUN(test_cli);
     return tmem_test_finish();
 }

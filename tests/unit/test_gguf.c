@@ -399,6 +399,28 @@ static void write_corpus(void) {
     REQUIRE(b);
     put_file(dir, "qwen35_tiny.gguf", b, n);
     free(b);
+    /* a small mmproj (vision encoder) with llama.cpp's clip.vision.* keys */
+    REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
+    static const struct { const char *k; uint32_t v; } vkeys[] = {
+        {"clip.vision.block_count", 2}, {"clip.vision.embedding_length", 64},
+        {"clip.vision.feed_forward_length", 128}, {"clip.vision.attention.head_count", 4},
+        {"clip.vision.patch_size", 16}, {"clip.vision.spatial_merge_size", 2}, {"clip.vision.projection_dim", 64}};
+    for (size_t i = 0; i < sizeof vkeys / sizeof vkeys[0]; i++) {
+        v = (tmem_gguf_value){.type = TMEM_GGUF_UINT32};
+        v.v.u = vkeys[i].v;
+        CHECK_OK(tmem_gguf_writer_set(w, vkeys[i].k, &v));
+    }
+    v = (tmem_gguf_value){.type = TMEM_GGUF_STRING};
+    v.v.s.data = "qwen3vl_merger";
+    v.v.s.len = 14;
+    CHECK_OK(tmem_gguf_writer_set(w, "clip.vision.projector_type", &v));
+    uint64_t d3[2] = {64, 16};
+    CHECK_OK(tmem_gguf_writer_add_tensor(w, "v.position_embd.weight", TMEM_GGML_F16, 2, d3, NULL));
+    b = serialise(w, &n);
+    tmem_gguf_writer_destroy(w);
+    REQUIRE(b);
+    put_file(dir, "mmproj_tiny.gguf", b, n);
+    free(b);
 }
 
 int main(void) {

@@ -59,14 +59,16 @@ static void test_random_vs_bruteforce(void) {
             tmem__ivx_set_flags(&x, refs[k].idx, refs[k].flags);
         } else {
             uint64_t s = tmem_rng_range(&r, 0, 10000), e = s + tmem_rng_range(&r, 1, 500);
-            bool want = false;
+            bool want = false, any = false;
             uint32_t marked = 0;
             for (int i = 0; i < n; i++) {
                 bool ov = refs[i].s < e && refs[i].e > s;
+                if (ov) any = true;
                 if (ov && !(refs[i].flags & TMEM__IVX_ALIASABLE)) want = true;
                 if (ov && (refs[i].flags & TMEM__IVX_ALIASABLE)) marked++;
             }
             CHECK_MSG(tmem__ivx_overlaps_solid(&x, s, e) == want, "step %d", step);
+            CHECK_MSG(tmem__ivx_overlaps_any(&x, s, e) == any, "step %d", step);
             CHECK_MSG(tmem__ivx_mark_overlaps(&x, s, e) == marked, "step %d", step);
             uint64_t q = n ? refs[tmem_rng_range(&r, 0, (uint64_t)n - 1)].s : 0;
             uint32_t f = tmem__ivx_find(&x, q);

@@ -101,6 +101,77 @@ static void test_admit_spares_pinned_and_requester(void) {
     kvt_close(&fx);
 }
 
+/* Evicting one of two sequences that share every block gives nothing back:
+ * the policy passes over them (LRU though they are) for one that frees. */
+static void test_admit_skips_useless_evictions(void) {
+    tmem_kv_cache_desc d = kvt_desc(false, NULL);
+    d.kv_pool_bytes = 1ull << 20;
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, false, &d, 0, 12 * KVT_BLOCK_BYTES));
+    tmem_kv_cache *c = fx.c;
+    tmem_kv_seq a = make_seq(c, 16), b, cc, dd;
+    REQUIRE(a);
+    REQUIRE_OK(tmem_kv_seq_fork(c, a, &b)); /* 4 shared blocks */
+    cc = make_seq(c, 16);
+    dd = make_seq(c, 12);
+    REQUIRE(cc && dd); /* 11 blocks in use */
+    CHECK_OK(tmem_kv_seq_touch(c, b));
+    CHECK_OK(tmem_kv_seq_touch(c, cc));
+    CHECK_OK(tmem_kv_seq_touch(c, dd)); /* LRU order: a, b, cc, dd */
+    tmem_kv_request rq = {0};
+    rq.context_tokens = 8; /* 2 blocks, 1 free */
+    tmem_kv_admission ad;
+    CHECK_OK(tmem_kv_admit(c, &rq, &ad));
+    CHECK(ad.sequences_evicted == 1 && fx.ev.last_seq == cc && ad.freed_bytes == 4 * KVT_BLOCK_BYTES);
+    /* the same through the reactive path (an append over the budget) */
+    tmem_kv_seq e = make_seq(c, 16); /* 11 - 4 + 4 = 11 blocks */
+    REQUIRE(e);
+    CHECK_OK(tmem_kv_seq_touch(c, dd));
+    CHECK_OK(tmem_kv_seq_touch(c, e));
+    CHECK_OK(tmem_kv_seq_append(c, dd, 8)); /* +2 blocks, 1 free: dd is LRU-protected, a and b give nothing */
+    CHECK(fx.ev.seq_evicted == 2 && fx.ev.last_seq == e);
+    tmem_kv_seq_info si;
+    CHECK_OK(tmem_kv_seq_get_info(c, a, &si));
+    CHECK(si.status == TMEM_KV_SEQ_LIVE);
+    /* once nothing else is left, a and b go together */
+    tmem_kv_cache_stats st;
+    CHECK_OK(tmem_kv_cache_get_stats(c, &st));
+    CHECK(st.blocks_used == 9);
+    rq.context_tokens = 16; /* 4 blocks, 3 free */
+    CHECK_OK(tmem_kv_seq_pin(c, dd, true));
+    CHECK_OK(tmem_kv_admit(c, &rq, &ad));
+    CHECK(ad.sequences_evicted == 2 && ad.freed_bytes == 4 * KVT_BLOCK_BYTES);
+    kvt_close(&fx);
+}
+
+/* The carved KV range is full (no budget involved): dropping snapshots
+ * would not help, so the policy goes straight to a sequence. */
+static void test_range_full(void) {
+    tmem_kv_cache_desc d = kvt_desc(true, NULL);
+    d.kv_pool_bytes = 8 * KVT_BLOCK_BYTES;
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, true, &d, 0, 0));
+    tmem_kv_cache *c = fx.c;
+    tmem_kv_seq a = make_seq(c, 16), b = make_seq(c, 16), x;
+    REQUIRE(a && b);
+    CHECK_OK(tmem_kv_snapshot_take(c, b, NULL));
+    CHECK_OK(tmem_kv_seq_touch(c, b));
+    x = make_seq(c, 0);
+    REQUIRE(x);
+    CHECK_OK(tmem_kv_seq_append(c, x, 4));
+    CHECK(fx.ev.snap_dropped == 0 && fx.ev.seq_evicted == 1 && fx.ev.last_seq == a);
+    tmem_kv_seq_info si;
+    CHECK_OK(tmem_kv_seq_get_info(c, b, &si));
+    CHECK(si.snapshots == 1);
+    /* everything else pinned: the range stays full, a clean TMEM_E_FULL */
+    CHECK_OK(tmem_kv_seq_pin(c, b, true));
+    CHECK_OK(tmem_kv_seq_append(c, x, 12));
+    CHECK_ST(tmem_kv_seq_append(c, x, 1), TMEM_E_FULL);
+    CHECK_OK(tmem_kv_seq_get_info(c, x, &si));
+    CHECK(si.tokens == 16);
+    kvt_close(&fx);
+}
+
 static void test_admit_snapshots_first(void) {
     /* the context budget binds: snapshots go before sequences */
     uint64_t budget = 4ull << 20;
@@ -301,6 +372,8 @@ static void test_manual_reclaim(void) {
 int main(void) {
     RUN(test_admit_evicts_lru);
     RUN(test_admit_spares_pinned_and_requester);
+    RUN(test_admit_skips_useless_evictions);
+    RUN(test_range_full);
     RUN(test_admit_snapshots_first);
     RUN(test_prefill_chunk);
     RUN(test_estimate_fn);

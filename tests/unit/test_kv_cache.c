@@ -306,7 +306,47 @@ static void test_one_sided(void) {
     tmem_context_destroy(ctx);
 }
 
+/* With the core's builtin types: the roles' types, /memory/snapshots made. */
+static void test_default_types(void) {
+    tmem_context_desc cd = {0};
+    cd.budget = 256ull << 20;
+    tmem_context *ctx;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_kv_cache_desc d = kvt_desc(true, NULL);
+    d.kv_pool_bytes = d.state_pool_bytes = 0; /* the defaults: the types' reserves */
+    tmem_kv_cache *c;
+    REQUIRE_OK(tmem_kv_cache_create(ctx, &d, &c));
+    tmem_kv_seq s;
+    CHECK_OK(tmem_kv_seq_create(c, &s));
+    CHECK_OK(tmem_kv_seq_append(c, s, 40));
+    CHECK_OK(tmem_kv_snapshot_take(c, s, NULL));
+    tmem_type *kv, *state, *snap;
+    REQUIRE_OK(tmem_role_get_type(ctx, TMEM_ROLE_KV_CACHE, &kv));
+    REQUIRE_OK(tmem_role_get_type(ctx, TMEM_ROLE_RECURRENT_STATE, &state));
+    REQUIRE_OK(tmem_type_find(ctx, "/memory/snapshots", &snap));
+    tmem_type_stats ts;
+    CHECK_OK(tmem_type_get_stats(kv, &ts));
+    CHECK(ts.committed.current == 10 * KVT_BLOCK_BYTES);
+    CHECK_OK(tmem_type_get_stats(state, &ts));
+    CHECK(ts.committed.current == KVT_STATE_SLOT);
+    CHECK_OK(tmem_type_get_stats(snap, &ts));
+    CHECK(ts.committed.current == KVT_STATE_SLOT);
+    /* the KV_CACHE role is charged for the blocks it holds */
+    tmem_role_stats rs;
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_KV_CACHE, &rs));
+    CHECK(rs.in_use.current == 10 * KVT_BLOCK_BYTES && rs.live_count == 10);
+    /* a second cache on the same types needs its own ranges: the first took them */
+    tmem_kv_cache *c2;
+    CHECK_ST(tmem_kv_cache_create(ctx, &d, &c2), TMEM_E_FULL);
+    CHECK_OK(tmem_kv_cache_check(c));
+    tmem_kv_cache_destroy(c);
+    CHECK_OK(tmem_type_get_stats(kv, &ts));
+    CHECK(ts.committed.current == 0);
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
+    RUN(test_default_types);
     RUN(test_append_and_address);
     RUN(test_fork_cow);
     RUN(test_truncate_rollback);

@@ -144,6 +144,29 @@ static void test_mountinfo(void) {
     CHECK_ST(tmem__os_parse_mountinfo(longline, strlen(longline), &m), TMEM_E_PARSE);
 }
 
+static void test_cgroup_join(void) {
+    char b[64];
+    CHECK(tmem__os_cgroup_join("/sys/fs/cgroup", "/", "/user.slice/app", b, sizeof b));
+    CHECK(strcmp(b, "/sys/fs/cgroup/user.slice/app") == 0);
+    CHECK(tmem__os_cgroup_join("/sys/fs/cgroup", "/", "/", b, sizeof b));
+    CHECK(strcmp(b, "/sys/fs/cgroup") == 0);
+    /* container: the mount shows /kubepods/pod1 as its root */
+    CHECK(tmem__os_cgroup_join("/sys/fs/cgroup", "/kubepods/pod1", "/kubepods/pod1/ctr", b, sizeof b));
+    CHECK(strcmp(b, "/sys/fs/cgroup/ctr") == 0);
+    CHECK(tmem__os_cgroup_join("/sys/fs/cgroup", "/kubepods/pod1", "/kubepods/pod1", b, sizeof b));
+    CHECK(strcmp(b, "/sys/fs/cgroup") == 0);
+    /* a root that is only a prefix of a component does not strip */
+    CHECK(tmem__os_cgroup_join("/m", "/kube", "/kubepods/x", b, sizeof b));
+    CHECK(strcmp(b, "/m/kubepods/x") == 0);
+    /* refused: climbing out, relative, too long */
+    CHECK(!tmem__os_cgroup_join("/m", "/", "/a/../../etc", b, sizeof b) && b[0] == '\0');
+    CHECK(!tmem__os_cgroup_join("/m", "/", "/..", b, sizeof b));
+    CHECK(tmem__os_cgroup_join("/m", "/", "/a..b/c", b, sizeof b)); /* ".." inside a name is fine */
+    CHECK(!tmem__os_cgroup_join("/m", "/", "rel", b, sizeof b));
+    char tiny[8];
+    CHECK(!tmem__os_cgroup_join("/sys/fs/cgroup", "/", "/x", tiny, sizeof tiny) && tiny[0] == '\0');
+}
+
 static void test_cgroup_value(void) {
     uint64_t v = 7;
     CHECK_OK(tmem__os_parse_cgroup_value(S("max\n"), &v));
@@ -251,6 +274,7 @@ int main(void) {
     RUN(test_meminfo);
     RUN(test_proc_cgroup);
     RUN(test_mountinfo);
+    RUN(test_cgroup_join);
     RUN(test_cgroup_value);
     RUN(test_psi);
     RUN(test_memory_events);

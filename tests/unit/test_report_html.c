@@ -86,16 +86,27 @@ static void test_control(void) {
     free(l);
 }
 
-/* A plan picture shaped like the planner's: buffers as rects in an arena. */
-static void write_plan(const char *path) {
-    FILE *f = fopen(path, "w");
-    if (!f) return;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"fixture-plan\" width=\"600\" height=\"200\">\n");
-    for (int i = 0; i < 12; i++)
-        fprintf(f, "<rect class=\"buffer\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#59a14f\"><title>buf%d</title></rect>\n",
-                i * 45, (i % 3) * 60, 40 + i % 4 * 5, 50, i);
-    fprintf(f, "</svg>\n");
-    fclose(f);
+/* The planner's own picture of a small plan (include/typedmem/plan.h). */
+enum { PLAN_BUFFERS = 12 };
+static bool write_plan(const char *path) {
+    char csv[1024];
+    int n = snprintf(csv, sizeof csv, "id,lower,upper,size\n");
+    for (int i = 0; i < PLAN_BUFFERS; i++) /* a chain of overlapping intermediates */
+        n += snprintf(csv + n, sizeof csv - (size_t)n, "b%d,%d,%d,%d\n", i, i, i + 2 + i % 3, 4096 * (1 + i % 4));
+    tmem_plan_problem *prob;
+    tmem_plan *plan = NULL;
+    if (tmem_plan_problem_parse_csv(csv, (size_t)n, &prob, NULL) != TMEM_OK) return false;
+    tmem_plan_desc pd = {0};
+    pd.flags = TMEM_PLAN_HEURISTIC_ONLY;
+    tmem_plan_svg_desc sd = {0};
+    sd.title = "fixture plan";
+    FILE *f = NULL;
+    bool ok = tmem_plan_solve(prob, &pd, &plan) == TMEM_OK && (f = fopen(path, "w")) != NULL &&
+              tmem_plan_write_svg(plan, &sd, f) == TMEM_OK;
+    if (f && fclose(f) != 0) ok = false;
+    tmem_plan_destroy(plan);
+    tmem_plan_problem_destroy(prob);
+    return ok;
 }
 
 /* The element text starting at the first `open` after `from`, up to `close`. */
@@ -130,7 +141,7 @@ static void test_report(void) {
     REQUIRE_OK(tmem_trace_data_save(d, trace));
     uint64_t ev, peak = fx_brute_peak(d, &ev, NULL);
     tmem_trace_data_destroy(d);
-    write_plan(plan);
+    REQUIRE(write_plan(plan));
     snprintf(cmd, sizeof cmd, "%s report %s --html %s --plan %s --title 'fixture session' >%s/report.txt", tool, trace, html, plan, dir);
     REQUIRE(system(cmd) == 0);
 
@@ -139,6 +150,8 @@ static void test_report(void) {
     REQUIRE(l && p);
     CHECK_MSG(console_lines(l, NULL) == 0, "the report wrote to the console");
     CHECK(strstr(p, "data-report-ready=\"1\"") != NULL); /* the inline script ran to its end */
+    /* the hover readout was drawn at the peak column of both timelines */
+    CHECK_MSG(count(p, "data-hover-ok=\"1\"") == 2, "%zu timelines with a working readout", count(p, "data-hover-ok=\"1\""));
     char *tl = element(p, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline\"", "</svg>");
     REQUIRE(tl);
     const char *types[] = {"/memory/weights", "/memory/kv", "/memory/activations", "/memory/images"};
@@ -156,10 +169,14 @@ static void test_report(void) {
     snprintf(want, sizeof want, "<g class=\"peak\" data-bytes=\"%llu\"", (unsigned long long)peak);
     CHECK(strstr(tl, want) != NULL);
     CHECK(strstr(tl, "<g class=\"budget\"") != NULL);
+    char *rl = element(p, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline-role\"", "</svg>");
+    REQUIRE(rl);
+    CHECK(count(rl, "<path class=\"series\" data-series=\"kv_cache\"") == 1 && count(rl, "<path class=\"series\"") == 5);
+    free(rl);
     char *pl = element(p, "<div class=\"panel\" id=\"tmem-plan\">", "</div>");
     REQUIRE(pl);
-    CHECK(strstr(pl, "id=\"fixture-plan\"") != NULL);
-    CHECK(count(pl, "<rect class=\"buffer\"") == 12);
+    CHECK(strstr(pl, "<svg") && strstr(pl, "fixture plan"));
+    CHECK_MSG(count(pl, "fill=\"hsl(") == PLAN_BUFFERS, "%zu buffer rects in the plan", count(pl, "fill=\"hsl("));
     CHECK(strstr(p, "id=\"tmem-peak-name\"") != NULL);
     printf("report: %zu bytes of DOM, timeline %zu bytes, plan %zu bytes\n", strlen(p), strlen(tl), strlen(pl));
     free(tl);

@@ -53,6 +53,9 @@ static void test_create_and_account(void) {
     CHECK(info.layout.alloc_size == 1920u * 1080u * 3 / 2);
     CHECK(info.mapped_bytes == pixels + page);
     CHECK(images_committed(ctx) == pixels + page);
+    tmem_role_stats rs;
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_IMAGE, &rs));
+    CHECK(rs.in_use.current == 1920u * 1080u * 3 / 2 && rs.live_count == 1);
     CHECK(tmem__os_live_fds() == fds0 + 2 && tmem__os_live_mappings() == maps0 + 2);
     /* Fresh memfd pixels read as zero; the planes sit where the layout says. */
     const uint8_t *y = tmem_surface_plane_ptr(s, 0), *uv = tmem_surface_plane_ptr(s, 1);
@@ -61,6 +64,8 @@ static void test_create_and_account(void) {
     CHECK(tmem_surface_plane_ptr(s, 2) == NULL);
     tmem_surface_release(s);
     CHECK(images_committed(ctx) == 0);
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_IMAGE, &rs));
+    CHECK(rs.in_use.current == 0 && rs.live_count == 0);
     CHECK(tmem__os_live_fds() == fds0 && tmem__os_live_mappings() == maps0);
     tmem_context_destroy(ctx);
 }
@@ -286,6 +291,49 @@ static void test_export_import(void) {
     CHECK(tmem__os_live_fds() == fds0 && tmem__os_live_mappings() == maps0);
 }
 
+/* Importing what this context already imported returns the same handle. */
+static void test_reimport_same_handle(void) {
+    tmem_context *ctx = new_ctx(0);
+    REQUIRE(ctx);
+    tmem_surface_desc d = nv12(64, 32);
+    tmem_surface *a, *b1, *b2, *b3, *c;
+    REQUIRE_OK(tmem_surface_create(ctx, &d, &a));
+    int sv[2];
+    REQUIRE_OK(tmem__os_socketpair(sv));
+    REQUIRE_OK(tmem_surface_send(a, sv[0], 0));
+    REQUIRE_OK(tmem_surface_receive(ctx, sv[1], 0, &b1));
+    int64_t fds0 = tmem__os_live_fds(), maps0 = tmem__os_live_mappings();
+    uint64_t committed = images_committed(ctx);
+    REQUIRE_OK(tmem_surface_send(a, sv[0], 0));
+    REQUIRE_OK(tmem_surface_receive(ctx, sv[1], 0, &b2));
+    CHECK(b2 == b1 && b1 != a);
+    CHECK(tmem__os_live_fds() == fds0 && tmem__os_live_mappings() == maps0 && images_committed(ctx) == committed);
+    tmem_surface_info info;
+    CHECK_OK(tmem_surface_get_info(b1, &info));
+    CHECK(info.ref_count == 2);
+    /* A read-only import of the same memory is another handle. */
+    REQUIRE_OK(tmem_surface_send(a, sv[0], 0));
+    REQUIRE_OK(tmem_surface_receive(ctx, sv[1], TMEM_SHARE_READ_ONLY, &b3));
+    CHECK(b3 != b1);
+    CHECK_OK(tmem_surface_get_info(b3, &info));
+    CHECK(info.read_only && info.ref_count == 1);
+    /* Another context maps its own. */
+    tmem_context *other = new_ctx(0);
+    REQUIRE(other);
+    REQUIRE_OK(tmem_surface_send(a, sv[0], 0));
+    REQUIRE_OK(tmem_surface_receive(other, sv[1], 0, &c));
+    CHECK(c != b1);
+    tmem_context_destroy(other);
+    tmem_surface_release(b3);
+    tmem_surface_release(b2);
+    CHECK(tmem_surface_seed(b1) == 0); /* still alive */
+    tmem_surface_release(b1);
+    tmem_surface_release(a);
+    (void)tmem__os_close(sv[0]);
+    (void)tmem__os_close(sv[1]);
+    tmem_context_destroy(ctx);
+}
+
 /* A read-only share: the kernel refuses every writable mapping of the pixels
  * from then on, and resizing either file. */
 static void test_read_only_share(void) {
@@ -481,6 +529,7 @@ int main(void) {
     RUN(test_views);
     RUN(test_export_import);
     RUN(test_read_only_share);
+    RUN(test_reimport_same_handle);
     RUN(test_send_receive);
     RUN(test_budget);
     RUN(test_convert_from_surface);

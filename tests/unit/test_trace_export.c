@@ -111,7 +111,7 @@ static void test_chrome_json(void) {
     for (uint64_t i = 0; i < d->count; i++) {
         uint16_t k = d->events[i].kind;
         if (k == TMEM_TRACE_ALLOC) allocs++;
-        else if (k == TMEM_TRACE_FREE) frees++;
+        else if (k == TMEM_TRACE_FREE || k == TMEM_TRACE_RESET) frees++;
         else if (k == TMEM_TRACE_COMMIT || k == TMEM_TRACE_DECOMMIT) commits++;
         else instants++;
     }
@@ -192,6 +192,18 @@ static void test_svg(void) {
     CHECK(count(svg, "class=\"committed\"") == 1);
     CHECK(strstr(svg, "</svg>\n") == svg + strlen(svg) - 7);
     tmem_trace_string_free(svg);
+    /* By role: one series per role that held bytes, same peak. */
+    REQUIRE_OK(tmem_trace_export(d, TMEM_TRACE_FORMAT_SVG_ROLES, NULL, &svg, NULL));
+    CHECK(strstr(svg, "id=\"tmem-timeline-role\"") != NULL);
+    const char *roles[] = {"weights", "kv_cache", "activation", "image", "vision_intermediate"};
+    CHECK(count(svg, "<path class=\"series\"") == 5);
+    for (int i = 0; i < 5; i++) {
+        char anchor[96];
+        snprintf(anchor, sizeof anchor, "class=\"series\" data-series=\"%s\"", roles[i]);
+        CHECK_MSG(strstr(svg, anchor) != NULL, "no role series %s", roles[i]);
+    }
+    CHECK(attr_after(svg, "<g class=\"peak\"", "data-bytes=\"") == want);
+    tmem_trace_string_free(svg);
     /* Tiny sizes are clamped, not rejected; an empty trace draws "no events". */
     tmem_report_desc o = {0};
     o.width = 10, o.height = 10;
@@ -205,6 +217,32 @@ static void test_svg(void) {
     tmem_trace_string_free(svg);
     tmem_trace_data_destroy(e);
     tmem_trace_data_destroy(d);
+}
+
+/* A long idle stretch is drawn narrow and labelled; committed bytes far
+ * above the in-use peak become a label, not the scale. */
+static void test_svg_gap_and_scale(void) {
+    fx_builder b = {NULL, 0, true};
+    REQUIRE_OK(tmem__trace_data_new(&b.d));
+    fx_ev(&b, TMEM_TRACE_COMMIT, 0, -1, 1ull << 30, 0, "charge clean");
+    for (int i = 0; i < 10; i++) fx_ev(&b, TMEM_TRACE_ALLOC, 0, TMEM_ROLE_ACTIVATION, 1u << 20, (uint64_t)i << 20, "a");
+    uint64_t before = b.t;
+    b.t += 5000000000ull; /* 5 s with no event */
+    for (int i = 0; i < 10; i++) fx_ev(&b, TMEM_TRACE_FREE, 0, TMEM_ROLE_ACTIVATION, 1u << 20, (uint64_t)i << 20, "a");
+    uint64_t gap = b.d->events[11].time_ns - before;
+    REQUIRE(b.ok);
+    char *svg;
+    REQUIRE_OK(tmem_trace_export(b.d, TMEM_TRACE_FORMAT_SVG, NULL, &svg, NULL));
+    CHECK(count(svg, "<g class=\"gap\"") == 1);
+    CHECK(attr_after(svg, "<g class=\"gap\"", "data-ns=\"") == gap);
+    /* The gap's band is narrow: under a tenth of the plot. */
+    const char *g = strstr(svg, "<g class=\"gap\"");
+    double w = g ? strtod(strstr(g, "width=\"") + 7, NULL) : 1e9;
+    CHECK_MSG(w < (1100 - 78 - 210) / 10.0, "gap band %.1f px wide", w);
+    CHECK(strstr(svg, "committed: up to 1.00 GiB (above the scale)") && !strstr(svg, "class=\"committed\""));
+    CHECK(strstr(svg, ">10.0 MiB<") || strstr(svg, ">10 MiB<")); /* the scale follows the 10 MiB in use */
+    tmem_trace_string_free(svg);
+    tmem_trace_data_destroy(b.d);
 }
 
 static const char plan_svg[] =
@@ -231,6 +269,9 @@ static void test_html(void) {
     CHECK(strstr(html, "&lt;b&gt;kv&lt;/b&gt; &amp; more") != NULL);
     CHECK(strstr(html, "id=\"tmem-peak-role\"") && strstr(html, "id=\"tmem-peak-type\"") && strstr(html, "id=\"tmem-peak-name\""));
     CHECK(count(html, "<script>") == 1);
+    CHECK(strstr(html, "id=\"tmem-timeline-role\"") != NULL);
+    CHECK(count(html, "<tr class=\"ev-budget_denied\">") == 1 && count(html, "<tr class=\"ev-mark\">") == 3);
+    CHECK(count(html, "<tr class=\"ev-evict\">") == 1 && count(html, "<tr class=\"ev-pressure\">") == 1);
     CHECK(count(html, "<section class=\"note\">") == 2);
     /* Self-contained: nothing fetched (only the SVG namespace URI appears). */
     CHECK(!strstr(html, "src=") && !strstr(html, "https://") && !strstr(html, "<link"));
@@ -281,6 +322,7 @@ int main(void) {
     RUN(test_json_validator_rejects);
     RUN(test_chrome_json);
     RUN(test_svg);
+    RUN(test_svg_gap_and_scale);
     RUN(test_html);
     RUN(test_summary_and_text);
     return tmem_test_finish();

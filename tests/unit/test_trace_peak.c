@@ -46,6 +46,13 @@ static void test_small(void) {
     CHECK(!strcmp(p.by_name[0].label, "w") && p.by_name[0].bytes == 200);
     CHECK(!strcmp(p.by_name[1].label, "y") && p.by_name[1].bytes == 120);
     CHECK(!strcmp(p.by_name[2].label, "x") && p.by_name[2].bytes == 30 && p.by_name[2].id == -1);
+    /* A reset of type 0's [0, 200) frees x@128 and y@0, not w (type 1). */
+    fx_ev(&b, TMEM_TRACE_RESET, 0, -1, 200, 0, "heap");
+    fx_ev(&b, TMEM_TRACE_ALLOC, 1, TMEM_ROLE_WEIGHTS, 100, 64, "w2");    /* 300 */
+    fx_ev(&b, TMEM_TRACE_ALLOC, 0, TMEM_ROLE_ACTIVATION, 70, 4096, "z"); /* 370 <- peak, live: w, w2, z */
+    REQUIRE_OK(tmem_trace_peak(b.d, &p));
+    CHECK(p.peak_bytes == 370 && p.live_count == 3 && p.peak_event == b.d->count - 1);
+    CHECK(p.by_type_count == 2 && p.by_type[0].bytes == 300 && p.by_type[1].bytes == 70);
     CHECK_ST(tmem_trace_peak(NULL, &p), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_trace_peak(b.d, NULL), TMEM_E_INVALID_ARG);
     tmem_trace_data_destroy(b.d);
@@ -87,8 +94,10 @@ static void test_random(void) {
         for (uint32_t i = 0; i < n; i++) {
             int type = (int)tmem_rng_range(&rng, 0, 3) - 1;
             uint64_t off = tmem_rng_range(&rng, 0, 40) * 64;
-            tmem_trace_kind k = tmem_rng_range(&rng, 0, 2) ? TMEM_TRACE_ALLOC : TMEM_TRACE_FREE;
-            fx_ev(&b, k, type, (int)tmem_rng_range(&rng, 0, 9) - 1, tmem_rng_range(&rng, 1, 1000), off, "r");
+            uint64_t pick = tmem_rng_range(&rng, 0, 40);
+            tmem_trace_kind k = pick == 0 ? TMEM_TRACE_RESET : pick < 27 ? TMEM_TRACE_ALLOC : TMEM_TRACE_FREE;
+            uint64_t size = k == TMEM_TRACE_RESET ? tmem_rng_range(&rng, 1, 20) * 64 : tmem_rng_range(&rng, 1, 1000);
+            fx_ev(&b, k, type, (int)tmem_rng_range(&rng, 0, 9) - 1, size, off, "r");
         }
         REQUIRE(b.ok);
         tmem_trace_peak_info p;

@@ -19,7 +19,9 @@ static void test_ring_wrap(void) {
     REQUIRE(ctx);
     tmem_trace_desc td = {0};
     td.capacity = 5; /* rounded up to 8 */
+    CHECK(tmem__context_tracer(ctx) == NULL); /* never started: the hook's pointer is NULL */
     REQUIRE_OK(tmem_trace_start(ctx, &td));
+    CHECK(tmem__context_tracer(ctx) != NULL);
     char name[32];
     for (int i = 0; i < 20; i++) {
         snprintf(name, sizeof name, "m%d", i);
@@ -57,6 +59,7 @@ static void test_ring_wrap(void) {
 
     /* Stop keeps the ring for a snapshot; marks are refused while off. */
     CHECK_OK(tmem_trace_stop(ctx));
+    CHECK(tmem__context_tracer(ctx) == NULL); /* stopped: back to the never-started path */
     CHECK_ST(tmem_trace_mark(ctx, "late"), TMEM_E_STATE);
     CHECK_ST(tmem_trace_stop(ctx), TMEM_E_STATE);
     REQUIRE_OK(tmem_trace_snapshot(ctx, &d));
@@ -190,12 +193,19 @@ static void test_file_stream(void) {
     tmem_trace_data_destroy(d);
     tmem_heap_destroy(heap);
 
-    /* A context destroyed while streaming still leaves a complete file. */
+    /* A context destroyed while streaming still leaves a complete file;
+     * tmem_trace_flush makes what was recorded readable before that. */
+    CHECK_ST(tmem_trace_flush(ctx), TMEM_E_STATE);
     REQUIRE_OK(tmem_trace_start(ctx, &td));
     CHECK_OK(tmem_trace_mark(ctx, "last words"));
+    CHECK_OK(tmem_trace_flush(ctx));
+    REQUIRE_OK(tmem_trace_load(path, &d)); /* cut before END: incomplete, but the mark is there */
+    CHECK(!d->complete && d->count == 1 && !strcmp(d->events[0].name, "last words"));
+    tmem_trace_data_destroy(d);
     tmem_context_destroy(ctx);
     REQUIRE_OK(tmem_trace_load(path, &d));
     CHECK(d->complete && d->count == 1 && !strcmp(d->events[0].name, "last words"));
+    CHECK(tmem_trace_data_type_name(d, (int32_t)ti.index) && !strcmp(tmem_trace_data_type_name(d, (int32_t)ti.index), ti.name));
     tmem_trace_data_destroy(d);
     remove(path);
     remove(dir);

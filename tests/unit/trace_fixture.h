@@ -63,7 +63,7 @@ static inline tmem_trace_data *fx_session(uint32_t tokens) {
             fx_ev(&b, TMEM_TRACE_FREE, FX_ACT, TMEM_ROLE_VISION_INTERMEDIATE, 4u << 20, (uint64_t)((i - 1) % 2) << 22, name);
         }
     }
-    fx_ev(&b, TMEM_TRACE_FREE, FX_ACT, TMEM_ROLE_VISION_INTERMEDIATE, 4u << 20, (uint64_t)(5 % 2) << 22, "vit.5.out");
+    fx_ev(&b, TMEM_TRACE_RESET, FX_ACT, TMEM_ROLE_VISION_INTERMEDIATE, 8u << 20, 0, "vision heap"); /* frees vit.5.out */
     fx_ev(&b, TMEM_TRACE_FREE, FX_IMAGES, TMEM_ROLE_IMAGE, 3u << 20, 0, "camera nv12");
     fx_ev(&b, TMEM_TRACE_MARK, -1, -1, 0, 0, "decode");
     for (uint32_t t = 0; t < tokens; t++) {
@@ -104,6 +104,10 @@ static inline uint64_t fx_brute_peak_final(const tmem_trace_data *d, uint64_t *p
         } else if (e->kind == TMEM_TRACE_FREE) {
             for (uint64_t j = 0; j < n; j++)
                 if (l[j].type == e->type && l[j].off == e->offset) { cur -= l[j].size; l[j] = l[--n]; break; }
+        } else if (e->kind == TMEM_TRACE_RESET) {
+            for (uint64_t j = 0; j < n;)
+                if (l[j].type == e->type && l[j].off >= e->offset && l[j].off - e->offset < e->size) { cur -= l[j].size; l[j] = l[--n]; }
+                else j++;
         }
         if (cur > best) {
             best = cur;

@@ -115,7 +115,9 @@ static tmem_status step_weights(session *s) {
     /* A sparse file stands in for the GGUF until the model layer lands:
      * reading it faults in real (zeroed) page-cache pages, clean and
      * droppable, exactly like weights. */
-    char path[] = "/tmp/tmem-demo-weightsXXXXXX";
+    char path[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/tmem-demo-weightsXXXXXX", tmp && *tmp ? tmp : "/tmp");
     int tmpfd = mkstemp(path);
     if (tmpfd < 0) return TMEM_E_IO;
     int rc = ftruncate(tmpfd, (off_t)size);
@@ -189,15 +191,14 @@ static tmem_status step_vision(session *s) {
         /* The linear heap rewinds per layer: the bytes are reused, never
          * recommitted. */
         float *h, *f;
-        tmem_heap *tmp = s->scratch;
         if ((st = tmem_heap_alloc(s->vision, mark_hidden, 64, (void **)&h)) != TMEM_OK) return st;
         if ((st = tmem_heap_alloc(s->vision, mark_ffn, 64, (void **)&f)) != TMEM_OK) return st;
         touch(h, mark_hidden, (uint8_t)layer);
         touch(f, mark_ffn, (uint8_t)layer);
         void *sc;
-        if ((st = tmem_heap_alloc(tmp, 1 << 20, 64, &sc)) != TMEM_OK) return st;
+        if ((st = tmem_heap_alloc(s->scratch, 1 << 20, 64, &sc)) != TMEM_OK) return st;
         touch(sc, 1 << 20, 1);
-        if ((st = tmem_heap_reset(tmp)) != TMEM_OK) return st;
+        if ((st = tmem_heap_reset(s->scratch)) != TMEM_OK) return st;
         if ((st = tmem_heap_reset(s->vision)) != TMEM_OK) return st;
         if ((st = tmem_heap_alloc(s->vision, (uint64_t)side * side * 3 * 4, 64, (void **)&rgb)) != TMEM_OK) return st;
     }

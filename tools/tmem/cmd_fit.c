@@ -2,7 +2,7 @@
  * and role, the total, and the largest context / image that fit.
  *
  *   tmem fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB [--json]
- *            [--gguf FILE] [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype ...]
+ *            [--gguf FILE] [--mmproj FILE] [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype ...]
  *            [--weights DTYPE] [--seqs N] [--chunk N] [--block N] [--no-flash]
  *
  * Exit status: 0 fits (or no budget given), 3 does not fit, 2 usage, 1 error.
@@ -20,6 +20,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: tmem fit (--model NAME | --gguf FILE) --ctx N [--image WxH] [--budget SIZE] [--json]\n"
+            "                [--mmproj FILE] (llama.cpp vision encoder; else the preset's)\n"
             "                [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype f32|f16|bf16] [--weights DTYPE]\n"
             "                [--seqs N] [--chunk N] [--block N] [--no-flash]\n"
             "  SIZE takes B, KiB, MiB, GiB (also K, M, G = binary) or KB, MB, GB (decimal)\n"
@@ -77,7 +78,19 @@ static const char *dtype_label(tmem_weight_dtype d, const char *def) {
 
 static double mib(uint64_t b) { return (double)b / 1048576.0; }
 
-static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r) {
+/* Bytes per ggml type over a GGUF's tensors (the file's real mix). */
+static void file_types(const tmem_gguf *g, uint64_t by_type[TMEM_GGML_TYPE_LIMIT]) {
+    memset(by_type, 0, sizeof(uint64_t) * TMEM_GGML_TYPE_LIMIT);
+    tmem_gguf_info info;
+    if (!g || tmem_gguf_get_info(g, &info) != TMEM_OK) return;
+    for (uint64_t i = 0; i < info.tensor_count; i++) {
+        tmem_gguf_tensor t;
+        if (tmem_gguf_tensor_at(g, i, &t) == TMEM_OK && t.type < TMEM_GGML_TYPE_LIMIT) by_type[t.type] += t.size;
+    }
+}
+
+static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r,
+                       const tmem_gguf *g) {
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
     tmem_ggml_type_info wt = {0};
@@ -96,6 +109,23 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
            kv_label(f->state_dtype, "f32"), wt.name ? wt.name : dtype_label(f->weight_dtype, "bf16"));
     printf("\"kv_bytes_per_token\":%" PRIu64 ",\"recurrent_bytes_per_seq\":%" PRIu64 ",", r->kv_bytes_per_token,
            r->recurrent_bytes_per_seq);
+    printf("\"weights_by_dtype\":{");
+    for (int d = 1; d < TMEM_WEIGHT_COUNT; d++) {
+        uint64_t t = 0, v = 0;
+        if (tmem_model_weight_bytes(m, (tmem_weight_dtype)d, &t, &v) != TMEM_OK) continue;
+        printf("%s\"%s\":{\"text\":%" PRIu64 ",\"vision\":%" PRIu64 "}", d > 1 ? "," : "",
+               dtype_label((tmem_weight_dtype)d, "?"), t, v);
+    }
+    printf("},\"file_weights_by_type\":{");
+    uint64_t by_type[TMEM_GGML_TYPE_LIMIT];
+    file_types(g, by_type);
+    for (uint32_t t = 0, first = 1; t < TMEM_GGML_TYPE_LIMIT; t++) {
+        tmem_ggml_type_info ti;
+        if (!by_type[t] || tmem_ggml_type_get_info(t, &ti) != TMEM_OK) continue;
+        printf("%s\"%s\":%" PRIu64, first ? "" : ",", ti.name, by_type[t]);
+        first = 0;
+    }
+    printf("},");
     printf("\"items\":[");
     for (uint32_t i = 0; i < r->item_count; i++) {
         const tmem_fit_item *it = &r->items[i];
@@ -134,7 +164,8 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
            r->vision_arena, r->arena_from_planner ? "true" : "false");
 }
 
-static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r) {
+static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r,
+                       const tmem_gguf *g) {
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
     printf("model %s (%s): %u layers (%u full attention, %u Gated DeltaNet), hidden %u, vocab %u\n", m->name,
@@ -144,10 +175,27 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     if (f->image_width)
         printf(", image %ux%u -> %" PRIu64 " tokens (%" PRIu64 " patches)", f->image_width, f->image_height,
                r->image_tokens, r->image_patches);
-    printf("\n  KV %s: %" PRIu64 " B/token; recurrent state %s: %" PRIu64 " B/sequence\n\n",
+    printf("\n  KV %s: %" PRIu64 " B/token; recurrent state %s: %" PRIu64 " B/sequence\n",
            kv_label(f->kv_dtype, "f16"), r->kv_bytes_per_token, kv_label(f->state_dtype, "f32"),
            r->recurrent_bytes_per_seq);
-    printf("%-22s %-20s %-18s %16s %11s\n", "type", "role", "what", "bytes", "MiB");
+    printf("  weights if stored as:");
+    for (int d = 1; d < TMEM_WEIGHT_COUNT; d++) {
+        uint64_t t = 0, v = 0;
+        if (tmem_model_weight_bytes(m, (tmem_weight_dtype)d, &t, &v) == TMEM_OK)
+            printf(" %s %.0f MiB%s", dtype_label((tmem_weight_dtype)d, "?"), mib(t + v), d + 1 < TMEM_WEIGHT_COUNT ? "," : "");
+    }
+    printf("%s\n", m->vis_depth ? " (text + vision)" : "");
+    uint64_t by_type[TMEM_GGML_TYPE_LIMIT];
+    file_types(g, by_type);
+    if (g) {
+        printf("  file tensors by type:");
+        for (uint32_t t = 0; t < TMEM_GGML_TYPE_LIMIT; t++) {
+            tmem_ggml_type_info ti;
+            if (by_type[t] && tmem_ggml_type_get_info(t, &ti) == TMEM_OK) printf(" %s %.2f MiB", ti.name, mib(by_type[t]));
+        }
+        printf("\n");
+    }
+    printf("\n%-22s %-20s %-18s %16s %11s\n", "type", "role", "what", "bytes", "MiB");
     for (uint32_t i = 0; i < r->item_count; i++) {
         const tmem_fit_item *it = &r->items[i];
         printf("%-22s %-20s %-18s %16" PRIu64 " %11.2f%s\n", it->type_name, role_label(it->role), it->what, it->bytes,
@@ -156,7 +204,7 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     printf("%-62s %16" PRIu64 " %11.2f\n", "total", r->total, mib(r->total));
     printf("%-62s %16" PRIu64 " %11.2f\n", "  of which private dirty", r->total_dirty, mib(r->total_dirty));
     printf("\nprefill activation arena %.2f MiB, vision encoder arena %.2f MiB (%s)\n", mib(r->activation_arena),
-           mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner not wired in");
+           mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner could not answer");
     if (!r->budget) return;
     printf("budget %.2f MiB: %s\n", mib(r->budget), r->fits ? "FITS" : "DOES NOT FIT");
     if (r->max_ctx_tokens) printf("largest context that fits: %" PRIu64 " tokens\n", r->max_ctx_tokens);
@@ -170,7 +218,7 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
 }
 
 int tmem_cmd_fit(int argc, char **argv) {
-    const char *model = NULL, *gguf = NULL;
+    const char *model = NULL, *gguf = NULL, *mmproj = NULL;
     bool json = false;
     tmem_fit_desc f = {0};
     for (int i = 1; i < argc; i++) {
@@ -184,6 +232,7 @@ int tmem_cmd_fit(int argc, char **argv) {
         i++;
         if (!strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--gguf")) gguf = v;
+        else if (!strcmp(a, "--mmproj")) mmproj = v;
         else if (!strcmp(a, "--ctx")) ok = parse_u64(v, &f.ctx_tokens) && f.ctx_tokens;
         else if (!strcmp(a, "--budget")) ok = parse_size(v, &f.budget);
         else if (!strcmp(a, "--image")) {
@@ -205,7 +254,7 @@ int tmem_cmd_fit(int argc, char **argv) {
 
     tmem_model_desc m;
     tmem_context *ctx = NULL;
-    tmem_gguf *g = NULL;
+    tmem_gguf *g = NULL, *mp = NULL;
     int rc = 1;
     if (gguf) {
         tmem_context_desc cd = {0};
@@ -241,6 +290,19 @@ int tmem_cmd_fit(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (mmproj) { /* the vision encoder, exactly, from llama.cpp's mmproj file */
+        tmem_gguf_error e;
+        tmem_gguf_desc gd = {0};
+        gd.path = mmproj;
+        tmem_context_desc cd = {0};
+        tmem_status st = ctx ? TMEM_OK : tmem_context_create(&cd, &ctx);
+        if (!st) st = tmem_gguf_open(ctx, &gd, &mp, &e);
+        if (!st) st = tmem_model_add_mmproj(mp, &m, &e);
+        if (st) {
+            fprintf(stderr, "tmem fit: %s: %s: %s\n", mmproj, tmem_strerror(st), e.message);
+            goto done;
+        }
+    }
     if (f.image_width && !m.vis_depth) {
         fprintf(stderr, "tmem fit: %s has no vision encoder (with --gguf, add --model PRESET for one)\n", m.name);
         rc = 2;
@@ -255,10 +317,11 @@ int tmem_cmd_fit(int argc, char **argv) {
                 st == TMEM_E_INVALID_ARG && f.image_width ? " (does the image need more tokens than --ctx?)" : "");
         goto done;
     }
-    if (json) print_json(&m, &f, &r);
-    else print_text(&m, &f, &r);
+    if (json) print_json(&m, &f, &r, g);
+    else print_text(&m, &f, &r, g);
     rc = r.fits ? 0 : 3;
 done:
+    tmem_gguf_close(mp);
     tmem_gguf_close(g);
     tmem_context_destroy(ctx);
     return rc;

@@ -1,0 +1,435 @@
+/*
+ * tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME]
+ *
+ * The GENERAL heap against glibc malloc, mimalloc and jemalloc, same run,
+ * same pre-generated workload:
+ *  - a table of `slots` slots (default 8192); each step picks a slot at
+ *    random: a live slot is freed, an empty one gets a new allocation, so
+ *    about half the slots are live and the live set churns;
+ *  - sizes 16 B .. 64 MiB, log-uniform inside four bands weighted towards
+ *    small (80% 16-512 B, 15% 512 B-64 KiB, 4.9% 64 KiB-4 MiB, 0.1%
+ *    4-64 MiB): many small tensors and a few big ones, as in inference;
+ *  - alignment 16; the first byte of every allocation is written, so lazy
+ *    commit (page faults) costs the same for everyone.
+ * Throughput: one untimed pass (ops = allocs + frees per second). Latency:
+ * a second pass with a clock_gettime pair around each allocation (call +
+ * first-byte touch); the timer's own cost (median of back-to-back reads) is
+ * subtracted and printed.
+ *
+ * Peers are loaded with dlopen(RTLD_LOCAL) at run time: Debian's
+ * libmimalloc.so / libjemalloc.so export `malloc` and, if linked, would
+ * replace glibc's malloc for the whole binary (and for our own metadata).
+ * Absent peers are reported as skipped.
+ */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "bench.h"
+#include "typedmem/typedmem.h"
+
+#define MiB (1ull << 20)
+
+/* ---- workload ---- */
+
+typedef struct step {
+    uint32_t slot;
+    uint32_t size; /* 0 = free the slot */
+} step;
+
+static uint64_t rng_next(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+/* log-uniform in [lo, hi) */
+static uint32_t log_uniform(uint64_t *s, double lo, double hi) {
+    double l = log(lo), h = log(hi);
+    return (uint32_t)exp(l + (h - l) * rng_unit(s));
+}
+
+static uint32_t pick_size(uint64_t *s) {
+    double u = rng_unit(s);
+    if (u < 0.80) return log_uniform(s, 16, 512);
+    if (u < 0.95) return log_uniform(s, 512, 64 * 1024);
+    if (u < 0.999) return log_uniform(s, 64 * 1024, 4 * MiB);
+    return log_uniform(s, 4 * MiB, 64 * MiB);
+}
+
+static step *make_workload(uint64_t seed, uint32_t slots, uint64_t n, uint64_t *allocs, uint64_t *peak_live) {
+    step *w = malloc(n * sizeof *w);
+    uint32_t *live = calloc(slots, sizeof *live);
+    if (!w || !live) {
+        free(w);
+        free(live);
+        return NULL;
+    }
+    *allocs = 0;
+    uint64_t bytes = 0;
+    *peak_live = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t k = (uint32_t)(rng_next(&seed) % slots);
+        w[i].slot = k;
+        w[i].size = live[k] ? 0 : pick_size(&seed);
+        if (w[i].size) {
+            ++*allocs;
+            bytes += w[i].size;
+            if (bytes > *peak_live) *peak_live = bytes;
+        } else {
+            bytes -= live[k];
+        }
+        live[k] = w[i].size;
+    }
+    free(live);
+    return w;
+}
+
+/* ---- allocators ---- */
+
+typedef struct allocator {
+    const char *name;
+    void *(*alloc)(void *self, size_t size);
+    void (*free)(void *self, void *p);
+    void *self;
+    const char *skipped; /* why not measured, or NULL */
+    /* results */
+    double ops_per_s;
+    double p50, p99, p9999, max;
+    uint64_t failures;
+} allocator;
+
+static void *glibc_alloc(void *self, size_t n) { (void)self; return malloc(n); }
+static void glibc_free(void *self, void *p) { (void)self; free(p); }
+
+typedef void *(*malloc_fn)(size_t);
+typedef void (*free_fn)(void *);
+typedef void *(*mallocx_fn)(size_t, int);
+typedef void (*dallocx_fn)(void *, int);
+
+static malloc_fn mi_malloc_p;
+static free_fn mi_free_p;
+static mallocx_fn je_mallocx_p;
+static dallocx_fn je_dallocx_p;
+
+static void *mi_alloc(void *self, size_t n) { (void)self; return mi_malloc_p(n); }
+static void mi_free_(void *self, void *p) { (void)self; mi_free_p(p); }
+static void *je_alloc(void *self, size_t n) { (void)self; return je_mallocx_p(n, 0); }
+static void je_free(void *self, void *p) { (void)self; je_dallocx_p(p, 0); }
+
+static void *tm_alloc(void *self, size_t n) {
+    void *p;
+    return tmem_heap_alloc(self, n, 16, &p) == TMEM_OK ? p : NULL;
+}
+static void tm_free(void *self, void *p) {
+    tmem_status st = tmem_heap_free(self, p);
+    (void)st;
+}
+
+static char dl_err[2][256];
+
+/* dlsym returns an object pointer; POSIX guarantees it converts to a
+ * function pointer, ISO C does not, so copy the bits. */
+static void sym(void *lib, const char *name, void *fnptr) {
+    void *p = dlsym(lib, name);
+    memcpy(fnptr, &p, sizeof p);
+}
+
+static void *open_peer(const char *const *names, int which) {
+    void *h = NULL;
+    for (int i = 0; names[i] && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(dl_err[which], sizeof dl_err[which], "skipped: %s not loadable (%s)", names[0], e ? e : "?");
+    }
+    return h;
+}
+
+/* ---- running ---- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median cost of one clock read, in ns. */
+static double timer_overhead(void) {
+    enum { N = 10001 };
+    static uint32_t d[N];
+    for (int i = 0; i < N; i++) {
+        uint64_t a = now_ns(), b = now_ns();
+        d[i] = (uint32_t)(b - a);
+    }
+    qsort(d, N, sizeof *d, cmp_u32);
+    return d[N / 2];
+}
+
+static void free_all(allocator *a, void **slots, uint32_t n) {
+    for (uint32_t k = 0; k < n; k++)
+        if (slots[k]) {
+            a->free(a->self, slots[k]);
+            slots[k] = NULL;
+        }
+}
+
+static void pass_throughput(allocator *a, const step *w, uint64_t n, void **slots, uint32_t nslots) {
+    double t0 = now_s();
+    for (uint64_t i = 0; i < n; i++) {
+        void **s = &slots[w[i].slot];
+        if (w[i].size) {
+            *s = a->alloc(a->self, w[i].size);
+            if (*s) *(volatile char *)*s = 1;
+            else a->failures++;
+        } else if (*s) {
+            a->free(a->self, *s);
+            *s = NULL;
+        }
+    }
+    double t1 = now_s();
+    a->ops_per_s = (double)n / (t1 - t0);
+    free_all(a, slots, nslots);
+}
+
+static void pass_latency(allocator *a, const step *w, uint64_t n, void **slots, uint32_t nslots, uint32_t *lat,
+                         uint64_t allocs, double overhead) {
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        void **s = &slots[w[i].slot];
+        if (w[i].size) {
+            uint64_t t0 = now_ns();
+            *s = a->alloc(a->self, w[i].size);
+            if (*s) *(volatile char *)*s = 1;
+            uint64_t t1 = now_ns();
+            if (m < allocs) lat[m++] = (uint32_t)(t1 - t0 > UINT32_MAX ? UINT32_MAX : t1 - t0);
+        } else if (*s) {
+            a->free(a->self, *s);
+            *s = NULL;
+        }
+    }
+    free_all(a, slots, nslots);
+    qsort(lat, m, sizeof *lat, cmp_u32);
+    double o = overhead;
+#define PCT(q) ((double)lat[(uint64_t)((double)(m - 1) * (q))] - o)
+    a->p50 = PCT(0.50);
+    a->p99 = PCT(0.99);
+    a->p9999 = PCT(0.9999);
+    a->max = (double)lat[m - 1] - o;
+#undef PCT
+}
+
+/* ---- reporting ---- */
+
+/* as[]: our two heaps first, then the peers. */
+#define NALLOC 5
+#define NOURS 2
+#define MIMALLOC 3
+
+static void print_human(allocator *as, int n, uint64_t ops, uint64_t seed, uint32_t slots, double overhead) {
+    printf("heap bench: %" PRIu64 " ops (alloc+free), %u slots, seed %" PRIu64 ", sizes 16 B..64 MiB, align 16\n", ops, slots, seed);
+    printf("allocate latency = call + first-byte write, clock overhead %.0f ns subtracted\n\n", overhead);
+    printf("%-14s %12s %9s %9s %10s %10s\n", "allocator", "Mops/s", "p50 ns", "p99 ns", "p99.99 ns", "max ns");
+    for (int i = 0; i < n; i++) {
+        if (as[i].skipped) {
+            printf("%-14s %s\n", as[i].name, as[i].skipped);
+            continue;
+        }
+        printf("%-14s %12.2f %9.0f %9.0f %10.0f %10.0f%s\n", as[i].name, as[i].ops_per_s / 1e6, as[i].p50, as[i].p99,
+               as[i].p9999, as[i].max, as[i].failures ? "  (allocation failures!)" : "");
+    }
+    printf("\nratios ours / peer: throughput (>1 = we are faster), latency (<1 = we are faster)\n");
+    for (int o = 0; o < NOURS; o++)
+        for (int i = NOURS; i < n; i++) {
+            if (as[i].skipped) continue;
+            printf("  %-12s vs %-9s throughput %5.2fx   p50 %5.2fx   p99 %5.2fx   p99.99 %5.2fx\n", as[o].name, as[i].name,
+                   as[o].ops_per_s / as[i].ops_per_s, as[o].p50 / fmax(as[i].p50, 1), as[o].p99 / fmax(as[i].p99, 1),
+                   as[o].p9999 / fmax(as[i].p9999, 1));
+        }
+    for (int o = 0; o < NOURS; o++)
+        printf("targets (issue 2), %-12s: throughput >= mimalloc's: %s; p99.99 allocate < 1 us: %s (%.0f ns)\n", as[o].name,
+               as[MIMALLOC].skipped ? "mimalloc skipped" : as[o].ops_per_s >= as[MIMALLOC].ops_per_s ? "met" : "NOT met",
+               as[o].p9999 < 1000 ? "met" : "NOT met", as[o].p9999);
+    printf("reproduce: tmem bench heap --ops %" PRIu64 " --seed %" PRIu64 " --slots %u\n", ops, seed, slots);
+}
+
+static void print_json(allocator *as, int n, uint64_t ops, uint64_t seed, uint32_t slots, double overhead) {
+    printf("{\"bench\":\"heap\",\"ops\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"slots\":%u,\"timer_overhead_ns\":%.0f,\"allocators\":[", ops, seed,
+           slots, overhead);
+    for (int i = 0; i < n; i++) {
+        printf("%s{\"name\":\"%s\"", i ? "," : "", as[i].name);
+        if (as[i].skipped) printf(",\"skipped\":\"%s\"}", as[i].skipped);
+        else
+            printf(",\"ops_per_s\":%.0f,\"alloc_ns\":{\"p50\":%.0f,\"p99\":%.0f,\"p99_99\":%.0f,\"max\":%.0f},\"failures\":%" PRIu64 "}",
+                   as[i].ops_per_s, as[i].p50, as[i].p99, as[i].p9999, as[i].max, as[i].failures);
+    }
+    printf("],\"ratios\":{");
+    bool first = true;
+    for (int o = 0; o < NOURS; o++)
+        for (int i = NOURS; i < n; i++) {
+            if (as[i].skipped) continue;
+            printf("%s\"%s/%s\":{\"throughput\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"p99_99\":%.3f}", first ? "" : ",", as[o].name, as[i].name,
+                   as[o].ops_per_s / as[i].ops_per_s, as[o].p50 / fmax(as[i].p50, 1), as[o].p99 / fmax(as[i].p99, 1),
+                   as[o].p9999 / fmax(as[i].p9999, 1));
+            first = false;
+        }
+    printf("},\"command\":\"tmem bench heap --ops %" PRIu64 " --seed %" PRIu64 " --slots %u\"}\n", ops, seed, slots);
+}
+
+/* ---- entry ---- */
+
+/* Debian's libjemalloc/libmimalloc use initial-exec TLS (STATIC_TLS), which
+ * dlopen can only place in glibc's small static TLS surplus. When that is
+ * too small, run ourselves again with a larger surplus (a glibc tunable that
+ * must be set before start-up). Returns only if that is impossible. */
+static void reexec_with_tls_surplus(int argc, char **argv) {
+    if (getenv("TMEM_BENCH_HEAP_REEXEC")) return;
+    char tun[512];
+    const char *old = getenv("GLIBC_TUNABLES");
+    snprintf(tun, sizeof tun, "%s%sglibc.rtld.optional_static_tls=65536", old ? old : "", old ? ":" : "");
+    if (setenv("GLIBC_TUNABLES", tun, 1) || setenv("TMEM_BENCH_HEAP_REEXEC", "1", 1)) return;
+    char **nargv = calloc((size_t)argc + 3, sizeof *nargv);
+    if (!nargv) return;
+    nargv[0] = (char *)"tmem";
+    nargv[1] = (char *)"bench";
+    for (int i = 0; i < argc; i++) nargv[i + 2] = argv[i];
+    fflush(NULL);
+    execv("/proc/self/exe", nargv);
+    free(nargv); /* exec failed: carry on without the peer */
+}
+
+/* One context, two heaps: commit on demand (the default), and COMMIT_ALL
+ * sized at twice the workload's peak live bytes (an inference arena whose
+ * worst case is claimed before work starts). */
+static tmem_status make_heaps(tmem_context **ctx, tmem_heap **heap, tmem_heap **arena, uint64_t arena_size) {
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 40; /* the bench measures speed, not limits */
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    tmem_status st = tmem_context_create(&cd, ctx);
+    if (st != TMEM_OK) return st;
+    tmem_type_desc td = {0};
+    td.name = "/memory/bench";
+    td.reserve = 64ull << 30;
+    tmem_type *t;
+    tmem_heap_desc hd = {0};
+    hd.type = NULL;
+    hd.size = 32ull << 30;
+    hd.role = TMEM_ROLE_ACTIVATION;
+    if ((st = tmem_type_create(*ctx, &td, &t)) == TMEM_OK) {
+        hd.type = t;
+        st = tmem_heap_create(*ctx, &hd, heap);
+    }
+    if (st == TMEM_OK) {
+        hd.size = arena_size;
+        hd.flags = TMEM_HEAP_COMMIT_ALL;
+        st = tmem_heap_create(*ctx, &hd, arena);
+    }
+    if (st != TMEM_OK) tmem_context_destroy(*ctx);
+    return st;
+}
+
+int tmem_bench_heap(int argc, char **argv, bool json) {
+    uint64_t ops = 2000000, seed = 42;
+    uint32_t slots = 8192;
+    const char *only = NULL; /* measure one allocator (profiling) */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--ops") && i + 1 < argc) ops = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--slots") && i + 1 < argc) slots = (uint32_t)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (strcmp(argv[i], "--json")) {
+            fprintf(stderr, "usage: tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME]\n");
+            return 2;
+        }
+    }
+    if (ops < 1000 || slots < 16) {
+        fprintf(stderr, "tmem bench heap: --ops >= 1000 and --slots >= 16\n");
+        return 2;
+    }
+    uint64_t allocs = 0, peak = 0;
+    step *w = make_workload(seed, slots, ops, &allocs, &peak);
+    void **slot = calloc(slots, sizeof *slot);
+    uint32_t *lat = malloc((allocs ? allocs : 1) * sizeof *lat);
+    if (!w || !slot || !lat) {
+        fprintf(stderr, "tmem bench heap: out of memory\n");
+        free(w);
+        free(slot);
+        free(lat);
+        return 1;
+    }
+    tmem_context *ctx = NULL;
+    tmem_heap *heap = NULL, *arena = NULL;
+    tmem_status st = make_heaps(&ctx, &heap, &arena, (2 * peak + MiB - 1) & ~(MiB - 1));
+    if (st != TMEM_OK) {
+        fprintf(stderr, "tmem bench heap: cannot create the heap: %s\n", tmem_strerror(st));
+        free(w);
+        free(slot);
+        free(lat);
+        return 1;
+    }
+    static const char *const mi_names[] = {"libmimalloc.so.2", "libmimalloc.so", NULL};
+    static const char *const je_names[] = {"libjemalloc.so.2", "libjemalloc.so", NULL};
+    void *mi = open_peer(mi_names, 0), *je = open_peer(je_names, 1);
+    if ((strstr(dl_err[0], "static TLS") || strstr(dl_err[1], "static TLS")) && !getenv("TMEM_BENCH_HEAP_REEXEC")) {
+        if (mi) dlclose(mi);
+        tmem_heap_destroy(heap);
+        tmem_context_destroy(ctx);
+        free(w);
+        free(slot);
+        free(lat);
+        reexec_with_tls_surplus(argc, argv);
+        fprintf(stderr, "tmem bench heap: could not re-run with a larger static TLS surplus\n");
+        return 1;
+    }
+    if (mi) {
+        sym(mi, "mi_malloc", &mi_malloc_p);
+        sym(mi, "mi_free", &mi_free_p);
+        if (!mi_malloc_p || !mi_free_p) snprintf(dl_err[0], sizeof dl_err[0], "skipped: mi_malloc/mi_free not exported");
+    }
+    if (je) {
+        sym(je, "mallocx", &je_mallocx_p);
+        sym(je, "dallocx", &je_dallocx_p);
+        if (!je_mallocx_p || !je_dallocx_p) snprintf(dl_err[1], sizeof dl_err[1], "skipped: mallocx/dallocx not exported");
+    }
+    allocator as[NALLOC] = {
+        {"typedmem", tm_alloc, tm_free, heap, NULL, 0, 0, 0, 0, 0, 0},
+        {"typedmem-all", tm_alloc, tm_free, arena, NULL, 0, 0, 0, 0, 0, 0},
+        {"glibc", glibc_alloc, glibc_free, NULL, NULL, 0, 0, 0, 0, 0, 0},
+        {"mimalloc", mi_alloc, mi_free_, NULL, dl_err[0][0] ? dl_err[0] : NULL, 0, 0, 0, 0, 0, 0},
+        {"jemalloc", je_alloc, je_free, NULL, dl_err[1][0] ? dl_err[1] : NULL, 0, 0, 0, 0, 0, 0},
+    };
+    double overhead = timer_overhead();
+    for (int i = 0; i < NALLOC; i++) {
+        if (only && strcmp(only, as[i].name) && !as[i].skipped) as[i].skipped = "skipped: --only";
+        if (as[i].skipped) continue;
+        pass_throughput(&as[i], w, ops, slot, slots);
+        pass_latency(&as[i], w, ops, slot, slots, lat, allocs, overhead);
+    }
+    if (json) print_json(as, NALLOC, ops, seed, slots, overhead);
+    else print_human(as, NALLOC, ops, seed, slots, overhead);
+    bool failed = as[0].failures != 0 || as[1].failures != 0;
+    tmem_heap_destroy(heap);
+    tmem_context_destroy(ctx);
+    /* peers stay loaded: their TLS destructors may still run at exit */
+    free(w);
+    free(slot);
+    free(lat);
+    return failed ? 1 : 0;
+}
