@@ -250,7 +250,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_str(const tmem_gguf *g, const 
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kv, uint64_t i, tmem_gguf_value *out);
 
 /** @brief Sequential walk over an array, O(1) per element. Zero it, then call
- *  tmem_gguf_array_next until it returns TMEM_E_NOT_FOUND. */
+ *  tmem_gguf_array_next until it returns TMEM_E_NOT_FOUND; advance it only
+ *  through that call (an iterator of another array, or a fixed-size array's
+ *  iterator edited by hand, is refused with TMEM_E_INVALID_ARG). */
 typedef struct tmem_gguf_array_iter {
     uint64_t kv, index, offset;
 } tmem_gguf_array_iter;
