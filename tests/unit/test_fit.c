@@ -352,6 +352,20 @@ static void test_fit_limits(void) {
             CHECK(total_at(&m, 20000, w + 32, h + 32) > f.budget);
         }
     }
+    /* a wide image keeps its aspect ratio while it shrinks */
+    {
+        tmem_model_desc m = preset("qwen3.5-0.8b");
+        uint64_t small = total_at(&m, 20000, 512, 256), big = total_at(&m, 20000, 2048, 1024);
+        tmem_fit_desc f = request(&m, 20000, 0, small + (big - small) / 2);
+        f.image_width = 2048;
+        f.image_height = 1024;
+        tmem_fit_result r;
+        REQUIRE_OK(tmem_fit(&f, &r));
+        uint32_t w = r.max_image_width, h = r.max_image_height;
+        CHECK_MSG(w > 512 && w < 2048 && w % 32 == 0 && h % 32 == 0 && (w == 2 * h || w == 2 * h + 32 || w + 32 == 2 * h),
+                  "wide max image %ux%u", w, h);
+        CHECK(total_at(&m, 20000, w, h) <= f.budget);
+    }
     /* nothing fits: weights alone exceed the budget */
     tmem_model_desc m = preset("qwen3.5-9b");
     tmem_fit_desc f = request(&m, 4096, 0, 1ull << 30);
