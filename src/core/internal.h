@@ -80,7 +80,10 @@ void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn);
 
 /* The trace layer keeps its state in the context (NULL when tracing is off).
  * Owned by src/trace; the context only stores the pointer and calls
- * tmem__trace_destroy at context destroy. */
+ * tmem__trace_destroy at context destroy. (src/trace sets the pointer only
+ * while tracing is on, and registers the tracer object itself with
+ * tmem__context_add_owned, whose hook frees it; tmem__trace_destroy then
+ * only stops it, so either order of the two at destroy is safe.) */
 struct tmem__tracer;
 struct tmem__tracer *tmem__context_tracer(const tmem_context *ctx);
 void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer);

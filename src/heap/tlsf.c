@@ -15,6 +15,7 @@
  *    so the padding needs no merge.
  * 4. Records are recycled through a chain; a hash keyed by block start finds
  *    any block (free or used) in O(1) expected: linear probing on a table
+ *    of (offset, index) slots (keys inline: probes never touch records)
  *    kept at most half full, deletions by backward shift (no tombstones).
  * 5. Every operation reserves its metadata (two records, two hash slots)
  *    before touching anything, so TMEM_E_NO_MEMORY leaves the range as it was.
@@ -101,30 +102,37 @@ static inline uint32_t slot_of(const tmem__tlsf *t, uint64_t offset) {
 
 static uint32_t table_find(const tmem__tlsf *t, uint64_t offset) {
     for (uint32_t s = slot_of(t, offset);; s = (s + 1) & t->table_mask) {
-        uint32_t i = t->table[s];
-        if (i == NIL || t->blocks[i].offset == offset) return i;
+        const tmem__tlsf_slot *e = &t->table[s];
+        if (e->index == NIL || e->offset == offset) return e->index;
     }
 }
 
-static void table_insert(tmem__tlsf *t, uint32_t i) {
-    uint32_t s = slot_of(t, t->blocks[i].offset);
-    while (t->table[s] != NIL) s = (s + 1) & t->table_mask;
-    t->table[s] = i;
+static void table_put(tmem__tlsf *t, uint64_t offset, uint32_t i) {
+    uint32_t s = slot_of(t, offset);
+    while (t->table[s].index != NIL) s = (s + 1) & t->table_mask;
+    t->table[s].offset = offset;
+    t->table[s].index = i;
 }
+
+static void table_insert(tmem__tlsf *t, uint32_t i) { table_put(t, t->blocks[i].offset, i); }
 
 static void table_delete(tmem__tlsf *t, uint64_t offset) {
     uint32_t s = slot_of(t, offset);
-    while (t->blocks[t->table[s]].offset != offset) s = (s + 1) & t->table_mask;
+    while (t->table[s].offset != offset || t->table[s].index == NIL) s = (s + 1) & t->table_mask;
     /* Backward shift: pull later entries of the cluster whose home slot is
      * not cyclically inside (s, j] into the hole. */
-    for (uint32_t j = (s + 1) & t->table_mask; t->table[j] != NIL; j = (j + 1) & t->table_mask) {
-        uint32_t home = slot_of(t, t->blocks[t->table[j]].offset);
+    for (uint32_t j = (s + 1) & t->table_mask; t->table[j].index != NIL; j = (j + 1) & t->table_mask) {
+        uint32_t home = slot_of(t, t->table[j].offset);
         if (((j - home) & t->table_mask) >= ((j - s) & t->table_mask)) {
             t->table[s] = t->table[j];
             s = j;
         }
     }
-    t->table[s] = NIL;
+    t->table[s].index = NIL;
+}
+
+static void table_clear(tmem__tlsf_slot *tab, uint64_t slots) {
+    for (uint64_t s = 0; s < slots; s++) tab[s].index = NIL;
 }
 
 /* ---- records ---- */
@@ -169,14 +177,14 @@ static tmem_status reserve(tmem__tlsf *t, uint32_t n) {
     if (need * 2 > slots) {
         uint64_t ns = slots * 2;
         while (need * 2 > ns) ns *= 2;
-        uint32_t *nt = tmem__meta_alloc(&t->a, (size_t)ns * sizeof *nt);
+        tmem__tlsf_slot *nt = tmem__meta_alloc(&t->a, (size_t)ns * sizeof *nt);
         if (!nt) return tmem__err(TMEM_E_NO_MEMORY);
-        uint32_t *old = t->table;
+        tmem__tlsf_slot *old = t->table;
         t->table = nt;
         t->table_mask = (uint32_t)(ns - 1);
-        memset(nt, 0xFF, (size_t)ns * sizeof *nt);
+        table_clear(nt, ns);
         for (uint64_t s = 0; s < slots; s++)
-            if (old[s] != NIL) table_insert(t, old[s]);
+            if (old[s].index != NIL) table_put(t, old[s].offset, old[s].index);
         tmem__meta_free(&t->a, old, (size_t)slots * sizeof *old);
     }
     return TMEM_OK;
@@ -188,7 +196,7 @@ static void start_empty(tmem__tlsf *t) {
     t->fl_bitmap = 0;
     memset(t->sl_bitmap, 0, sizeof t->sl_bitmap);
     memset(t->heads, 0xFF, sizeof t->heads);
-    memset(t->table, 0xFF, ((size_t)t->table_mask + 1) * sizeof *t->table);
+    table_clear(t->table, (uint64_t)t->table_mask + 1);
     t->top = 0;
     t->recycled = NIL;
     t->nrecycled = 0;
@@ -430,9 +438,9 @@ tmem_status tmem__tlsf_check(const tmem__tlsf *t) {
     CHECK_(nfree == listed && free_bytes == t->free_bytes);
     uint32_t entries = 0;
     for (uint64_t s = 0; s <= t->table_mask; s++) {
-        uint32_t i = t->table[s];
+        uint32_t i = t->table[s].index;
         if (i == NIL) continue;
-        CHECK_(i < t->top && t->blocks[i].live);
+        CHECK_(i < t->top && t->blocks[i].live && t->blocks[i].offset == t->table[s].offset);
         entries++;
     }
     CHECK_(entries == t->block_count && (uint64_t)entries * 2 <= (uint64_t)t->table_mask + 1);

@@ -38,6 +38,14 @@ typedef struct tmem__tlsf_block {
     uint32_t live;        /* record in use (not on the recycled chain) */
 } tmem__tlsf_block;
 
+/* A hash slot keeps the key next to the index, so probes and deletions
+ * never touch the block records (one cache line per probe sequence). */
+typedef struct tmem__tlsf_slot {
+    uint64_t offset;
+    uint32_t index;       /* NIL = empty */
+    uint32_t pad_;
+} tmem__tlsf_slot;
+
 typedef struct tmem__tlsf {
     tmem_allocator a;
     uint64_t size;        /* range managed, a multiple of the granule */
@@ -55,7 +63,7 @@ typedef struct tmem__tlsf {
     uint32_t top;         /* records ever handed out (high-water) */
     uint32_t recycled;    /* chain of recycled records */
     uint32_t nrecycled;
-    uint32_t *table;      /* hash: slot -> record index, NIL = empty */
+    struct tmem__tlsf_slot *table; /* hash: block start -> record index */
     uint32_t table_mask;
     tmem__recent recent;
 } tmem__tlsf;

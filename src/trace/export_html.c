@@ -20,13 +20,42 @@ static const char css[] =
     "pre{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px}"
     ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}";
 
-/* Legend click hides/shows a series; data-report-ready proves the script ran. */
+/* Legend click hides/shows a series; hovering a timeline shows the time and
+ * the bytes of each series under the pointer (from g.hover-data). At load
+ * the readout is drawn once at the peak column and hidden again, so the
+ * browser test exercises it (data-hover-ok); data-report-ready proves the
+ * whole script ran. */
 static const char script[] =
-    "(function(){document.querySelectorAll('svg.tmem-timeline').forEach(function(s){"
+    "(function(){var NS='http://www.w3.org/2000/svg';"
+    "function fmt(b){var u=['B','KiB','MiB','GiB','TiB','PiB'],i=0;while(b>=1024&&i<5){b/=1024;i++;}"
+    "return (i?b.toFixed(b<10?2:1):b)+' '+u[i];}"
+    "function el(n,a){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);return e;}"
+    "document.querySelectorAll('svg.tmem-timeline').forEach(function(s){"
     "s.querySelectorAll('.legend-item[data-series]').forEach(function(item){item.style.cursor='pointer';"
     "item.addEventListener('click',function(){var n=item.getAttribute('data-series');"
     "s.querySelectorAll('path.series').forEach(function(p){if(p.getAttribute('data-series')===n){"
-    "var h=p.style.display==='none';p.style.display=h?'':'none';item.style.opacity=h?'1':'0.35';}});});});});"
+    "var h=p.style.display==='none';p.style.display=h?'':'none';item.style.opacity=h?'1':'0.35';}});});});"
+    "var d=s.querySelector('g.hover-data');if(!d)return;"
+    "var names=d.getAttribute('data-series').split('|'),cols=d.getAttribute('data-values').split(';'),"
+    "times=d.getAttribute('data-times').split(','),left=+d.getAttribute('data-left'),top=+d.getAttribute('data-top'),"
+    "hgt=+d.getAttribute('data-height'),W=+s.getAttribute('width');"
+    "var g=el('g',{'class':'hover',visibility:'hidden','pointer-events':'none'}),"
+    "line=el('line',{y1:top,y2:top+hgt,stroke:'#333'}),box=el('rect',{fill:'#fff',stroke:'#999','fill-opacity':'0.95'}),"
+    "txt=el('text',{'font-size':'11'});g.appendChild(line);g.appendChild(box);g.appendChild(txt);s.appendChild(g);"
+    "function show(c){if(!(c>=0&&c<cols.length)){g.setAttribute('visibility','hidden');return false;}"
+    "var x=left+c+0.5,v=cols[c]?cols[c].split(','):[],tot=0,rows=[];"
+    "for(var i=v.length-1;i>=0;i--){var n=+v[i];tot+=n;if(n>0)rows.push(names[i]+': '+fmt(n));}"
+    "rows.unshift(times[c]+' ms  \u2014  in use '+fmt(tot));"
+    "line.setAttribute('x1',x);line.setAttribute('x2',x);while(txt.firstChild)txt.removeChild(txt.firstChild);"
+    "rows.forEach(function(r,i){var t=el('tspan',{x:0,dy:i?'1.25em':'0'});t.textContent=r;txt.appendChild(t);});"
+    "g.setAttribute('visibility','visible');var bb=txt.getBBox(),bx=x+10;if(bx+bb.width+10>W)bx=x-10-bb.width;"
+    "txt.setAttribute('transform','translate('+bx+','+(top+16)+')');"
+    "box.setAttribute('x',bx-5);box.setAttribute('y',top+4);box.setAttribute('width',bb.width+10);box.setAttribute('height',bb.height+8);"
+    "return bb.width>0;}"
+    "s.addEventListener('mousemove',function(e){var p=s.createSVGPoint();p.x=e.clientX;p.y=e.clientY;"
+    "var q=p.matrixTransform(s.getScreenCTM().inverse());show(Math.floor(q.x-left));});"
+    "s.addEventListener('mouseleave',function(){g.setAttribute('visibility','hidden');});"
+    "if(show(+d.getAttribute('data-peak-col')))s.setAttribute('data-hover-ok','1');g.setAttribute('visibility','hidden');});"
     "document.body.setAttribute('data-report-ready','1');})();";
 
 static const char *skip_space(const char *s) {
@@ -162,7 +191,7 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
     if (st != TMEM_OK) return st;
     tmem__sb_puts(sb, "</div><p class=\"hint\">Stacked areas: bytes in live allocations per type. Black line: committed "
                       "bytes. Dashed red: the budget. Red triangles: budget denials; grey: marks. Click a legend entry "
-                      "to hide its series.</p></section>\n");
+                      "to hide its series; hover for the values at a time.</p></section>\n");
 
     tmem__sb_puts(sb, "<section id=\"tmem-plan-section\"><h2>Plan</h2>\n");
     if (plan) {

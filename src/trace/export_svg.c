@@ -73,6 +73,19 @@ static void find_gaps(layout *l, const tmem_trace_data *d) {
     l->d_end = disp(l, l->t_end);
 }
 
+/* Display time -> real time (the inverse of disp), for the hover readout. */
+static uint64_t undisp(const layout *l, uint64_t dt) {
+    uint64_t cut = 0;
+    for (uint32_t i = 0; i < l->ngaps; i++) {
+        const gap *g = &l->gaps[i];
+        uint64_t ds = g->start - cut, len = g->end - g->start;
+        if (dt < ds) break;
+        if (dt < ds + l->gap_keep) return g->start + (uint64_t)((double)(dt - ds) * (double)len / (double)(l->gap_keep ? l->gap_keep : 1));
+        cut += len - l->gap_keep;
+    }
+    return dt + cut;
+}
+
 static double xof(const layout *l, uint64_t t) { return LEFT + (double)disp(l, t) * l->cols / (double)(l->d_end ? l->d_end : 1); }
 static double yof(const layout *l, uint64_t v) { return TOP + l->plot_h - (double)v * l->plot_h / (double)l->y_max; }
 static uint32_t col_of(const layout *l, uint64_t t) {
@@ -338,7 +351,37 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     }
     if (d->budget)
         tmem__sb_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#d62728\" stroke-dasharray=\"4 2\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">budget</text></g>\n", ly + 6, ly + 6, ly + 10);
-    tmem__sb_puts(sb, "</g>\n</svg>\n");
+    tmem__sb_puts(sb, "</g>\n");
+
+    /* Per-column values of the drawn series, read by the HTML report's
+     * hover readout (plain data: the SVG alone ignores it). */
+    tmem__sb_printf(sb, "<g class=\"hover-data\" data-left=\"%d\" data-top=\"%d\" data-height=\"%u\" data-peak-col=\"%d\" data-series=\"",
+                    LEFT, TOP, l.plot_h, peak->peak_bytes ? (int)col_of(&l, peak->peak_time_ns) : -1);
+    bool first = true;
+    for (uint32_t t = 0; t < span; t++) {
+        if (!type_max[t]) continue;
+        if (!first) tmem__sb_puts(sb, "|");
+        first = false;
+        const char *label = series_label(d, by_role, t, a, sizeof a);
+        for (const char *c = label; *c; c++) { /* '|' separates names */
+            char one[2] = {*c == '|' ? '/' : *c, 0};
+            tmem__sb_html(sb, one);
+        }
+    }
+    tmem__sb_puts(sb, "\" data-times=\"");
+    for (uint32_t c = 0; c < l.cols; c++)
+        tmem__sb_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, (uint64_t)((double)c * (double)l.d_end / (double)(l.cols - 1))) / 1e6);
+    tmem__sb_puts(sb, "\" data-values=\"");
+    for (uint32_t c = 0; c < l.cols; c++) {
+        first = true;
+        if (c) tmem__sb_puts(sb, ";");
+        for (uint32_t t = 0; t < span; t++) {
+            if (!type_max[t]) continue;
+            tmem__sb_printf(sb, first ? "%llu" : ",%llu", (unsigned long long)vals[(size_t)c * span + t]);
+            first = false;
+        }
+    }
+    tmem__sb_puts(sb, "\"/>\n</svg>\n");
     (void)shown;
     free(vals), free(committed), free(best);
     return TMEM_OK;

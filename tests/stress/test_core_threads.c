@@ -3,6 +3,8 @@
  * take stats. Under TSan (make test-tsan) this checks the locking; always it
  * checks that the budget is never crossed and the books balance. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,18 +93,35 @@ static void *work_main(void *p) {
     return NULL;
 }
 
-/* Fills the cache whenever there is room. */
+/* Add one chunk to the cache if there is room; the commit runs outside mu
+ * so evictions are rarely refused (only this thread moves `tail`). */
+static bool cache_add(shared *sh) {
+    pthread_mutex_lock(&sh->mu);
+    bool room = sh->tail - sh->head < 64;
+    uint64_t slot = sh->tail % 64;
+    pthread_mutex_unlock(&sh->mu);
+    if (!room || tmem__pool_commit(sh->cache_type, slot * CHUNK, CHUNK) != TMEM_OK) return false;
+    pthread_mutex_lock(&sh->mu);
+    sh->tail++;
+    pthread_mutex_unlock(&sh->mu);
+    return true;
+}
+
+/* Refills the cache whenever there is room. Sometimes with mu held across
+ * the commit: reclaim then finds mu taken (trylock fails), which must be
+ * harmless too. */
 static void *cache_main(void *p) {
     shared *sh = p;
-    while (!atomic_load(&sh->stop)) {
-        pthread_mutex_lock(&sh->mu);
-        if (sh->tail - sh->head < 64) {
-            /* Commit without reclaim for our own type's sake: reclaim may run
-             * and find mu held (trylock fails), which is the point. */
-            if (tmem__pool_commit(sh->cache_type, (sh->tail % 64) * CHUNK, CHUNK) == TMEM_OK) sh->tail++;
+    for (unsigned i = 0; !atomic_load(&sh->stop); i++) {
+        if (i % 8 == 0) {
+            pthread_mutex_lock(&sh->mu);
+            if (sh->tail - sh->head < 64 && tmem__pool_commit(sh->cache_type, (sh->tail % 64) * CHUNK, CHUNK) == TMEM_OK) sh->tail++;
+            pthread_mutex_unlock(&sh->mu);
+        } else {
+            (void)cache_add(sh);
         }
-        pthread_mutex_unlock(&sh->mu);
         check_budget(sh);
+        sched_yield();
     }
     return NULL;
 }
@@ -165,6 +184,10 @@ static void test_threads(void) {
     REQUIRE_OK(tmem_context_add_reclaim(sh.ctx, 1, cache_evict, &sh));
     REQUIRE_OK(tmem_context_set_pressure_callback(sh.ctx, on_pressure, &sh));
 
+    /* Start with a full cache (16 of the 24 MiB): workers must evict. */
+    while (cache_add(&sh)) {
+    }
+    CHECK(sh.tail == 64);
     uint64_t seed = tmem_test_seed(7);
     worker w[WORKERS];
     pthread_t tw[WORKERS], tc, tch, tr;
@@ -203,7 +226,70 @@ static void test_threads(void) {
     pthread_mutex_destroy(&sh.mu);
 }
 
+/* Types created, found and mapped from several threads at once: each name
+ * is created exactly once, indexes stay dense, the registry stays sound. */
+typedef struct creator {
+    tmem_context *ctx;
+    int id;
+    int created, exists;
+} creator;
+
+static void *create_main(void *p) {
+    creator *c = p;
+    char name[64];
+    for (int i = 0; i < 24; i++) {
+        snprintf(name, sizeof name, "/memory/t%d", i);
+        tmem_type_desc td = {0};
+        td.name = name;
+        td.reserve = 1 * MiB;
+        tmem_type *t;
+        tmem_status st = tmem_type_create(c->ctx, &td, &t);
+        if (st == TMEM_OK) c->created++;
+        else if (st == TMEM_E_EXISTS) c->exists++;
+        if (tmem_type_find(c->ctx, name, &t) == TMEM_OK) {
+            TMEM__IGNORE(tmem_role_set_type(c->ctx, TMEM_ROLE_SCRATCH, t));
+            TMEM__IGNORE(tmem__pool_commit(t, 0, 64 << 10));
+        }
+    }
+    return NULL;
+}
+
+static void test_type_registry_threads(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 64 * MiB;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    creator c[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        c[i] = (creator){ctx, i, 0, 0};
+        pthread_create(&th[i], NULL, create_main, &c[i]);
+    }
+    int created = 0, exists = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        created += c[i].created;
+        exists += c[i].exists;
+    }
+    CHECK(created == 24 && exists == 3 * 24);
+    CHECK(tmem_type_count(ctx) == 24);
+    for (uint32_t i = 0; i < 24; i++) {
+        tmem_type *t;
+        tmem_type_info ti;
+        CHECK_OK(tmem_type_at(ctx, i, &t));
+        CHECK_OK(tmem_type_get_info(t, &ti));
+        CHECK(ti.index == i);
+    }
+    tmem_budget_info bi;
+    CHECK_OK(tmem_context_budget(ctx, &bi));
+    CHECK(bi.committed == 24 * (64 << 10));
+    CHECK_OK(tmem_context_check(ctx));
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
+    RUN(test_type_registry_threads);
     RUN(test_threads);
     return tmem_test_finish();
 }

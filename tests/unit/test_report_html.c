@@ -150,6 +150,8 @@ static void test_report(void) {
     REQUIRE(l && p);
     CHECK_MSG(console_lines(l, NULL) == 0, "the report wrote to the console");
     CHECK(strstr(p, "data-report-ready=\"1\"") != NULL); /* the inline script ran to its end */
+    /* the hover readout was drawn at the peak column of both timelines */
+    CHECK_MSG(count(p, "data-hover-ok=\"1\"") == 2, "%zu timelines with a working readout", count(p, "data-hover-ok=\"1\""));
     char *tl = element(p, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tmem-timeline\"", "</svg>");
     REQUIRE(tl);
     const char *types[] = {"/memory/weights", "/memory/kv", "/memory/activations", "/memory/images"};
