@@ -628,6 +628,22 @@ static void test_mmproj(void) {
           m.vis_temporal_patch == want.vis_temporal_patch && m.vis_out_hidden == want.vis_out_hidden &&
           m.vis_pos_embd == want.vis_pos_embd);
     CHECK(m.vis_file_weight_bytes == 768ull * 2304 * 2);
+    tmem_gguf_close(g);
+    /* without spatial_merge_size a Qwen projector still merges 2x2 */
+    uint8_t *b2 = malloc(need);
+    REQUIRE(b2);
+    memcpy(b2, buf, need);
+    char *hit = memmem(b2, need, "clip.vision.spatial_merge_size", 30);
+    REQUIRE(hit);
+    hit[12] = 'X'; /* rename the key: clip.vision.Xpatial_merge_size */
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, b2, need, &g, NULL));
+    tmem_model_desc m2 = m;
+    m2.vis_merge = 0;
+    CHECK_OK(tmem_model_add_mmproj(g, &m2, &e));
+    CHECK(m2.vis_merge == 2 && m2.vis_temporal_patch == 2);
+    tmem_gguf_close(g);
+    free(b2);
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
     /* the exact mmproj bytes replace the vision estimate; the text stays estimated */
     tmem_fit_desc f = request(&m, 4096, 512, 0);
     tmem_fit_result r;
