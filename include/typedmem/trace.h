@@ -288,7 +288,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_peak(const tmem_trace_data *data,
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export(const tmem_trace_data *data, tmem_trace_format format, const tmem_report_desc *opt, char **out, size_t *out_len);
 
-/** @brief tmem_trace_export() into a file (created or truncated).
+/** @brief tmem_trace_export() into a file (created or truncated), written
+ *  in 1 MiB pieces as it is produced (a big trace's JSON is never whole in
+ *  memory). On failure the file is removed.
  *  @return as tmem_trace_export, plus TMEM_E_IO */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export_file(const tmem_trace_data *data, tmem_trace_format format, const tmem_report_desc *opt, const char *path);
 
