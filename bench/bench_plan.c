@@ -14,7 +14,7 @@
  *    allocate what starts (in file order) in the smallest free block of the
  *    arena that fits, else at the end; the arena is the high-water mark.
  * Plus a synthetic 100,000-buffer instance planned in heuristic mode.
- * Options: --time-limit S per instance (2.5), --threads N (2: the exact
+ * Options: --time-limit S per instance (3.3), --threads N (2: the exact
  * search's lower-bound probe on a second thread), --shared DIR.
  */
 #include <dirent.h>
@@ -267,7 +267,7 @@ static double random_heuristic(uint32_t n, uint64_t *arena, uint64_t *lb) {
 }
 
 int tmem_bench_plan(int argc, char **argv, bool json) {
-    double limit = 2.5;
+    double limit = 3.3;
     uint32_t threads = 2;
     const char *shared = getenv("TMEM_SHARED_DIR");
     if (!shared) shared = "../shared";

@@ -250,7 +250,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_str(const tmem_gguf *g, const 
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kv, uint64_t i, tmem_gguf_value *out);
 
 /** @brief Sequential walk over an array, O(1) per element. Zero it, then call
- *  tmem_gguf_array_next until it returns TMEM_E_NOT_FOUND. */
+ *  tmem_gguf_array_next until it returns TMEM_E_NOT_FOUND; advance it only
+ *  through that call (an iterator of another array, or a fixed-size array's
+ *  iterator edited by hand, is refused with TMEM_E_INVALID_ARG). */
 typedef struct tmem_gguf_array_iter {
     uint64_t kv, index, offset;
 } tmem_gguf_array_iter;
@@ -391,9 +393,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tme
 
 /** @brief Add the vision encoder described by a llama.cpp mmproj GGUF
  *  (clip.vision.block_count, .embedding_length, .feed_forward_length,
- *  .attention.head_count, .patch_size, .spatial_merge_size (default 1),
- *  .projection_dim (default the text hidden size); temporal patch 2 when
- *  clip.projector_type names a Qwen VL projector, else 1; position
+ *  .attention.head_count, .patch_size, .spatial_merge_size, .projection_dim
+ *  (default the text hidden size); a Qwen VL projector (clip.projector_type
+ *  "qwen*") has temporal patch 2 and merge 2 by default, others 1 and 1; position
  *  embeddings from v.position_embd.weight) and its exact tensor bytes.
  *  Only the vis_* fields of *m change, and only on success.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no clip.vision.*

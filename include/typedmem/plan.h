@@ -201,7 +201,7 @@ typedef struct tmem_plan_desc {
     uint32_t flags;          /**< tmem_plan_flag bits */
     /** Threads for the exact search when minimising; 0 or 1 = the calling
      *  thread only. With 2 or more, the lower-bound probe runs on one extra
-     *  thread (C11 threads) for the whole time limit while the caller's
+     *  thread (a pthread) for the whole time limit while the caller's
      *  thread binary-searches above it; the call returns when both are done. */
     uint32_t threads;
 } tmem_plan_desc;

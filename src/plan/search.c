@@ -66,6 +66,8 @@ typedef struct search {
     uint32_t *nb_start, *nb;    /* free neighbours (CSR) */
     uint32_t *ob_start, *ob;    /* fixed obstacles sorted by offset (CSR) */
     uint32_t *sm_start, *sm;    /* free members of each section (CSR), or NULL */
+    uint32_t *sm_cnt;           /* the first sm_cnt[sec] members are unplaced */
+    uint32_t *up_start, *upos;  /* position of (buffer, its k-th section) in sm */
     uint64_t *base_min, *total0;
     /* state shared by all levels */
     bstate *st;                 /* per buffer: offset (or NONE) and minimum offset */
@@ -161,7 +163,7 @@ static bool set_floor(search *s, uint32_t sec, uint64_t v) {
 /* Lowest minimum offset among the unplaced buffers of a section. */
 static uint64_t section_min(const search *s, uint32_t sec) {
     uint64_t m = UINT64_MAX;
-    for (uint32_t e = s->sm_start[sec]; e < s->sm_start[sec + 1]; e++) {
+    for (uint32_t e = s->sm_start[sec], end = e + s->sm_cnt[sec]; e < end; e++) {
         uint32_t u = s->sm[e];
         if (s->st[u].off == TMEM_OFFSET_NONE && s->st[u].min < m) m = s->st[u].min;
     }
@@ -210,6 +212,17 @@ static bool place(search *s, uint32_t b, bool *hatless) {
     s->ndirty = 0;
     for (uint32_t k = in->lo[b] + 1; k < in->hi[b]; k++) s->cuts[k]--;
     s->violated = false;
+    if (s->sm)
+        for (uint32_t sec = in->lo[b], k = s->up_start[b]; sec < in->hi[b]; sec++, k++) {
+            /* swap-remove b from the section's unplaced prefix; undo is a
+             * plain count increment because undos come in reverse order */
+            uint32_t base = s->sm_start[sec], last_pos = --s->sm_cnt[sec], p = s->upos[k];
+            uint32_t last = s->sm[base + last_pos];
+            s->sm[base + p] = last;
+            s->upos[s->up_start[last] + (sec - in->lo[last])] = p;
+            s->sm[base + last_pos] = b;
+            s->upos[k] = last_pos;
+        }
     for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) {
         s->tot[sec] -= in->size[b];
         tree_set(s, sec);
@@ -250,6 +263,7 @@ static void rollback(search *s, uint32_t pmark, uint32_t mmark, uint32_t smark) 
         for (uint32_t sec = in->lo[b]; sec < in->hi[b]; sec++) {
             s->tot[sec] += in->size[b];
             tree_set(s, sec);
+            if (s->sm) s->sm_cnt[sec]++;
         }
     }
     while (s->mlen > mmark) {
@@ -549,6 +563,16 @@ static tmem__plan_search_result run(search *s, uint64_t budget, uint64_t *offset
     for (uint32_t i = 0; i < s->n; i++)
         if (in->fixed[i] == TMEM_OFFSET_NONE)
             for (uint32_t k = in->lo[i] + 1; k < in->hi[i]; k++) s->cuts[k]++;
+    if (s->sm) {
+        /* all free buffers unplaced again: full member lists, positions */
+        for (uint32_t sec = 0; sec < s->nsec; sec++) {
+            s->sm_cnt[sec] = s->sm_start[sec + 1] - s->sm_start[sec];
+            for (uint32_t e = s->sm_start[sec]; e < s->sm_start[sec + 1]; e++) {
+                uint32_t u = s->sm[e];
+                s->upos[s->up_start[u] + (sec - in->lo[u])] = e - s->sm_start[sec];
+            }
+        }
+    }
     for (uint32_t sec = 0; sec < s->nsec; sec++) {
         s->tot[sec] = s->total0[sec];
         uint64_t m = s->sm ? section_min(s, sec) : UINT64_MAX;
@@ -574,6 +598,9 @@ static void search_free(search *s) {
     free(s->ob);
     free(s->sm_start);
     free(s->sm);
+    free(s->sm_cnt);
+    free(s->up_start);
+    free(s->upos);
     free(s->base_min);
     free(s->total0);
     free(s->st);
@@ -664,10 +691,16 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     if (members <= MEMBER_BUDGET) {
         s->sm_start = calloc(ns + 1, sizeof *s->sm_start);
         s->sm = malloc((members + 1) * sizeof *s->sm);
-        if (!s->sm_start || !s->sm) {
+        s->sm_cnt = calloc(ns, sizeof *s->sm_cnt);
+        s->up_start = calloc(nn, sizeof *s->up_start);
+        s->upos = malloc((members + 1) * sizeof *s->upos);
+        if (!s->sm_start || !s->sm || !s->sm_cnt || !s->up_start || !s->upos) {
             free(s->sm_start);
             free(s->sm);
-            s->sm_start = s->sm = NULL;
+            free(s->sm_cnt);
+            free(s->up_start);
+            free(s->upos);
+            s->sm_start = s->sm = s->sm_cnt = s->up_start = s->upos = NULL;
         } else {
             for (uint32_t i = 0; i < n; i++)
                 if (in->fixed[i] == TMEM_OFFSET_NONE)
@@ -678,6 +711,11 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
             for (uint32_t i = 0; i < n; i++)
                 if (in->fixed[i] == TMEM_OFFSET_NONE)
                     for (uint32_t sec = in->lo[i]; sec < in->hi[i]; sec++) s->sm[fill[sec]++] = i;
+            uint32_t acc = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                s->up_start[i] = acc;
+                if (in->fixed[i] == TMEM_OFFSET_NONE) acc += in->hi[i] - in->lo[i];
+            }
         }
     }
     return true;

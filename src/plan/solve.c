@@ -9,7 +9,7 @@
 #include "plan_internal.h"
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h>
 #include <time.h>
 
 /* Adjacency lists bigger than this (entries, both directions) are not built:
@@ -39,15 +39,22 @@ typedef struct part_job {
 static uint64_t round_down(uint64_t x, uint64_t step) { return x / step * step; }
 static uint64_t round_up(uint64_t x, uint64_t step) { return (x + step - 1) / step * step; }
 
-/* One decision probe with its own deadline slice. */
-static tmem__plan_search_result probe(const part_job *j, const tmem__plan_adj *adj, uint64_t cap,
-                                      tmem__plan_limits *lim, double slice_end, uint64_t *tmp) {
+/* One decision probe with its own deadline slice and, when `nodes` > 0, its
+ * own node budget. */
+static tmem__plan_search_result probe_n(const part_job *j, const tmem__plan_adj *adj, uint64_t cap,
+                                        tmem__plan_limits *lim, double slice_end, uint64_t nodes, uint64_t *tmp) {
     tmem__plan_limits l = *lim;
     if (slice_end > 0 && (l.deadline <= 0 || slice_end < l.deadline)) l.deadline = slice_end;
+    if (nodes && (!l.nodes_left || l.nodes + nodes < l.nodes_left)) l.nodes_left = l.nodes + nodes;
     tmem__plan_search_result r = tmem__plan_search(j->inst, adj, cap, &l, tmp);
     lim->nodes = l.nodes;
     lim->oom |= l.oom;
     return r;
+}
+
+static tmem__plan_search_result probe(const part_job *j, const tmem__plan_adj *adj, uint64_t cap,
+                                      tmem__plan_limits *lim, double slice_end, uint64_t *tmp) {
+    return probe_n(j, adj, cap, lim, slice_end, 0, tmp);
 }
 
 static void take(part_job *j, const uint64_t *tmp) {
@@ -66,6 +73,10 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
                     uint64_t *tmp) {
     uint64_t step = j->inst->step ? j->inst->step : 1;
     double frac = 0.2;
+    /* Probes also get a node budget, doubled every round: the difficulty of
+     * a capacity is erratic near the optimum, so many short probes at
+     * different capacities beat a few long ones. */
+    uint64_t budget = (uint64_t)j->inst->n * 50 + 1000;
     while (!lim->oom && j->ub > (j->proved > lo0 ? j->proved : lo0)) {
         if (lim->stop && atomic_load(lim->stop)) return;
         uint64_t lo = j->proved > lo0 ? j->proved : lo0;
@@ -75,9 +86,20 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
             if (part_end > 0 && left <= 0.001) break;
             if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
             if (lim->stop && atomic_load(lim->stop)) return;
-            uint64_t cap = round_down(lo + (j->ub - lo) / 2, step);
+#ifndef DESCEND_DIV
+#define DESCEND_DIV 4   /* probe a quarter of the gap below the best plan: near it plans come fast */
+#endif
+            uint64_t d = (j->ub - lo) / DESCEND_DIV;
+            if (d < step) d = step;   /* always strictly below the best plan */
+            uint64_t cap = round_down(j->ub - d, step);
             if (cap < lo) cap = lo;
-            tmem__plan_search_result r = probe(j, adj, cap, lim, part_end > 0 ? now + left * frac : 0, tmp);
+            if (cap >= j->ub) break;
+            tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end > 0 ? now + left * frac : 0, budget, tmp);
+#ifdef PLAN_TRACE
+            fprintf(stderr, "probe cap %llu (lo %llu ub %llu frac %.2f left %.2f) -> %d arena %llu t %.3f\n",
+                    (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, frac, left, (int)r,
+                    r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull, tmem__plan_now() - now);
+#endif
             if (r == TMEM__PLAN_FOUND) {
                 take(j, tmp);
             } else if (r == TMEM__PLAN_NONE) {
@@ -90,9 +112,10 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
             }
         }
         if (!timed_out) continue;   /* the gap closed by proofs and plans */
-        if (part_end <= 0 || part_end - tmem__plan_now() <= 0.001) break;
+        if (part_end > 0 && part_end - tmem__plan_now() <= 0.001) break;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
         frac = frac * 2 > 1 ? 1 : frac * 2;
+        budget *= 2;
     }
 }
 
@@ -107,11 +130,11 @@ typedef struct goal_job {
     atomic_int *found;
 } goal_job;
 
-static int goal_thread(void *arg) {
+static void *goal_thread(void *arg) {
     goal_job *g = arg;
     g->res = tmem__plan_search(g->inst, g->adj, g->cap, &g->lim, g->out);
     if (g->res == TMEM__PLAN_FOUND) atomic_store(g->found, 1);
-    return 0;
+    return NULL;
 }
 
 /* Minimise (or decide, when `decide`) one part down to `goal`. */
@@ -128,7 +151,16 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     uint64_t step = j->inst->step ? j->inst->step : 1;
-    uint64_t goal_cap = round_up(goal > j->lb ? goal : j->lb, step);
+    /* Heights are multiples of step. Minimising, no height below the lower
+     * bound exists: round it up. Deciding, the capacity is a hard limit:
+     * round it down. */
+    uint64_t goal_cap = decide ? round_down(goal, step) : round_up(goal > j->lb ? goal : j->lb, step);
+    if (decide && goal_cap < j->lb) {
+        j->proved = goal + 1;   /* below the lower bound: proved infeasible */
+        free(tmp);
+        tmem__plan_adj_free(&adj);
+        return TMEM_OK;
+    }
     if (j->proved < j->lb) j->proved = j->lb;
     if (!decide && threads > 1 && part_end > 0 && j->inst->n >= 16 && goal_cap + step < j->ub) {
         /* Two threads: one probes the goal for the whole time, the other
@@ -139,13 +171,13 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
         g.lim.nodes = 0;
         g.lim.stop = &found;
         g.lim.deadline = part_end;
-        thrd_t th;
-        if (thrd_create(&th, goal_thread, &g) == thrd_success) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, goal_thread, &g) == 0) {
             tmem__plan_limits l = *lim;
             l.stop = &found;
             descend(j, &adj, goal_cap + step, &l, part_end, tmp);
             /* nothing left above the goal: let the goal probe use the rest */
-            thrd_join(th, NULL);
+            pthread_join(th, NULL);
             lim->nodes = l.nodes + g.lim.nodes;
             lim->oom |= l.oom | g.lim.oom;
             if (g.res == TMEM__PLAN_FOUND) take(j, g.out);

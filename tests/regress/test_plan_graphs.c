@@ -79,6 +79,7 @@ static void test_challenging_subset(void) {
         tmem_plan *pl;
         tmem_plan_desc desc = {0};
         desc.time_limit_s = 15;
+        desc.threads = i == 1 ? 2 : 0;   /* G with the goal probe on a second thread */
         CHECK_OK(tmem_plan_solve(p, &desc, &pl));
         if (pl) {
             tmem_plan_info in;
@@ -101,7 +102,48 @@ static void test_challenging_subset(void) {
     }
 }
 
+/* The best plans found for MiniMalloc's D and J (below the best heights
+ * known before, 1031168 and 1035264), stored in docs/plan_best/: still the
+ * same buffers as the instance, and valid. */
+static void test_stored_best_plans(void) {
+    static const struct { const char *inst, *plan; uint64_t height; } best[] = {
+        {"D.1048576.csv", "D.1024000.csv", 1024000},
+        {"J.1048576.csv", "J.1029120.csv", 1029120},
+    };
+    const char *src = getenv("TMEM_SOURCE_DIR");
+    for (size_t i = 0; i < 2; i++) {
+        char rel[128], ipath[1024], ppath[1024];
+        snprintf(rel, sizeof rel, "bench/minimalloc/challenging/%s", best[i].inst);
+        if (!src || !tmem_test_shared_path(rel, ipath, sizeof ipath)) {
+            printf("%s absent: skipped\n", rel);
+            continue;
+        }
+        snprintf(ppath, sizeof ppath, "%s/docs/plan_best/%s", src, best[i].plan);
+        tmem_plan_problem *inst, *plan;
+        REQUIRE_OK(tmem_plan_problem_load_csv(ipath, &inst, NULL));
+        REQUIRE_OK(tmem_plan_problem_load_csv(ppath, &plan, NULL));
+        uint32_t n = tmem_plan_problem_count(inst);
+        CHECK(tmem_plan_problem_count(plan) == n);
+        uint64_t *off = calloc(n, sizeof *off), height = 0;
+        for (uint32_t k = 0; k < n && k < tmem_plan_problem_count(plan); k++) {
+            tmem_plan_buffer a, b;
+            CHECK_OK(tmem_plan_problem_get(inst, k, &a));
+            CHECK_OK(tmem_plan_problem_get(plan, k, &b));
+            CHECK(strcmp(a.id, b.id) == 0 && a.start == b.start && a.end == b.end && a.size == b.size);
+            CHECK(b.flags & TMEM_PLAN_BUFFER_FIXED);
+            off[k] = b.offset;
+            if (b.offset + b.size > height) height = b.offset + b.size;
+        }
+        CHECK(height == best[i].height);
+        CHECK_OK(tmem_plan_validate(inst, off, best[i].height, NULL));
+        free(off);
+        tmem_plan_problem_destroy(plan);
+        tmem_plan_problem_destroy(inst);
+    }
+}
+
 int main(void) {
+    RUN(test_stored_best_plans);
     RUN(test_real_graphs);
     RUN(test_challenging_subset);
     return tmem_test_finish();
