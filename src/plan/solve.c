@@ -72,11 +72,17 @@ static void take(part_job *j, const uint64_t *tmp) {
 static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__plan_limits *lim, double part_end,
                     uint64_t *tmp) {
     uint64_t step = j->inst->step ? j->inst->step : 1;
-    double frac = 0.2;
+#ifndef DESCEND_FRAC
+#define DESCEND_FRAC 0.5  /* first round: half of the time left per probe */
+#endif
+#ifndef DESCEND_NODES
+#define DESCEND_NODES 300 /* first round: 300 nodes per buffer per probe */
+#endif
+    double frac = DESCEND_FRAC;
     /* Probes also get a node budget, doubled every round: the difficulty of
      * a capacity is erratic near the optimum, so many short probes at
      * different capacities beat a few long ones. */
-    uint64_t budget = (uint64_t)j->inst->n * 50 + 1000;
+    uint64_t budget = (uint64_t)j->inst->n * DESCEND_NODES + 1000;
     while (!lim->oom && j->ub > (j->proved > lo0 ? j->proved : lo0)) {
         if (lim->stop && atomic_load(lim->stop)) return;
         uint64_t lo = j->proved > lo0 ? j->proved : lo0;
@@ -163,6 +169,22 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
     }
     if (j->proved < j->lb) j->proved = j->lb;
     if (!decide && threads > 1 && part_end > 0 && j->inst->n >= 16 && goal_cap + step < j->ub) {
+        /* A short look at the goal first, on this thread alone: most real
+         * graphs reach it within milliseconds, and a thread costs more. */
+        double now = tmem__plan_now(), left = part_end - now, quick = left * 0.1 < 0.05 ? left * 0.1 : 0.05;
+        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, now + quick, tmp);
+        if (r != TMEM__PLAN_STOPPED || lim->oom) {
+            if (r == TMEM__PLAN_FOUND) take(j, tmp);
+            else if (r == TMEM__PLAN_NONE && goal_cap + step > j->proved) j->proved = goal_cap + step;
+            if (r == TMEM__PLAN_FOUND || lim->oom) {
+                free(tmp);
+                tmem__plan_adj_free(&adj);
+                return TMEM_OK;
+            }
+        }
+    }
+    if (!decide && threads > 1 && part_end > 0 && j->inst->n >= 16 && goal_cap + step < j->ub &&
+        j->proved <= goal_cap) {
         /* Two threads: one probes the goal for the whole time, the other
          * binary-searches above it; whichever reaches the goal stops both. */
         atomic_int found;
