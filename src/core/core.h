@@ -37,21 +37,15 @@
  * a (void) cast silence warn_unused_result). */
 #define TMEM__IGNORE(expr) do { tmem_status ign_ = (expr); (void)ign_; } while (0)
 
-/* Allocation accounting of live allocations, by type and by role.
- *
- * Shared part (tmem__acct, one per type and one per role): `cur`, the bytes in
- * live allocations, takes one relaxed RMW per allocation and per free, and
- * its result feeds `peak` (a CAS only when a new peak is reached), so both
- * are exact. Cumulative totals and counts are split: heaps keep their own
- * (tmem__heap_acct: one writer, the heap's owner or its lock holder, so
- * relaxed load + store, no RMW) and fold them into the shared `sum` when
- * destroyed; callers outside heaps (KV slabs, surfaces, model mappings) and
- * whole-heap drops (reset, destroy) add to `sum` directly. Readers add the
- * shared sums and every registered heap's under the context's heaps_lock:
- * each counter is exact, the set is not one instant's snapshot. */
+/* Allocation accounting, on every heap's hot path: two relaxed RMWs per
+ * allocation and two per free. Current = in - out (bytes and counts); total
+ * is `bytes_in`. The peak is updated from the allocating side with a relaxed
+ * read of `bytes_out`, so under concurrent frees it may overstate by the
+ * bytes in flight; single-threaded it is exact. */
 typedef struct tmem__acct {
-    _Atomic uint64_t cur, peak;
-    tmem__acct_counts sum;
+    _Atomic uint64_t bytes_in, count_in;   /* cumulative allocated */
+    _Atomic uint64_t bytes_out, count_out; /* cumulative freed */
+    _Atomic uint64_t peak;
 } tmem__acct;
 
 /* ---- pool (pool.c) ----

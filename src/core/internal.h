@@ -7,7 +7,6 @@
 #ifndef TMEM_CORE_INTERNAL_H
 #define TMEM_CORE_INTERNAL_H
 
-#include <stdatomic.h>
 #include "typedmem/context.h"
 #include "typedmem/heap.h"
 
@@ -131,26 +130,6 @@ void tmem__type_uncharge(tmem_type *type, uint64_t bytes, bool clean);
 /* In-use bytes of live allocations by type and role (not commits). */
 void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes);
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes);
-/* Heaps count their own allocations (one writer: the heap's owner or lock
- * holder; plain stores, no RMW) and stats.c sums them with the shared
- * counters when read (see tmem__acct in core.h). */
-typedef struct tmem__acct_counts {
-    _Atomic uint64_t bytes_in, count_in, count_out;
-} tmem__acct_counts;
-typedef struct tmem__heap_acct {
-    tmem__acct_counts type;
-    tmem__acct_counts roles[TMEM_ROLE_MAX];
-} tmem__heap_acct;
-/* A heap's allocation / free: its own counts plus the shared in-use bytes. */
-void tmem__account_heap_alloc(tmem__heap_acct *local, tmem_type *type, int32_t role, uint64_t bytes);
-void tmem__account_heap_free(tmem__heap_acct *local, tmem_type *type, int32_t role, uint64_t bytes);
-/* Fold a heap's counts into the shared sums (under the heap registry's
- * lock); tmem_heap_destroy calls it while the heap is still registered. */
-void tmem__account_heap_retire(tmem_heap *heap);
-/* heap.c: the heap's counts (stats.c cannot see struct tmem_heap). */
-tmem__heap_acct *tmem__heap_acct_of(tmem_heap *heap);
-/* The type's committed bytes (context lock only: safe under a heap lock). */
-uint64_t tmem__type_committed(const tmem_type *type);
 
 /* ---- heaps (heap.c) ---- */
 /* Reclaim: purge this heap if VOLATILE; returns the bytes dropped. Called

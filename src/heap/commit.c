@@ -142,11 +142,10 @@ static bool plenty(tmem_heap *h, uint64_t retain) {
     if (tmem_context_budget(h->ctx, &bi) != TMEM_OK || bi.pressure != TMEM_PRESSURE_NORMAL || bi.available < 2 * retain)
         return false;
     tmem_type_info ti;
+    tmem_type_stats ts;
     if (tmem_type_get_info(h->type, &ti) != TMEM_OK || !ti.budget) return true;
-    /* not tmem_type_get_stats: its in-use sums take heaps_lock, which a
-     * reclaim may hold while it waits for this heap's lock */
-    uint64_t committed = tmem__type_committed(h->type);
-    return committed < ti.budget && ti.budget - committed >= 2 * retain;
+    if (tmem_type_get_stats(h->type, &ts) != TMEM_OK) return false;
+    return ts.committed.current < ti.budget && ti.budget - ts.committed.current >= 2 * retain;
 }
 
 void tmem__heap_release(tmem_heap *h, uint64_t off, uint64_t size) {

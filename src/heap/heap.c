@@ -135,13 +135,8 @@ static tmem_status unaccount(tmem_heap *h, uint64_t off, uint64_t size, uint64_t
     return TMEM_OK;
 }
 
-tmem__heap_acct *tmem__heap_acct_of(tmem_heap *heap) { return &heap->acct; }
-
 void tmem_heap_destroy(tmem_heap *heap) {
     if (!tmem__heap_valid(heap)) return;
-    /* Its counts join the type's and roles' while readers can still see it;
-     * the drops below count on the shared side. */
-    tmem__account_heap_retire(heap);
     /* Unregister first: once out of the registry no reclaim can reach it. */
     tmem__context_remove_heap(heap->ctx, heap);
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);

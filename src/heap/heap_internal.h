@@ -79,7 +79,6 @@ struct tmem_heap {
     /* metadata, by kind */
     tmem__tlsf tlsf;          /* GENERAL */
     tmem__heap_cache *cache;  /* GENERAL: small-block LIFOs; NULL otherwise */
-    tmem__heap_acct acct;     /* this heap's allocation counts (stats.c sums them) */
     tmem__linear lin;         /* LINEAR */
     tmem__ivx live;           /* PLACEMENT: every live allocation */
     tmem__ivx alias;          /* GENERAL/LINEAR: aliasable allocations whose

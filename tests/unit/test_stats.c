@@ -207,9 +207,9 @@ static void test_role_stats_and_check(void) {
     t->ctx->committed -= 4096;
     CHECK_OK(tmem_context_check(ctx));
     /* Role bytes exceeding their types' bytes are caught too. */
-    atomic_fetch_add(&ctx->roles[TMEM_ROLE_IMAGE].cur, 1u << 30);
+    atomic_fetch_add(&ctx->roles[TMEM_ROLE_IMAGE].bytes_in, 1u << 30);
     CHECK_ST(tmem_context_check(ctx), TMEM_E_CORRUPT);
-    atomic_fetch_sub(&ctx->roles[TMEM_ROLE_IMAGE].cur, 1u << 30);
+    atomic_fetch_add(&ctx->roles[TMEM_ROLE_IMAGE].bytes_out, 1u << 30);
     for (int i = 0; i < 6; i++) tmem__account_free(t, TMEM_ROLE_IMAGE, 100);
     CHECK_OK(tmem_context_check(ctx));
     tmem_context_destroy(ctx);
