@@ -1,7 +1,9 @@
-/* Heap accounting split between each heap's own counts and the shared
- * in-use bytes: type and role stats stay exact across several heaps of one
- * type, a role used by two types, a reset, and a heap destroyed with live
- * allocations (its counts folded into the type's and role's). */
+/* Heap accounting as readers see it: type and role stats stay exact across
+ * several heaps of one type, a role used by two types, a reset, and a heap
+ * destroyed with live allocations (counted freed; its allocations stay in
+ * the type's and role's totals). Written to guard a per-heap-counter
+ * redesign of the accounting (tried and reverted: see docs/benchmarks.md,
+ * heap section); it holds for any design. */
 #include "harness.h"
 #include "typedmem/typedmem.h"
 
