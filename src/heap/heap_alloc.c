@@ -11,11 +11,14 @@
  * Small-block cache (GENERAL): a free of a block of at most 512 B parks it,
  * still "used" in TLSF and marked TMEM__HEAP_CACHED, in a per-size LIFO of
  * up to 32 blocks; an allocation of that size (alignment <= the granule)
- * pops it: no split, no merge, no hash update. Parked blocks are invisible
+ * pops it: no split, no merge, no hash update, and no load of the block's
+ * record (the cache keeps each block's offset; the record's user word is only
+ * stored, which does not stall on a miss). Parked blocks are invisible
  * to the owner (a second free of one is a double free; they are not live
  * allocations for walks, info or checks) and go back to TLSF when a search
  * fails (TMEM_E_FULL), on reset and on purge. They stay committed: at most
- * 32 x 32 blocks <= 512 B, i.e. < 264 KiB per heap, usually far less.
+ * 32 x 32 blocks <= 512 B, i.e. < 264 KiB per heap, usually far less (plus
+ * 16 KiB of cache metadata).
  *
  * An offset (or pointer) names the newest live allocation at it: an
  * aliasable allocation that gave its bytes back can share its offset with a
@@ -31,7 +34,7 @@ static inline uint32_t cache_class(const tmem_heap *h, uint64_t bytes) { return 
 void tmem__heap_cache_flush(tmem_heap *h) {
     if (!h->cache) return;
     for (uint32_t c = 0; c < TMEM__HEAP_CACHE_MAX / 16; c++) {
-        while (h->cache->n[c]) tmem__tlsf_free_index(&h->tlsf, h->cache->index[c][--h->cache->n[c]], NULL);
+        while (h->cache->n[c]) tmem__tlsf_free_index(&h->tlsf, h->cache->slot[c][--h->cache->n[c]].index, NULL);
     }
 }
 
@@ -40,11 +43,11 @@ static tmem_status take(tmem_heap *h, uint64_t size, uint64_t align, uint64_t us
     if (h->cache && size <= TMEM__HEAP_CACHE_MAX && align <= h->granule) {
         uint64_t rounded = (size + h->granule - 1) & ~(h->granule - 1);
         uint32_t c = cache_class(h, rounded);
-        if (h->cache->n[c]) {
-            tmem__tlsf_block *b = &h->tlsf.blocks[h->cache->index[c][--h->cache->n[c]]];
-            b->user = user;
-            *off = b->offset;
-            *bytes = b->size;
+        if (__builtin_expect(h->cache->n[c] != 0, 1)) {
+            const tmem__heap_cached *e = &h->cache->slot[c][--h->cache->n[c]];
+            h->tlsf.blocks[e->index].user = user; /* a store: no wait on the record */
+            *off = e->offset;
+            *bytes = rounded;
             return TMEM_OK;
         }
     }
@@ -211,7 +214,7 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
             uint32_t c = cache_class(h, b->size);
             if (h->cache->n[c] < TMEM__HEAP_CACHE_DEPTH) {
                 b->user = TMEM__HEAP_CACHED;
-                h->cache->index[c][h->cache->n[c]++] = i;
+                h->cache->slot[c][h->cache->n[c]++] = (tmem__heap_cached){off, i, 0};
                 break; /* parked: no span to release */
             }
         }

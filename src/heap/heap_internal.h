@@ -47,9 +47,19 @@
  * sizes are < 2^56). */
 #define TMEM__HEAP_CACHED UINT64_MAX
 
+/* Each parked block's offset is kept next to its record index, so a pop
+ * hands out the block without loading its TLSF record (a likely cache miss
+ * on the allocation's critical path; the record's user word is then only
+ * stored). The block's size is its class's: (class + 1) granules. */
+typedef struct tmem__heap_cached {
+    uint64_t offset;
+    uint32_t index;           /* TLSF record */
+    uint32_t pad_;
+} tmem__heap_cached;
+
 typedef struct tmem__heap_cache {
     uint32_t n[TMEM__HEAP_CACHE_MAX / 16];
-    uint32_t index[TMEM__HEAP_CACHE_MAX / 16][TMEM__HEAP_CACHE_DEPTH]; /* TLSF records */
+    tmem__heap_cached slot[TMEM__HEAP_CACHE_MAX / 16][TMEM__HEAP_CACHE_DEPTH];
 } tmem__heap_cache;
 
 /* The owner's word kept with every allocation: requested size and role. */
