@@ -29,8 +29,13 @@ static void usage(FILE *f) {
     fprintf(f, "\n");
 }
 
+/* Values start with a digit: strtoull and strtod skip leading spaces and
+ * take a sign ("' -1'" wraps to 2^64-1), and strtod also reads "nan" and
+ * "inf", which no size or count is. */
+static bool starts_digit(const char *s) { return s && *s >= '0' && *s <= '9'; }
+
 static bool parse_u64(const char *s, uint64_t *out) {
-    if (!s || !*s || *s == '-') return false;
+    if (!starts_digit(s)) return false;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -40,11 +45,11 @@ static bool parse_u64(const char *s, uint64_t *out) {
 }
 
 static bool parse_size(const char *s, uint64_t *out) {
-    if (!s || !*s || *s == '-') return false;
+    if (!starts_digit(s)) return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return false;
+    if (errno || end == s || !(v >= 0)) return false; /* !(>=) also refuses NaN */
     static const struct { const char *suffix; double mul; } units[] = {
         {"", 1}, {"b", 1}, {"k", 1024.0}, {"kib", 1024.0}, {"m", 1048576.0}, {"mib", 1048576.0},
         {"g", 1073741824.0}, {"gib", 1073741824.0}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
