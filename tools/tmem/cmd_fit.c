@@ -263,7 +263,7 @@ int tmem_cmd_fit(int argc, char **argv) {
     int rc = 1;
     if (gguf) {
         tmem_context_desc cd = {0};
-        tmem_gguf_error e;
+        tmem_gguf_error e = {0}; /* printed even when the context, not the file, failed */
         tmem_gguf_desc gd = {0};
         gd.path = gguf;
         tmem_status st = tmem_context_create(&cd, &ctx);
@@ -296,7 +296,7 @@ int tmem_cmd_fit(int argc, char **argv) {
         return 2;
     }
     if (mmproj) { /* the vision encoder, exactly, from llama.cpp's mmproj file */
-        tmem_gguf_error e;
+        tmem_gguf_error e = {0}; /* printed even when the context, not the file, failed */
         tmem_gguf_desc gd = {0};
         gd.path = mmproj;
         tmem_context_desc cd = {0};
