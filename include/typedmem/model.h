@@ -196,12 +196,16 @@ typedef struct tmem_gguf_tensor {
  *  type and register it with the context, which closes it at destroy.
  *  @param[out] out  NULL on failure.
  *  @param[out] err  may be NULL; filled on TMEM_E_PARSE / CORRUPT / UNSUPPORTED.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/path/out, type not FILE
- *          placement or of another context, empty file) | TMEM_E_NOT_FOUND (no
- *          type given and no weights type) | TMEM_E_PARSE | TMEM_E_CORRUPT |
- *          TMEM_E_UNSUPPORTED | TMEM_E_BUDGET (mapping would cross a budget) |
- *          TMEM_E_NO_MEMORY | TMEM_E_IO | TMEM_E_PERMISSION | TMEM_E_OS
- *          (open/map failed). Nothing stays mapped, open or charged on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/path/out, empty path,
+ *          type not FILE placement or of another context, path not a regular
+ *          file) | TMEM_E_NOT_FOUND (no such file; or no type given and no
+ *          weights type) | TMEM_E_PARSE (empty file, malformed) |
+ *          TMEM_E_CORRUPT | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW (file larger
+ *          than the address space) | TMEM_E_BUDGET (mapping would cross a
+ *          budget) | TMEM_E_NO_MEMORY | TMEM_E_IO | TMEM_E_PERMISSION |
+ *          TMEM_E_OS (open/map failed). Nothing stays mapped, open or charged
+ *          on failure. err's message names the path for open, type and budget
+ *          failures too.
  *  @par Threads safe (the context serialises its registries) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_gguf **out, tmem_gguf_error *err);
 
