@@ -113,6 +113,12 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_type_from_name(const char *name, u
 /* GGUF reader                                                              */
 /* ====================================================================== */
 
+/* The queries on an open file (tmem_gguf_get_info .. tmem_gguf_tensor_find)
+ * write their outputs only on TMEM_OK: on any error every output (an array
+ * iterator aside, which is in/out) is left as
+ * the caller had it, so a preset default survives a missing key. Views
+ * (strings, tensor data) point into the file and are valid until
+ * tmem_gguf_close. */
 typedef struct tmem_gguf tmem_gguf;
 
 /** @brief GGUF metadata value types (values fixed by the format). */
