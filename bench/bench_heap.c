@@ -275,7 +275,12 @@ static void print_json(allocator *as, int n, uint64_t ops, uint64_t seed, uint32
            slots, overhead);
     for (int i = 0; i < n; i++) {
         printf("%s{\"name\":\"%s\"", i ? "," : "", as[i].name);
-        if (as[i].skipped) printf(",\"skipped\":\"%s\"}", as[i].skipped);
+        if (as[i].skipped) {
+            printf(",\"skipped\":\"");
+            for (const char *c = as[i].skipped; *c; c++) /* dlerror text: keep it valid JSON */
+                if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20) putchar(*c);
+            printf("\"}");
+        }
         else
             printf(",\"ops_per_s\":%.0f,\"alloc_ns\":{\"p50\":%.0f,\"p99\":%.0f,\"p99_99\":%.0f,\"max\":%.0f},\"failures\":%" PRIu64 "}",
                    as[i].ops_per_s, as[i].p50, as[i].p99, as[i].p9999, as[i].max, as[i].failures);

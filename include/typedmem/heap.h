@@ -127,7 +127,7 @@ TMEM_API void tmem_heap_destroy(tmem_heap *heap);
  *  @param[out] out  NULL on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (size 0, PLACEMENT heap, device type)
  *          | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW | TMEM_E_FULL | TMEM_E_BUDGET
- *          | TMEM_E_NO_MEMORY */
+ *          | TMEM_E_NO_MEMORY | TMEM_E_STATE (heap not NON_VOLATILE) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, void **out);
 
 /** @brief Free a pointer from tmem_heap_alloc / tmem_heap_alloc_ex.
@@ -137,7 +137,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free(tmem_heap *heap, void *ptr);
 
 /** @brief Allocate with a full description (offset, flags, role, name).
  *  @return as tmem_heap_alloc, plus TMEM_E_OVERLAP (PLACEMENT: range overlaps a
- *          live non-aliasable allocation) */
+ *          live non-aliasable allocation; checked in every context) and, for
+ *          PLACEMENT, TMEM_E_INVALID_ARG when offset + size passes the end and
+ *          TMEM_E_ALIGNMENT when the address is not aligned */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tmem_alloc_info *out);
 
 /** @brief Free by offset (any heap kind, device placements too).
@@ -151,7 +153,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_make_aliasable(tmem_heap *heap, ui
 
 /** @brief Debug contexts: TMEM_OK if the aliasable allocation at `offset` was
  *  not reused, TMEM_E_OVERLAP if a later allocation took (some of) its bytes —
- *  reading it now is a use-after-alias. TMEM_E_UNSUPPORTED without DEBUG. */
+ *  reading it now is a use-after-alias. TMEM_E_UNSUPPORTED without DEBUG;
+ *  TMEM_E_FOREIGN when no live allocation starts at `offset`. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_check_alias(tmem_heap *heap, uint64_t offset);
 
 /** @brief Free everything (LINEAR: rewind; others: free all live allocations).
@@ -162,7 +165,11 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_reset(tmem_heap *heap);
  *  @param[out] old_state may be NULL.
  *  @param[out] lost  may be NULL; when moving to NON_VOLATILE, true if the
  *               contents were dropped since the heap became VOLATILE.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (device) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (device)
+ *          | TMEM_E_NO_MEMORY (VOLATILE: the per-page sentinel table)
+ *          | TMEM_E_BUDGET (NON_VOLATILE after a reclaim purge: the live
+ *          allocations' pages no longer fit; the heap stays EMPTY)
+ *          | an OS advice error (the state is unchanged). docs/heap.md. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state, tmem_purgeable *old_state, bool *lost);
 
 /** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG */

@@ -267,7 +267,12 @@ typedef struct tmem_kv_cache_stats {
 
 /** @brief Create a cache over the KV, state and snapshot types (see the desc).
  *  Carves a range of each type's pool for fixed-size slots and, unless
- *  NO_RECLAIM, registers a reclaim step with the context.
+ *  NO_RECLAIM, registers a reclaim step with the context. A recurrent cache
+ *  without a snapshot_type creates "/memory/snapshots" (budget
+ *  snapshot_budget) if the context lacks it, after every check on desc has
+ *  passed; it stays in the context and later caches share it. A failure
+ *  leaves the context as it was, except when it happens after that type was
+ *  created (out of memory, reclaim table full): the type then stays.
  *  @param[out] out  NULL on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/out, bad layout,
  *          unknown flags, type of another context, a FILE type)

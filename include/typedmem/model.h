@@ -113,6 +113,12 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_type_from_name(const char *name, u
 /* GGUF reader                                                              */
 /* ====================================================================== */
 
+/* The queries on an open file (tmem_gguf_get_info .. tmem_gguf_tensor_find)
+ * write their outputs only on TMEM_OK: on any error every output (an array
+ * iterator aside, which is in/out) is left as
+ * the caller had it, so a preset default survives a missing key. Views
+ * (strings, tensor data) point into the file and are valid until
+ * tmem_gguf_close. */
 typedef struct tmem_gguf tmem_gguf;
 
 /** @brief GGUF metadata value types (values fixed by the format). */
@@ -196,12 +202,16 @@ typedef struct tmem_gguf_tensor {
  *  type and register it with the context, which closes it at destroy.
  *  @param[out] out  NULL on failure.
  *  @param[out] err  may be NULL; filled on TMEM_E_PARSE / CORRUPT / UNSUPPORTED.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/path/out, type not FILE
- *          placement or of another context, empty file) | TMEM_E_NOT_FOUND (no
- *          type given and no weights type) | TMEM_E_PARSE | TMEM_E_CORRUPT |
- *          TMEM_E_UNSUPPORTED | TMEM_E_BUDGET (mapping would cross a budget) |
- *          TMEM_E_NO_MEMORY | TMEM_E_IO | TMEM_E_PERMISSION | TMEM_E_OS
- *          (open/map failed). Nothing stays mapped, open or charged on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/path/out, empty path,
+ *          type not FILE placement or of another context, path not a regular
+ *          file) | TMEM_E_NOT_FOUND (no such file; or no type given and no
+ *          weights type) | TMEM_E_PARSE (empty file, malformed) |
+ *          TMEM_E_CORRUPT | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW (file larger
+ *          than the address space) | TMEM_E_BUDGET (mapping would cross a
+ *          budget) | TMEM_E_NO_MEMORY | TMEM_E_IO | TMEM_E_PERMISSION |
+ *          TMEM_E_OS (open/map failed). Nothing stays mapped, open or charged
+ *          on failure. err's message names the path for open, type and budget
+ *          failures too.
  *  @par Threads safe (the context serialises its registries) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_gguf **out, tmem_gguf_error *err);
 
@@ -250,7 +260,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_str(const tmem_gguf *g, const 
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kv, uint64_t i, tmem_gguf_value *out);
 
 /** @brief Sequential walk over an array, O(1) per element. Zero it, then call
- *  tmem_gguf_array_next until it returns TMEM_E_NOT_FOUND. */
+ *  tmem_gguf_array_next until it returns TMEM_E_NOT_FOUND; advance it only
+ *  through that call (an iterator of another array, or a fixed-size array's
+ *  iterator edited by hand, is refused with TMEM_E_INVALID_ARG). */
 typedef struct tmem_gguf_array_iter {
     uint64_t kv, index, offset;
 } tmem_gguf_array_iter;
@@ -391,9 +403,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tme
 
 /** @brief Add the vision encoder described by a llama.cpp mmproj GGUF
  *  (clip.vision.block_count, .embedding_length, .feed_forward_length,
- *  .attention.head_count, .patch_size, .spatial_merge_size (default 1),
- *  .projection_dim (default the text hidden size); temporal patch 2 when
- *  clip.projector_type names a Qwen VL projector, else 1; position
+ *  .attention.head_count, .patch_size, .spatial_merge_size, .projection_dim
+ *  (default the text hidden size); a Qwen VL projector (clip.projector_type
+ *  "qwen*") has temporal patch 2 and merge 2 by default, others 1 and 1; position
  *  embeddings from v.position_embd.weight) and its exact tensor bytes.
  *  Only the vis_* fields of *m change, and only on success.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no clip.vision.*
@@ -510,6 +522,8 @@ typedef struct tmem_fit_desc {
     uint32_t prefill_chunk;   /**< tokens per prefill step; 0 = 512 */
     uint32_t kv_block_tokens; /**< paged-KV block; 0 = TMEM_KV_DEFAULT_BLOCK_TOKENS */
     uint32_t graph_flags;     /**< tmem_model_graph_flag */
+    uint32_t state_snapshots; /**< recurrent-state snapshots kept per sequence
+                                   (tmem_kv_snapshot_take); 0 = none */
 } tmem_fit_desc;
 
 /** @brief One line of the breakdown. */

@@ -129,7 +129,10 @@ typedef struct tmem_surface_desc {
                                     type of TMEM_ROLE_IMAGE. Must be a HOST or
                                     HOST_SHARED type of the same context. */
     tmem_heap *heap;           /**< non-NULL: back the pixels by an allocation
-                                    of this heap (not shareable across processes) */
+                                    of this heap (not shareable across processes).
+                                    The heap must outlive the surface: release
+                                    it before tmem_heap_destroy (context
+                                    destroy gets the order right itself). */
     const char *name;          /**< memfd name / trace name; may be NULL */
 } tmem_surface_desc;
 

@@ -247,36 +247,46 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_load(const char *path, tmem_trace_data **out);
 
-/** @brief Same as tmem_trace_load, from `len` bytes in memory. */
+/** @brief Same as tmem_trace_load, from `len` bytes in memory (not kept).
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_load_memory(const void *bytes, size_t len, tmem_trace_data **out);
 
 /** @brief Write a trace in the file format (loads back equal).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO
+ *  @par Threads safe (the trace is only read) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_save(const tmem_trace_data *data, const char *path);
 
-/** @brief Free a trace. NULL is a no-op. */
+/** @brief Free a trace. NULL is a no-op.
+ *  @par Threads externally synchronized: no other call on `data` in flight */
 TMEM_API void tmem_trace_data_destroy(tmem_trace_data *data);
 
-/** @brief Summary of a trace. @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Summary of a trace. @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_get_info(const tmem_trace_data *data, tmem_trace_data_info *out);
 
 /** @brief Copy event `index` (0 = oldest).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (index >= events) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (index >= events)
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_event(const tmem_trace_data *data, uint64_t index, tmem_trace_event *out);
 
-/** @brief Name of type `index` as recorded ("/memory/kv"); NULL if unknown. */
+/** @brief Name of type `index` as recorded ("/memory/kv"); NULL if unknown.
+ *  Valid as long as `data`. @par Threads safe */
 TMEM_API const char *tmem_trace_data_type_name(const tmem_trace_data *data, int32_t index);
 
-/** @brief Name of `role` as recorded ("kv_cache"); NULL if unknown. */
+/** @brief Name of `role` as recorded ("kv_cache"); NULL if unknown.
+ *  Valid as long as `data`. @par Threads safe */
 TMEM_API const char *tmem_trace_data_role_name(const tmem_trace_data *data, int32_t role);
 
-/** @brief Name of an event kind ("alloc", "budget_denied"); "?" if out of range. */
+/** @brief Name of an event kind ("alloc", "budget_denied"); "?" if out of
+ *  range; a static string. @par Threads safe */
 TMEM_API const char *tmem_trace_kind_name(uint32_t kind);
 
 /* ---- analysis and exports ---- */
 
 /** @brief Find the in-use peak and what was alive at it (by role, type, name).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY */
+ *  @param[out] out  zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_peak(const tmem_trace_data *data, tmem_trace_peak_info *out);
 
 /** @brief Export a trace as text in `format`.
@@ -288,11 +298,15 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_peak(const tmem_trace_data *data,
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export(const tmem_trace_data *data, tmem_trace_format format, const tmem_report_desc *opt, char **out, size_t *out_len);
 
-/** @brief tmem_trace_export() into a file (created or truncated).
- *  @return as tmem_trace_export, plus TMEM_E_IO */
+/** @brief tmem_trace_export() into a file (created or truncated), written
+ *  in 1 MiB pieces as it is produced (a big trace's JSON is never whole in
+ *  memory). On failure the file is removed.
+ *  @return as tmem_trace_export, plus TMEM_E_IO
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export_file(const tmem_trace_data *data, tmem_trace_format format, const tmem_report_desc *opt, const char *path);
 
-/** @brief Free a string from tmem_trace_export(). NULL is a no-op. */
+/** @brief Free a string from tmem_trace_export(). NULL is a no-op.
+ *  @par Threads safe */
 TMEM_API void tmem_trace_string_free(char *text);
 
 TMEM_EXTERN_C_END

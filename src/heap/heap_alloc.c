@@ -8,6 +8,15 @@
  * is THREAD_SAFE (or not NON_VOLATILE, see heap_internal.h); tracing costs a
  * call and a branch when off.
  *
+ * Small-block cache (GENERAL): a free of a block of at most 512 B parks it,
+ * still "used" in TLSF and marked TMEM__HEAP_CACHED, in a per-size LIFO of
+ * up to 32 blocks; an allocation of that size (alignment <= the granule)
+ * pops it: no split, no merge, no hash update. Parked blocks are invisible
+ * to the owner (a second free of one is a double free; they are not live
+ * allocations for walks, info or checks) and go back to TLSF when a search
+ * fails (TMEM_E_FULL), on reset and on purge. They stay committed: at most
+ * 32 x 32 blocks <= 512 B, i.e. < 264 KiB per heap, usually far less.
+ *
  * An offset (or pointer) names the newest live allocation at it: an
  * aliasable allocation that gave its bytes back can share its offset with a
  * later allocation, which is freed first.
@@ -17,9 +26,34 @@
 
 /* ---- metadata by kind ---- */
 
+static inline uint32_t cache_class(const tmem_heap *h, uint64_t bytes) { return (uint32_t)(bytes / h->granule) - 1; }
+
+void tmem__heap_cache_flush(tmem_heap *h) {
+    if (!h->cache) return;
+    for (uint32_t c = 0; c < TMEM__HEAP_CACHE_MAX / 16; c++) {
+        while (h->cache->n[c]) tmem__tlsf_free_index(&h->tlsf, h->cache->index[c][--h->cache->n[c]], NULL);
+    }
+}
+
 static tmem_status take(tmem_heap *h, uint64_t size, uint64_t align, uint64_t user, uint64_t *off, uint64_t *bytes) {
-    if (h->kind == TMEM_HEAP_GENERAL) return tmem__tlsf_alloc(&h->tlsf, size, align, user, off, bytes);
-    return tmem__linear_alloc(&h->lin, size, align, user, off, bytes);
+    if (h->kind != TMEM_HEAP_GENERAL) return tmem__linear_alloc(&h->lin, size, align, user, off, bytes);
+    if (h->cache && size <= TMEM__HEAP_CACHE_MAX && align <= h->granule) {
+        uint64_t rounded = (size + h->granule - 1) & ~(h->granule - 1);
+        uint32_t c = cache_class(h, rounded);
+        if (h->cache->n[c]) {
+            tmem__tlsf_block *b = &h->tlsf.blocks[h->cache->index[c][--h->cache->n[c]]];
+            b->user = user;
+            *off = b->offset;
+            *bytes = b->size;
+            return TMEM_OK;
+        }
+    }
+    tmem_status st = tmem__tlsf_alloc(&h->tlsf, size, align, user, off, bytes);
+    if (st == TMEM_E_FULL && h->cache) {
+        tmem__heap_cache_flush(h); /* parked blocks may coalesce into room */
+        st = tmem__tlsf_alloc(&h->tlsf, size, align, user, off, bytes);
+    }
+    return st;
 }
 
 void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64_t *span_size) {
@@ -162,16 +196,27 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     tmem_status st = TMEM_OK;
     switch (h->kind) {
     case TMEM_HEAP_GENERAL: {
-        /* one hash lookup: free first, poison the freed block after */
-        tmem__tlsf_freed f;
-        tmem_status why = tmem__tlsf_free(&h->tlsf, off, &f);
-        if (why != TMEM_OK) {
+        /* one hash lookup; the record index then serves the cache or TLSF */
+        uint32_t i = tmem__tlsf_used_index(&h->tlsf, off);
+        tmem__tlsf_block *b = i != TMEM__TLSF_NIL ? &h->tlsf.blocks[i] : NULL;
+        if (!b || b->user == TMEM__HEAP_CACHED) {
+            tmem_status why = b ? tmem__err(TMEM_E_DOUBLE_FREE) : tmem__tlsf_free(&h->tlsf, off, NULL);
             st = free_alias(h, off, why, &user);
             aliasable = true;
             break;
         }
-        user = f.user;
-        tmem__heap_poison(h, off, f.size);
+        user = b->user;
+        tmem__heap_poison(h, off, b->size);
+        if (h->cache && b->size <= TMEM__HEAP_CACHE_MAX) {
+            uint32_t c = cache_class(h, b->size);
+            if (h->cache->n[c] < TMEM__HEAP_CACHE_DEPTH) {
+                b->user = TMEM__HEAP_CACHED;
+                h->cache->index[c][h->cache->n[c]++] = i;
+                break; /* parked: no span to release */
+            }
+        }
+        tmem__tlsf_freed f;
+        tmem__tlsf_free_index(&h->tlsf, i, &f);
         span_off = f.span_offset;
         span_size = f.span_size;
         break;
@@ -248,7 +293,7 @@ typedef struct walk_ctx {
 
 static bool visit_tlsf(void *c, const tmem__tlsf_block *b) {
     walk_ctx *w = c;
-    if (!b->is_free) w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
+    if (!b->is_free && b->user != TMEM__HEAP_CACHED) w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
     return w->st == TMEM_OK;
 }
 

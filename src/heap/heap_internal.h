@@ -38,6 +38,20 @@
 #define TMEM__HEAP_FLAG_MASK (TMEM_HEAP_RING | TMEM_HEAP_THREAD_SAFE | TMEM_HEAP_COMMIT_ALL)
 #define TMEM__ALLOC_FLAG_MASK (TMEM_ALLOC_ALIASABLE | TMEM_ALLOC_ZERO)
 
+/* GENERAL heaps keep recently freed small blocks (<= 512 B) per size class
+ * in a LIFO in front of TLSF, so small alloc/free churn skips splits,
+ * merges and hash updates (see heap_alloc.c). */
+#define TMEM__HEAP_CACHE_MAX 512u
+#define TMEM__HEAP_CACHE_DEPTH 32u
+/* TLSF user word of a block parked in the cache (no real word is all ones:
+ * sizes are < 2^56). */
+#define TMEM__HEAP_CACHED UINT64_MAX
+
+typedef struct tmem__heap_cache {
+    uint32_t n[TMEM__HEAP_CACHE_MAX / 16];
+    uint32_t index[TMEM__HEAP_CACHE_MAX / 16][TMEM__HEAP_CACHE_DEPTH]; /* TLSF records */
+} tmem__heap_cache;
+
 /* The owner's word kept with every allocation: requested size and role. */
 static inline uint64_t tmem__heap_pack(uint64_t size, int32_t role) { return size << 8 | (uint64_t)(uint32_t)role; }
 static inline uint64_t tmem__heap_user_size(uint64_t user) { return user >> 8; }
@@ -64,6 +78,7 @@ struct tmem_heap {
     uint64_t committed;
     /* metadata, by kind */
     tmem__tlsf tlsf;          /* GENERAL */
+    tmem__heap_cache *cache;  /* GENERAL: small-block LIFOs; NULL otherwise */
     tmem__linear lin;         /* LINEAR */
     tmem__ivx live;           /* PLACEMENT: every live allocation */
     tmem__ivx alias;          /* GENERAL/LINEAR: aliasable allocations whose
@@ -130,6 +145,13 @@ void tmem__heap_poison(tmem_heap *h, uint64_t off, uint64_t size);
 void tmem__heap_note_overlap(tmem_heap *h, uint64_t off, uint64_t size);
 
 /* ---- heap_alloc.c ---- */
+/* GENERAL: give every cached block back to TLSF (reset, FULL, purge). */
+void tmem__heap_cache_flush(tmem_heap *h);
+/* GENERAL: the live (not cached) block at off, or NULL. */
+static inline tmem__tlsf_block *tmem__heap_live_block(tmem_heap *h, uint64_t off) {
+    tmem__tlsf_block *b = tmem__tlsf_find_used(&h->tlsf, off);
+    return b && b->user != TMEM__HEAP_CACHED ? b : NULL;
+}
 /* GENERAL/LINEAR: free the live block at off (it must exist); *span gets the
  * free span it joined. */
 void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64_t *span_size);

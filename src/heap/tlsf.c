@@ -338,11 +338,14 @@ static void absorb_next(tmem__tlsf *t, uint32_t i) {
     record_give(t, n);
 }
 
-tmem_status tmem__tlsf_free(tmem__tlsf *t, uint64_t offset, tmem__tlsf_freed *out) {
+uint32_t tmem__tlsf_used_index(const tmem__tlsf *t, uint64_t offset) {
     uint32_t i = offset < t->size ? table_find(t, offset) : NIL;
-    if (i == NIL) return tmem__err(tmem__recent_has(&t->recent, offset) ? TMEM_E_DOUBLE_FREE : TMEM_E_FOREIGN);
-    if (t->blocks[i].is_free) return tmem__err(TMEM_E_DOUBLE_FREE);
+    return i != NIL && !t->blocks[i].is_free ? i : NIL;
+}
+
+void tmem__tlsf_free_index(tmem__tlsf *t, uint32_t i, tmem__tlsf_freed *out) {
     tmem__tlsf_block *b = &t->blocks[i];
+    uint64_t offset = b->offset;
     if (out) {
         out->size = b->size;
         out->user = b->user;
@@ -366,6 +369,13 @@ tmem_status tmem__tlsf_free(tmem__tlsf *t, uint64_t offset, tmem__tlsf_freed *ou
         out->span_offset = t->blocks[i].offset;
         out->span_size = t->blocks[i].size;
     }
+}
+
+tmem_status tmem__tlsf_free(tmem__tlsf *t, uint64_t offset, tmem__tlsf_freed *out) {
+    uint32_t i = offset < t->size ? table_find(t, offset) : NIL;
+    if (i == NIL) return tmem__err(tmem__recent_has(&t->recent, offset) ? TMEM_E_DOUBLE_FREE : TMEM_E_FOREIGN);
+    if (t->blocks[i].is_free) return tmem__err(TMEM_E_DOUBLE_FREE);
+    tmem__tlsf_free_index(t, i, out);
     return TMEM_OK;
 }
 

@@ -89,6 +89,10 @@ void tmem__tlsf_destroy(tmem__tlsf *t);
 tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size);
 /* Free the block starting at offset. TMEM_E_DOUBLE_FREE | TMEM_E_FOREIGN. */
 tmem_status tmem__tlsf_free(tmem__tlsf *t, uint64_t offset, tmem__tlsf_freed *out);
+/* Record index of the used block starting at offset, or NIL; and free by
+ * that index (no lookup). Indices stay valid until the block is freed. */
+uint32_t tmem__tlsf_used_index(const tmem__tlsf *t, uint64_t offset);
+void tmem__tlsf_free_index(tmem__tlsf *t, uint32_t index, tmem__tlsf_freed *out);
 /* The used block starting at offset, or NULL. The pointer is valid until the
  * next alloc/free/reset. */
 tmem__tlsf_block *tmem__tlsf_find_used(tmem__tlsf *t, uint64_t offset);

@@ -69,7 +69,7 @@ typedef struct req {
     arena_memo *memo;
     const tmem_model_desc *m;
     tmem_context *ctx;
-    uint32_t n_seqs, chunk, block, flags;
+    uint32_t n_seqs, chunk, block, flags, snapshots;
     tmem_weight_dtype weight_dtype;
     tmem_kv_dtype kv_type, state_type;
     bool exact_weights;
@@ -236,6 +236,10 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
     item(r, o, "kv_cache", TMEM_ROLE_KV_CACHE, false, kv, &ovf);
     if (linear) item(r, o, "recurrent_state", TMEM_ROLE_RECURRENT_STATE, false, state, &ovf);
+    /* snapshots copy a sequence's state slot (tmem_kv_snapshot_take) */
+    uint64_t snaps;
+    if (tmem__mul_overflow(state, r->snapshots, &snaps)) return tmem__err(TMEM_E_OVERFLOW);
+    if (linear && snaps) item(r, o, "state_snapshots", TMEM_ROLE_RECURRENT_STATE, false, snaps, &ovf);
     item(r, o, "activations", TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
     if (image) {
         item(r, o, "vision_activations", TMEM_ROLE_VISION_INTERMEDIATE, false, o->vision_arena, &ovf);
@@ -319,6 +323,7 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
         (unsigned)d->state_dtype >= TMEM_KV_DTYPE_COUNT)
         return tmem__err(TMEM_E_INVALID_ARG);
     r->n_seqs = d->n_seqs ? d->n_seqs : 1;
+    r->snapshots = d->state_snapshots;
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;

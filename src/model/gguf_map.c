@@ -41,7 +41,7 @@ static void gguf_release(tmem_gguf *g) {
     tmem_context *ctx = g->ctx;
     if (g->registered) tmem__context_remove_owned(ctx, g);
     tmem__account_free(g->type, TMEM_ROLE_WEIGHTS, g->map_size);
-    tmem__trace(ctx, TMEM__TRACE_FREE, g->type, TMEM_ROLE_WEIGHTS, g->map_size, 0, NULL);
+    tmem__trace(ctx, TMEM__TRACE_FREE, g->type, TMEM_ROLE_WEIGHTS, g->map_size, (uint64_t)(uintptr_t)g->map, NULL);
     tmem__type_uncharge(g->type, g->map_size, true);
     unmap_quietly(g->map, g->map_size);
 }
@@ -119,7 +119,9 @@ tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_g
     g->registered = true;
     g->release = gguf_release;
     tmem__account_alloc(type, TMEM_ROLE_WEIGHTS, map_size);
-    tmem__trace(ctx, TMEM__TRACE_ALLOC, type, TMEM_ROLE_WEIGHTS, map_size, 0, desc->path);
+    /* a file mapping has no pool offset: its address keys it in the trace,
+     * so two files mapped into one type are two allocations, not one */
+    tmem__trace(ctx, TMEM__TRACE_ALLOC, type, TMEM_ROLE_WEIGHTS, map_size, (uint64_t)(uintptr_t)map, desc->path);
     *out = g;
     return TMEM_OK;
 }

@@ -657,8 +657,10 @@ tmem_status tmem_gguf_array_next(const tmem_gguf *g, uint64_t kvi, tmem_gguf_arr
     if (it->index == 0) {
         it->kv = kvi;
         it->offset = kv->value_off + 12;
-    } else if (it->kv != kvi || it->offset < kv->value_off + 12 || it->offset > kv->value_end) {
-        return tmem__err(TMEM_E_INVALID_ARG); /* an iterator of another array */
+    } else if (it->kv != kvi || it->offset < kv->value_off + 12 || it->offset > kv->value_end ||
+               it->index > kv->count ||
+               (fixed_size(kv->elem_type) && it->offset != kv->value_off + 12 + it->index * fixed_size(kv->elem_type))) {
+        return tmem__err(TMEM_E_INVALID_ARG); /* an iterator of another array, or one not from array_next */
     }
     if (it->index >= kv->count) return TMEM_E_NOT_FOUND;
     tmem__gguf_decode(g, kv->elem_type, it->offset, out);

@@ -453,16 +453,16 @@ tmem_status tmem_model_add_mmproj(const tmem_gguf *g, tmem_model_desc *m, tmem_g
         (st = clip_u32(g, "clip.vision.feed_forward_length", true, 0, &v.vis_ff, err)) ||
         (st = clip_u32(g, "clip.vision.attention.head_count", true, 0, &v.vis_heads, err)) ||
         (st = clip_u32(g, "clip.vision.patch_size", true, 0, &v.vis_patch, err)) ||
-        (st = clip_u32(g, "clip.vision.spatial_merge_size", false, 1, &v.vis_merge, err)) ||
         (st = clip_u32(g, "clip.vision.projection_dim", false, m->n_embd, &v.vis_out_hidden, err)))
         return st;
-    /* Qwen VL towers embed patches of 2 frames (an image is repeated) */
+    /* Qwen VL towers embed patches of 2 frames (an image is repeated) and
+     * merge 2x2 patches into a token even when the file does not say so */
     tmem_gguf_str pt;
-    v.vis_temporal_patch = 1;
-    if ((tmem_gguf_get_str(g, "clip.vision.projector_type", &pt) == TMEM_OK ||
-         tmem_gguf_get_str(g, "clip.projector_type", &pt) == TMEM_OK) &&
-        pt.len >= 4 && !strncmp(pt.data, "qwen", 4))
-        v.vis_temporal_patch = 2;
+    bool qwen = (tmem_gguf_get_str(g, "clip.vision.projector_type", &pt) == TMEM_OK ||
+                 tmem_gguf_get_str(g, "clip.projector_type", &pt) == TMEM_OK) &&
+                pt.len >= 4 && !strncmp(pt.data, "qwen", 4);
+    v.vis_temporal_patch = qwen ? 2 : 1;
+    if ((st = clip_u32(g, "clip.vision.spatial_merge_size", false, qwen ? 2 : 1, &v.vis_merge, err))) return st;
     tmem_gguf_tensor t;
     v.vis_pos_embd = 0;
     if (tmem_gguf_tensor_find(g, "v.position_embd.weight", &t) == TMEM_OK && t.n_dims >= 2 && t.dims[1] <= UINT32_MAX)

@@ -150,12 +150,21 @@ static void notable(tmem__strbuf *sb, const tmem_trace_data *d) {
     if (total > shown) tmem__sb_printf(sb, "<p class=\"hint\">%llu more not shown.</p>\n", (unsigned long long)(total - shown));
 }
 
+tmem_status tmem__export_html_check(const tmem_report_desc *opt) {
+    const char *plan;
+    size_t plan_len;
+    if (opt && opt->plan_svg && !plan_svg_bounds(opt->plan_svg, &plan, &plan_len)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (opt && opt->note_count && !opt->notes) return tmem__err(TMEM_E_INVALID_ARG);
+    return TMEM_OK;
+}
+
 tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *p,
                               tmem__strbuf *sb) {
     const char *plan = NULL;
     size_t plan_len = 0;
-    if (opt && opt->plan_svg && !plan_svg_bounds(opt->plan_svg, &plan, &plan_len)) return tmem__err(TMEM_E_INVALID_ARG);
-    if (opt && opt->note_count && !opt->notes) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_status st = tmem__export_html_check(opt);
+    if (st != TMEM_OK) return st;
+    if (opt && opt->plan_svg) (void)plan_svg_bounds(opt->plan_svg, &plan, &plan_len);
     const char *title = opt && opt->title ? opt->title : "typedmem memory report";
     uint32_t top = opt && opt->top ? (opt->top > TMEM_TRACE_TOP_MAX ? TMEM_TRACE_TOP_MAX : opt->top) : 10;
     char a[32], b[64];
@@ -187,8 +196,7 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
     tmem__sb_puts(sb, "</section>\n");
 
     tmem__sb_puts(sb, "<section id=\"tmem-timeline-section\"><h2>Timeline: in-use bytes by memory type</h2><div class=\"panel\">\n");
-    tmem_status st = tmem__export_svg(d, opt, p, false, sb);
-    if (st != TMEM_OK) return st;
+    if ((st = tmem__export_svg(d, opt, p, false, sb)) != TMEM_OK) return st;
     tmem__sb_puts(sb, "</div><p class=\"hint\">Stacked areas: bytes in live allocations per type. Black line: committed "
                       "bytes. Dashed red: the budget. Red triangles: budget denials; grey: marks. Click a legend entry "
                       "to hide its series; hover for the values at a time.</p></section>\n");

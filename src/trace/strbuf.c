@@ -7,6 +7,18 @@
 
 void tmem__sb_init(tmem__strbuf *sb) { memset(sb, 0, sizeof *sb); }
 
+void tmem__sb_init_sink(tmem__strbuf *sb, FILE *f) {
+    memset(sb, 0, sizeof *sb);
+    sb->sink = f;
+}
+
+void tmem__sb_drain(tmem__strbuf *sb) {
+    if (!sb->sink || sb->failed || !sb->len) return;
+    if (fwrite(sb->data, 1, sb->len, sb->sink) != sb->len) sb->failed = true;
+    sb->len = 0;
+    sb->data[0] = '\0';
+}
+
 void tmem__sb_free(tmem__strbuf *sb) {
     free(sb->data);
     memset(sb, 0, sizeof *sb);
@@ -39,7 +51,10 @@ static bool reserve(tmem__strbuf *sb, size_t n) {
     return true;
 }
 
+enum { SINK_CHUNK = 1 << 20 };
+
 void tmem__sb_putn(tmem__strbuf *sb, const char *s, size_t n) {
+    if (sb->sink && sb->len + n > SINK_CHUNK) tmem__sb_drain(sb);
     if (!reserve(sb, n)) return;
     memcpy(sb->data + sb->len, s, n);
     sb->len += n;
@@ -62,6 +77,7 @@ void tmem__sb_printf(tmem__strbuf *sb, const char *fmt, ...) {
         tmem__sb_putn(sb, small, (size_t)n);
         return;
     }
+    if (sb->sink && sb->len + (size_t)n > SINK_CHUNK) tmem__sb_drain(sb);
     if (!reserve(sb, (size_t)n)) return;
     va_start(ap, fmt);
     vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);

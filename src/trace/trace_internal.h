@@ -21,8 +21,13 @@ typedef struct tmem__strbuf {
     char *data;
     size_t len, cap;
     bool failed;
+    FILE *sink;   /* when set, text beyond 1 MiB is written out as it comes */
 } tmem__strbuf;
 void tmem__sb_init(tmem__strbuf *sb);
+/* Stream into f: the buffer never holds more than about 1 MiB; a failed
+ * write sets `failed`. tmem__sb_drain writes what is left. */
+void tmem__sb_init_sink(tmem__strbuf *sb, FILE *f);
+void tmem__sb_drain(tmem__strbuf *sb);
 void tmem__sb_free(tmem__strbuf *sb);
 void tmem__sb_putn(tmem__strbuf *sb, const char *s, size_t n);
 void tmem__sb_puts(tmem__strbuf *sb, const char *s);
@@ -111,6 +116,8 @@ tmem_status tmem__export_chrome(const tmem_trace_data *data, tmem__strbuf *sb);
 tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, bool by_role, tmem__strbuf *sb);
 void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak, uint32_t top, tmem__strbuf *sb);
 void tmem__export_summary_json(const tmem_trace_data *data, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
+/* The report options' own checks (plan SVG, notes): TMEM_E_INVALID_ARG. */
+tmem_status tmem__export_html_check(const tmem_report_desc *opt);
 tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
 
 /* Series colours, shared by the SVG and the HTML tables. */

@@ -86,11 +86,17 @@ tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out)
     out->unmatched_frees = r.unmatched_frees;
     bool failed = r.failed;
     tmem__replay_free(&r);
-    if (failed) return tmem__err(TMEM_E_NO_MEMORY);
+    if (failed) {
+        memset(out, 0, sizeof *out);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
     if (out->peak_bytes == 0) return TMEM_OK;
 
     /* Pass 2: replay up to the peak event and look at what is live. */
-    if ((st = tmem__replay_init(&r, d)) != TMEM_OK) return st;
+    if ((st = tmem__replay_init(&r, d)) != TMEM_OK) {
+        memset(out, 0, sizeof *out);
+        return st;
+    }
     while (r.next <= out->peak_event && tmem__replay_step(&r)) {}
     collect *c = calloc(1, sizeof *c);
     if (!r.failed && c) c->rows = malloc((r.used ? r.used : 1) * sizeof *c->rows);
@@ -98,6 +104,7 @@ tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out)
         if (c) free(c->rows);
         free(c);
         tmem__replay_free(&r);
+        memset(out, 0, sizeof *out);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     for (int32_t role = 0; role <= TMEM_ROLE_MAX; role++) {

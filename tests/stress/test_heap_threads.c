@@ -143,7 +143,7 @@ static void *flip(void *arg) {
         if (tmem_heap_set_purgeable(f->heap, TMEM_PURGEABLE_VOLATILE, NULL, NULL) != TMEM_OK) f->errors++;
         /* let the others hit the budget and purge us (or give up waiting) */
         tmem_heap_info hi;
-        for (int y = 0; y < 200; y++) {
+        for (int y = 0; y < 1000; y++) {
             if (tmem_heap_get_info(f->heap, &hi) == TMEM_OK && hi.purgeable == TMEM_PURGEABLE_EMPTY) break;
             sched_yield();
         }

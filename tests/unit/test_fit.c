@@ -321,6 +321,34 @@ static void test_fit_breakdown(void) {
     CHECK_ST(tmem_fit(NULL, &r2), TMEM_E_INVALID_ARG);
 }
 
+/* state_snapshots: one recurrent-state copy per snapshot per sequence, as
+ * tmem_kv_snapshot_take commits it; none for a dense model. */
+static void test_fit_snapshots(void) {
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f = request(&m, 4096, 448, 0);
+    tmem_fit_result r0, r2;
+    REQUIRE_OK(tmem_fit(&f, &r0));
+    CHECK(find_item(&r0, "state_snapshots") == NULL);
+    f.state_snapshots = 2;
+    f.n_seqs = 3;
+    REQUIRE_OK(tmem_fit(&f, &r2));
+    check_sums(&r2);
+    const tmem_fit_item *it = find_item(&r2, "state_snapshots");
+    REQUIRE(it != NULL);
+    CHECK(it->role == TMEM_ROLE_RECURRENT_STATE && !it->clean);
+    CHECK(it->bytes == 2 * 3 * r2.recurrent_bytes_per_seq);
+    tmem_fit_desc f1 = request(&m, 4096, 448, 0);
+    f1.n_seqs = 3;
+    tmem_fit_result r1;
+    REQUIRE_OK(tmem_fit(&f1, &r1));
+    CHECK(r2.total == r1.total + it->bytes && r2.total_dirty == r1.total_dirty + it->bytes);
+    tmem_model_desc l = preset("llama-3.2-1b");
+    f = request(&l, 4096, 0, 0);
+    f.state_snapshots = 4;
+    REQUIRE_OK(tmem_fit(&f, &r2));
+    CHECK(find_item(&r2, "state_snapshots") == NULL);
+}
+
 static void test_fit_limits(void) {
     for (uint32_t pi = 0; tmem_model_preset_name(pi); pi++) {
         tmem_model_desc m = preset(tmem_model_preset_name(pi));
@@ -351,6 +379,20 @@ static void test_fit_limits(void) {
             CHECK(total_at(&m, 20000, w, h) <= f.budget);
             CHECK(total_at(&m, 20000, w + 32, h + 32) > f.budget);
         }
+    }
+    /* a wide image keeps its aspect ratio while it shrinks */
+    {
+        tmem_model_desc m = preset("qwen3.5-0.8b");
+        uint64_t small = total_at(&m, 20000, 512, 256), big = total_at(&m, 20000, 2048, 1024);
+        tmem_fit_desc f = request(&m, 20000, 0, small + (big - small) / 2);
+        f.image_width = 2048;
+        f.image_height = 1024;
+        tmem_fit_result r;
+        REQUIRE_OK(tmem_fit(&f, &r));
+        uint32_t w = r.max_image_width, h = r.max_image_height;
+        CHECK_MSG(w > 512 && w < 2048 && w % 32 == 0 && h % 32 == 0 && (w == 2 * h || w == 2 * h + 32 || w + 32 == 2 * h),
+                  "wide max image %ux%u", w, h);
+        CHECK(total_at(&m, 20000, w, h) <= f.budget);
     }
     /* nothing fits: weights alone exceed the budget */
     tmem_model_desc m = preset("qwen3.5-9b");
@@ -614,6 +656,22 @@ static void test_mmproj(void) {
           m.vis_temporal_patch == want.vis_temporal_patch && m.vis_out_hidden == want.vis_out_hidden &&
           m.vis_pos_embd == want.vis_pos_embd);
     CHECK(m.vis_file_weight_bytes == 768ull * 2304 * 2);
+    tmem_gguf_close(g);
+    /* without spatial_merge_size a Qwen projector still merges 2x2 */
+    uint8_t *b2 = malloc(need);
+    REQUIRE(b2);
+    memcpy(b2, buf, need);
+    char *hit = memmem(b2, need, "clip.vision.spatial_merge_size", 30);
+    REQUIRE(hit);
+    hit[12] = 'X'; /* rename the key: clip.vision.Xpatial_merge_size */
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, b2, need, &g, NULL));
+    tmem_model_desc m2 = m;
+    m2.vis_merge = 0;
+    CHECK_OK(tmem_model_add_mmproj(g, &m2, &e));
+    CHECK(m2.vis_merge == 2 && m2.vis_temporal_patch == 2);
+    tmem_gguf_close(g);
+    free(b2);
+    REQUIRE_OK(tmem_gguf_open_memory(NULL, buf, need, &g, NULL));
     /* the exact mmproj bytes replace the vision estimate; the text stays estimated */
     tmem_fit_desc f = request(&m, 4096, 512, 0);
     tmem_fit_result r;
@@ -731,6 +789,7 @@ int main(void) {
     RUN(test_layer_graphs);
     RUN(test_graphs_planned);
     RUN(test_fit_breakdown);
+    RUN(test_fit_snapshots);
     RUN(test_fit_limits);
     RUN(test_fit_ctx_policy);
     RUN(test_fit_matches_kv_cache);

@@ -192,6 +192,14 @@ static void check_model(const tmem_gguf *g, uint32_t alignment, const uint8_t *g
         k++;
     }
     CHECK(k == 3);
+    /* an iterator from another array, or edited by hand, is refused */
+    uint64_t idx32;
+    REQUIRE_OK(tmem_gguf_find(g, "a.u32", &idx32, NULL));
+    CHECK_ST(tmem_gguf_array_next(g, idx32, &it, &e), TMEM_E_INVALID_ARG);
+    it = (tmem_gguf_array_iter){0};
+    CHECK_OK(tmem_gguf_array_next(g, idx32, &it, &e));
+    it.offset += 1;
+    CHECK_ST(tmem_gguf_array_next(g, idx32, &it, &e), TMEM_E_INVALID_ARG);
     REQUIRE_OK(tmem_gguf_find(g, "a.bool", &idx, &v));
     CHECK_OK(tmem_gguf_array_get(g, idx, 1, &e)); CHECK(e.type == TMEM_GGUF_BOOL && !e.v.b);
     REQUIRE_OK(tmem_gguf_find(g, "a.i16", &idx, &v));

@@ -4,6 +4,7 @@
  * sweep over every OS call of "open and map a GGUF". */
 #include "harness.h"
 #include "typedmem/model.h"
+#include "typedmem/trace.h"
 #include "os/os.h"
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,40 @@ static void test_alloc_failures(void) {
     tmem_context_destroy(ctx);
 }
 
+/* Two files mapped into one type are two allocations in the trace: in use
+ * at the peak is both mappings, and closing them frees both (a mapping has
+ * no pool offset, so the trace must not key them both at offset 0). */
+static void test_two_files_traced(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 64ull << 20;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_trace_desc td = {0};
+    CHECK_OK(tmem_trace_start(ctx, &td));
+    tmem_gguf_desc gd = {0};
+    gd.path = path;
+    tmem_gguf *a = NULL, *b = NULL;
+    CHECK_OK(tmem_gguf_open(ctx, &gd, &a, NULL));
+    CHECK_OK(tmem_gguf_open(ctx, &gd, &b, NULL));
+    tmem_gguf_info ia = {0}, ib = {0};
+    if (a) CHECK_OK(tmem_gguf_get_info(a, &ia));
+    if (b) CHECK_OK(tmem_gguf_get_info(b, &ib));
+    tmem_gguf_close(a);
+    tmem_gguf_close(b);
+    tmem_trace_data *t;
+    CHECK_OK(tmem_trace_snapshot(ctx, &t));
+    tmem_trace_peak_info pk;
+    if (t) {
+        CHECK_OK(tmem_trace_peak(t, &pk));
+        CHECK_MSG(pk.peak_bytes == ia.mapped_bytes + ib.mapped_bytes && pk.live_count == 2, "peak %llu, live %llu",
+                  (unsigned long long)pk.peak_bytes, (unsigned long long)pk.live_count);
+        CHECK(pk.unmatched_frees == 0);
+    }
+    tmem_trace_data_destroy(t);
+    CHECK_OK(tmem_trace_stop(ctx));
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
     if (!tmem_test_tmpdir(dir, sizeof dir)) {
         printf("no temporary directory\n");
@@ -288,6 +323,7 @@ int main(void) {
     }
     RUN(test_map_and_account);
     RUN(test_refusals);
+    RUN(test_two_files_traced);
     RUN(test_fault_sweep);
     RUN(test_alloc_failures);
     unlink(path);

@@ -47,7 +47,7 @@ static int browse(const char *page, const char *extra, const char *dom, const ch
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "timeout 90 %s --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-             "--disable-background-networking --disable-component-update --disable-sync "
+             "--disable-background-networking --disable-component-update --disable-sync --disable-dev-shm-usage "
              "--user-data-dir=%s/profile --enable-logging=stderr --v=0 %s 'file://%s' >%s 2>%s",
              browser, dir, extra, page, dom, log);
     return system(cmd);

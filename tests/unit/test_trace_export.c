@@ -318,6 +318,40 @@ static void test_summary_and_text(void) {
     tmem_trace_data_destroy(d);
 }
 
+/* Export to a file streams in 1 MiB pieces: the bytes must equal the string
+ * export's; a refused export leaves no file. */
+static void test_file_export_streams(void) {
+    tmem_trace_data *d = fx_session(20000); /* ~80k events: tens of MiB of JSON */
+    REQUIRE(d);
+    char dir[256], path[300];
+    REQUIRE(tmem_test_tmpdir(dir, sizeof dir));
+    snprintf(path, sizeof path, "%s/big.json", dir);
+    for (int f = 0; f < TMEM_TRACE_FORMAT_COUNT; f++) {
+        char *text;
+        size_t len;
+        REQUIRE_OK(tmem_trace_export(d, (tmem_trace_format)f, NULL, &text, &len));
+        CHECK_OK(tmem_trace_export_file(d, (tmem_trace_format)f, NULL, path));
+        FILE *fp = fopen(path, "rb");
+        REQUIRE(fp);
+        char *back = malloc(len + 1);
+        size_t got = fread(back, 1, len + 1, fp);
+        fclose(fp);
+        CHECK_MSG(got == len && !memcmp(back, text, len), "format %d: file differs (%zu vs %zu bytes)", f, got, len);
+        if (f == TMEM_TRACE_FORMAT_CHROME_JSON) CHECK(len > (4u << 20)); /* really streamed in pieces */
+        free(back);
+        tmem_trace_string_free(text);
+    }
+    remove(path);
+    tmem_report_desc o = {0};
+    o.plan_svg = "<svg><script>x()</script></svg>";
+    CHECK_ST(tmem_trace_export_file(d, TMEM_TRACE_FORMAT_HTML, &o, path), TMEM_E_INVALID_ARG);
+    FILE *fp = fopen(path, "rb");
+    CHECK(fp == NULL);
+    if (fp) fclose(fp);
+    remove(dir);
+    tmem_trace_data_destroy(d);
+}
+
 int main(void) {
     RUN(test_json_validator_rejects);
     RUN(test_chrome_json);
@@ -325,5 +359,6 @@ int main(void) {
     RUN(test_svg_gap_and_scale);
     RUN(test_html);
     RUN(test_summary_and_text);
+    RUN(test_file_export_streams);
     return tmem_test_finish();
 }
