@@ -285,6 +285,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx, cons
 
 /** @brief Destroy a cache, its sequences, snapshots and pool ranges; unregisters the
  *  reclaim step. No eviction events are reported. NULL is a no-op.
+ *  tmem_context_destroy destroys the caches still alive (before the types
+ *  they use); a cache must not be destroyed again after that.
  *  @par Threads externally synchronized: no other call on the cache in flight. */
 TMEM_API void tmem_kv_cache_destroy(tmem_kv_cache *cache);
 

@@ -218,12 +218,17 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open(tmem_context *ctx, const tmem
 /** @brief Parse and validate a GGUF image the caller holds in memory (no
  *  copy: views point into `data`, which must outlive the handle). Nothing is
  *  mapped or charged. Used by tools, tests and the fuzz target.
- *  @param ctx  metadata allocator; may be NULL (libc).
+ *  @param ctx  metadata allocator; may be NULL (libc); must outlive the
+ *              handle (see tmem_gguf_close).
  *  @return as tmem_gguf_open, without the OS and budget errors.
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open_memory(tmem_context *ctx, const void *data, size_t size, tmem_gguf **out, tmem_gguf_error *err);
 
 /** @brief Close: unmap, uncharge, unregister, free. NULL is a no-op.
+ *  tmem_context_destroy closes the files tmem_gguf_open mapped that are still
+ *  open; do not close them again after that. A tmem_gguf_open_memory handle
+ *  is not the context's: close it before destroying the context it
+ *  allocates from.
  *  @par Threads externally synchronized (no query on g may be in flight) */
 TMEM_API void tmem_gguf_close(tmem_gguf *g);
 
@@ -282,7 +287,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_find(const tmem_gguf *g, co
 typedef struct tmem_gguf_writer tmem_gguf_writer;
 
 /** @brief Start a GGUF v3 image in memory.
- *  @param ctx        metadata allocator; may be NULL (libc).
+ *  @param ctx        metadata allocator; may be NULL (libc); must outlive
+ *                    the writer.
  *  @param alignment  0 = 32 (GGUF default); else a power of two, written as
  *                    general.alignment.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_NO_MEMORY

@@ -218,7 +218,8 @@ TMEM_API tmem_surface *tmem_surface_retain(tmem_surface *s);
 /** @brief Drop a reference; the last one unmaps, closes, uncharges and removes
  *  the surface from the registry (the memory lives on while other processes
  *  hold it). NULL is a no-op. Locks and uses still held by this handle are
- *  dropped with it.
+ *  dropped with it. tmem_context_destroy frees the surfaces still alive,
+ *  whatever their reference counts; release nothing after that.
  *  @par Threads safe */
 TMEM_API void tmem_surface_release(tmem_surface *s);
 
