@@ -1,5 +1,5 @@
 /*
- * tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME]
+ * tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME] [--heap-gib G]
  *
  * The GENERAL heap against glibc malloc, mimalloc and jemalloc, same run,
  * same pre-generated workload:
@@ -323,7 +323,7 @@ static void reexec_with_tls_surplus(int argc, char **argv) {
 /* One context, two heaps: commit on demand (the default), and COMMIT_ALL
  * sized at twice the workload's peak live bytes (an inference arena whose
  * worst case is claimed before work starts). */
-static tmem_status make_heaps(tmem_context **ctx, tmem_heap **heap, tmem_heap **arena, uint64_t arena_size) {
+static tmem_status make_heaps(tmem_context **ctx, tmem_heap **heap, tmem_heap **arena, uint64_t arena_size, uint64_t heap_size) {
     tmem_context_desc cd = {0};
     cd.budget = 1ull << 40; /* the bench measures speed, not limits */
     cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
@@ -331,11 +331,11 @@ static tmem_status make_heaps(tmem_context **ctx, tmem_heap **heap, tmem_heap **
     if (st != TMEM_OK) return st;
     tmem_type_desc td = {0};
     td.name = "/memory/bench";
-    td.reserve = 64ull << 30;
+    td.reserve = 2 * heap_size;
     tmem_type *t;
     tmem_heap_desc hd = {0};
     hd.type = NULL;
-    hd.size = 32ull << 30;
+    hd.size = heap_size;
     hd.role = TMEM_ROLE_ACTIVATION;
     if ((st = tmem_type_create(*ctx, &td, &t)) == TMEM_OK) {
         hd.type = t;
@@ -351,7 +351,7 @@ static tmem_status make_heaps(tmem_context **ctx, tmem_heap **heap, tmem_heap **
 }
 
 int tmem_bench_heap(int argc, char **argv, bool json) {
-    uint64_t ops = 2000000, seed = 42;
+    uint64_t ops = 2000000, seed = 42, heap_gib = 32;
     uint32_t slots = 8192;
     const char *only = NULL; /* measure one allocator (profiling) */
     for (int i = 1; i < argc; i++) {
@@ -359,13 +359,15 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--slots") && i + 1 < argc) slots = (uint32_t)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        /* valgrind cannot reserve 64 GiB: `--heap-gib 4` lets callgrind run it */
+        else if (!strcmp(argv[i], "--heap-gib") && i + 1 < argc) heap_gib = strtoull(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "--json")) {
-            fprintf(stderr, "usage: tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME]\n");
+            fprintf(stderr, "usage: tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME] [--heap-gib G]\n");
             return 2;
         }
     }
-    if (ops < 1000 || slots < 16) {
-        fprintf(stderr, "tmem bench heap: --ops >= 1000 and --slots >= 16\n");
+    if (ops < 1000 || slots < 16 || heap_gib < 1 || heap_gib > 1024) {
+        fprintf(stderr, "tmem bench heap: --ops >= 1000, --slots >= 16, --heap-gib 1..1024\n");
         return 2;
     }
     uint64_t allocs = 0, peak = 0;
@@ -381,7 +383,7 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
     }
     tmem_context *ctx = NULL;
     tmem_heap *heap = NULL, *arena = NULL;
-    tmem_status st = make_heaps(&ctx, &heap, &arena, (2 * peak + MiB - 1) & ~(MiB - 1));
+    tmem_status st = make_heaps(&ctx, &heap, &arena, (2 * peak + MiB - 1) & ~(MiB - 1), heap_gib << 30);
     if (st != TMEM_OK) {
         fprintf(stderr, "tmem bench heap: cannot create the heap: %s\n", tmem_strerror(st));
         free(w);
