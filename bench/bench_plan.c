@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench.h"
+#include "progress.h"
 #include "typedmem/plan.h"
 
 typedef struct bbuf { int64_t s, e; uint64_t size, align; uint32_t idx; } bbuf;
@@ -281,20 +282,27 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         {"bench/minimalloc/challenging", "minimalloc"},
     };
     row rows[64];
-    uint32_t nr = 0;
+    uint32_t nr = 0, seen = 0;
+    char **names[2];
+    uint32_t counts[2];
+    char dirs[2][1024];
     for (size_t s = 0; s < 2; s++) {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s/%s", shared, suites[s].dir);
-        char **names;
-        uint32_t k = list_csv(dir, &names);
-        for (uint32_t i = 0; i < k; i++) {
-            char path[2048];
-            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            if (nr < 64 && run_file(path, names[i], suites[s].suite, limit, threads, &rows[nr])) nr++;
-            free(names[i]);
-        }
-        free(names);
+        snprintf(dirs[s], sizeof dirs[s], "%s/%s", shared, suites[s].dir);
+        counts[s] = list_csv(dirs[s], &names[s]);
     }
+    tmem_progress prog;
+    tmem_progress_begin(&prog, "bench plan", counts[0] + counts[1]);
+    for (size_t s = 0; s < 2; s++) {
+        for (uint32_t i = 0; i < counts[s]; i++) {
+            char path[2048];
+            snprintf(path, sizeof path, "%s/%s", dirs[s], names[s][i]);
+            if (nr < 64 && run_file(path, names[s][i], suites[s].suite, limit, threads, &rows[nr])) nr++;
+            free(names[s][i]);
+            tmem_progress_update(&prog, ++seen);
+        }
+        free(names[s]);
+    }
+    tmem_progress_end(&prog);
     if (nr == 0) {
         fprintf(stderr, "bench plan: no instances under %s (set TMEM_SHARED_DIR or --shared)\n", shared);
         return 1;

@@ -206,7 +206,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_budget(tmem_context *ctx, tmem_
 
 /** @brief Change the process budget. Lowering it below what is committed runs
  *  reclaim; if that is not enough the budget still changes and new commits fail.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (invalid ctx, budget 0: a context
+ *          always has a budget) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_context_set_budget(tmem_context *ctx, uint64_t budget);
 
 /** @brief Set the pressure callback (NULL to remove).
@@ -224,8 +225,11 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_remove_reclaim(tmem_context *ct
 
 /** @brief Poll the OS pressure signals (PSI, cgroup memory.events) and fold
  *  them into the pressure level (PSI some avg10 >= 10% counts as WARNING,
- *  >= 40% or a new memory.high event as CRITICAL).
- *  @param[out] level  may be NULL.
+ *  >= 40% or a new memory.high event as CRITICAL). The first poll only
+ *  learns the memory.high event count. May run the pressure callback.
+ *  @param[out] level  may be NULL; the effective level (on
+ *                     TMEM_E_UNSUPPORTED: the budget's level alone, NORMAL
+ *                     for an invalid ctx).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (no source) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_context_poll_os_pressure(tmem_context *ctx, tmem_pressure *level);
 
@@ -247,13 +251,18 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_type_find(tmem_context *ctx, const char
 /** @brief Describe a type. @return TMEM_OK | TMEM_E_INVALID_ARG */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_get_info(const tmem_type *type, tmem_type_info *out);
 
-/** @brief Number of types; tmem_type_at() walks them by index.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (index) */
+/** @brief Number of types (0 for an invalid ctx); tmem_type_at() walks them
+ *  by index, 0 .. count-1, in creation order (types are never removed).
+ *  @param[out] out  (tmem_type_at) NULL on failure.
+ *  @return (tmem_type_at) TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
+ *          (index >= count) */
 TMEM_API uint32_t tmem_type_count(tmem_context *ctx);
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_at(tmem_context *ctx, uint32_t index, tmem_type **out);
 
-/** @brief Change a type's budget (0 = none).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Change a type's budget (0 = none). Lowering it below what the
+ *  type has committed reclaims nothing by itself: the budget changes and the
+ *  type's next commits fail until it is back under.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (invalid type) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_set_budget(tmem_type *type, uint64_t budget);
 
 /** @brief Map a role to a type (the role -> type policy).
@@ -279,7 +288,11 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_role_define(tmem_context *ctx, tmem_rol
  *          errors of tmem_type_create */
 TMEM_API TMEM_NODISCARD tmem_status tmem_config_load(tmem_context *ctx, const char *path, tmem_config_error *err);
 
-/** @brief Same as tmem_config_load, from a string of `len` bytes. */
+/** @brief Same as tmem_config_load, from a string of `len` bytes (no NUL
+ *  needed; a NUL inside is a parse error). text may be NULL when len is 0.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx, NULL text with len > 0)
+ *          | TMEM_E_PARSE (also: len above 1 MiB)
+ *          | TMEM_E_NO_MEMORY | the errors of tmem_type_create */
 TMEM_API TMEM_NODISCARD tmem_status tmem_config_load_string(tmem_context *ctx, const char *text, size_t len, tmem_config_error *err);
 
 /* ---- accounting ---- */
@@ -298,7 +311,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_role_get_stats(tmem_context *ctx, tmem_
 TMEM_API TMEM_NODISCARD tmem_status tmem_stats_json(tmem_context *ctx, char *buf, size_t cap, size_t *needed);
 
 /** @brief Stats as a human table (one row per type, then per role), same
- *  buffer contract as tmem_stats_json. */
+ *  buffer contract as tmem_stats_json.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (invalid ctx, buf NULL with cap > 0)
+ *          | TMEM_E_FULL (cap too small; buf holds a truncated,
+ *          NUL-terminated prefix) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_stats_table(tmem_context *ctx, char *buf, size_t cap, size_t *needed);
 
 /** @brief Sum of what the context accounts as private dirty (committed

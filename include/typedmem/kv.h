@@ -267,7 +267,12 @@ typedef struct tmem_kv_cache_stats {
 
 /** @brief Create a cache over the KV, state and snapshot types (see the desc).
  *  Carves a range of each type's pool for fixed-size slots and, unless
- *  NO_RECLAIM, registers a reclaim step with the context.
+ *  NO_RECLAIM, registers a reclaim step with the context. A recurrent cache
+ *  without a snapshot_type creates "/memory/snapshots" (budget
+ *  snapshot_budget) if the context lacks it, after every check on desc has
+ *  passed; it stays in the context and later caches share it. A failure
+ *  leaves the context as it was, except when it happens after that type was
+ *  created (out of memory, reclaim table full): the type then stays.
  *  @param[out] out  NULL on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/out, bad layout,
  *          unknown flags, type of another context, a FILE type)
@@ -280,6 +285,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx, cons
 
 /** @brief Destroy a cache, its sequences, snapshots and pool ranges; unregisters the
  *  reclaim step. No eviction events are reported. NULL is a no-op.
+ *  tmem_context_destroy destroys the caches still alive (before the types
+ *  they use); a cache must not be destroyed again after that.
  *  @par Threads externally synchronized: no other call on the cache in flight. */
 TMEM_API void tmem_kv_cache_destroy(tmem_kv_cache *cache);
 

@@ -113,6 +113,12 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_type_from_name(const char *name, u
 /* GGUF reader                                                              */
 /* ====================================================================== */
 
+/* The queries on an open file (tmem_gguf_get_info .. tmem_gguf_tensor_find)
+ * write their outputs only on TMEM_OK: on any error every output (an array
+ * iterator aside, which is in/out) is left as
+ * the caller had it, so a preset default survives a missing key. Views
+ * (strings, tensor data) point into the file and are valid until
+ * tmem_gguf_close. */
 typedef struct tmem_gguf tmem_gguf;
 
 /** @brief GGUF metadata value types (values fixed by the format). */
@@ -196,24 +202,33 @@ typedef struct tmem_gguf_tensor {
  *  type and register it with the context, which closes it at destroy.
  *  @param[out] out  NULL on failure.
  *  @param[out] err  may be NULL; filled on TMEM_E_PARSE / CORRUPT / UNSUPPORTED.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/path/out, type not FILE
- *          placement or of another context, empty file) | TMEM_E_NOT_FOUND (no
- *          type given and no weights type) | TMEM_E_PARSE | TMEM_E_CORRUPT |
- *          TMEM_E_UNSUPPORTED | TMEM_E_BUDGET (mapping would cross a budget) |
- *          TMEM_E_NO_MEMORY | TMEM_E_IO | TMEM_E_PERMISSION | TMEM_E_OS
- *          (open/map failed). Nothing stays mapped, open or charged on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/path/out, empty path,
+ *          type not FILE placement or of another context, path not a regular
+ *          file) | TMEM_E_NOT_FOUND (no such file; or no type given and no
+ *          weights type) | TMEM_E_PARSE (empty file, malformed) |
+ *          TMEM_E_CORRUPT | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW (file larger
+ *          than the address space) | TMEM_E_BUDGET (mapping would cross a
+ *          budget) | TMEM_E_NO_MEMORY | TMEM_E_IO | TMEM_E_PERMISSION |
+ *          TMEM_E_OS (open/map failed). Nothing stays mapped, open or charged
+ *          on failure. err's message names the path for open, type and budget
+ *          failures too.
  *  @par Threads safe (the context serialises its registries) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_gguf **out, tmem_gguf_error *err);
 
 /** @brief Parse and validate a GGUF image the caller holds in memory (no
  *  copy: views point into `data`, which must outlive the handle). Nothing is
  *  mapped or charged. Used by tools, tests and the fuzz target.
- *  @param ctx  metadata allocator; may be NULL (libc).
+ *  @param ctx  metadata allocator; may be NULL (libc); must outlive the
+ *              handle (see tmem_gguf_close).
  *  @return as tmem_gguf_open, without the OS and budget errors.
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open_memory(tmem_context *ctx, const void *data, size_t size, tmem_gguf **out, tmem_gguf_error *err);
 
 /** @brief Close: unmap, uncharge, unregister, free. NULL is a no-op.
+ *  tmem_context_destroy closes the files tmem_gguf_open mapped that are still
+ *  open; do not close them again after that. A tmem_gguf_open_memory handle
+ *  is not the context's: close it before destroying the context it
+ *  allocates from.
  *  @par Threads externally synchronized (no query on g may be in flight) */
 TMEM_API void tmem_gguf_close(tmem_gguf *g);
 
@@ -272,7 +287,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_find(const tmem_gguf *g, co
 typedef struct tmem_gguf_writer tmem_gguf_writer;
 
 /** @brief Start a GGUF v3 image in memory.
- *  @param ctx        metadata allocator; may be NULL (libc).
+ *  @param ctx        metadata allocator; may be NULL (libc); must outlive
+ *                    the writer.
  *  @param alignment  0 = 32 (GGUF default); else a power of two, written as
  *                    general.alignment.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_NO_MEMORY

@@ -129,7 +129,10 @@ typedef struct tmem_surface_desc {
                                     type of TMEM_ROLE_IMAGE. Must be a HOST or
                                     HOST_SHARED type of the same context. */
     tmem_heap *heap;           /**< non-NULL: back the pixels by an allocation
-                                    of this heap (not shareable across processes) */
+                                    of this heap (not shareable across processes).
+                                    The heap must outlive the surface: release
+                                    it before tmem_heap_destroy (context
+                                    destroy gets the order right itself). */
     const char *name;          /**< memfd name / trace name; may be NULL */
 } tmem_surface_desc;
 
@@ -215,7 +218,8 @@ TMEM_API tmem_surface *tmem_surface_retain(tmem_surface *s);
 /** @brief Drop a reference; the last one unmaps, closes, uncharges and removes
  *  the surface from the registry (the memory lives on while other processes
  *  hold it). NULL is a no-op. Locks and uses still held by this handle are
- *  dropped with it.
+ *  dropped with it. tmem_context_destroy frees the surfaces still alive,
+ *  whatever their reference counts; release nothing after that.
  *  @par Threads safe */
 TMEM_API void tmem_surface_release(tmem_surface *s);
 

@@ -54,7 +54,8 @@ typedef struct tmem_system_info {
 /** @brief Read this process's footprint.
  *  @param[out] out  Zeroed on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (out NULL) | TMEM_E_UNSUPPORTED (no
- *          smaps_rollup) | TMEM_E_IO
+ *          smaps_rollup: not Linux, or Linux before 4.14) | TMEM_E_PERMISSION
+ *          (smaps_rollup not readable) | TMEM_E_IO (unreadable or malformed)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_footprint_read(tmem_footprint *out);
 

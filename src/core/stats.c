@@ -119,7 +119,8 @@ tmem_status tmem_context_check(tmem_context *ctx) {
         if (t->ctx != ctx || t->index != i || t->magic != TMEM__TYPE_MAGIC) st = tmem__err(TMEM_E_CORRUPT);
         else st = tmem__pool_check(t);
         if (st == TMEM_OK && (t->committed_peak < t->committed || t->committed_total < t->committed)) st = tmem__err(TMEM_E_CORRUPT);
-        if (st == TMEM_OK && t->budget && t->committed > t->budget) st = tmem__err(TMEM_E_CORRUPT);
+        /* committed > budget is legal: a budget lowered below what is
+         * committed only stops new commits (tmem_type_set_budget). */
         if (st == TMEM_OK && (ld(&t->acct.count_out) > ld(&t->acct.count_in) || ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
             st = tmem__err(TMEM_E_CORRUPT);
         sum += t->committed;

@@ -140,6 +140,7 @@ void tmem_heap_destroy(tmem_heap *heap) {
     /* Unregister first: once out of the registry no reclaim can reach it. */
     tmem__context_remove_heap(heap->ctx, heap);
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);
+    tmem__trace(heap->ctx, TMEM__TRACE_RESET, heap->type, heap->role, heap->carved, heap->base, heap->name);
     tmem__heap_drop_sentinels(heap);
     (void)tmem__heap_decommit_all(heap);
     tmem__heap_commit_fini(heap);
@@ -165,7 +166,8 @@ tmem_status tmem_heap_reset(tmem_heap *heap) {
     heap->used = 0;
     heap->live_count = 0;
     /* Pages stay committed: a reset heap is about to be refilled. */
-    tmem__trace(heap->ctx, TMEM__TRACE_FREE, heap->type, heap->role, 0, heap->base, heap->name);
+    /* One RESET event frees every live allocation of the heap in a trace. */
+    tmem__trace(heap->ctx, TMEM__TRACE_RESET, heap->type, heap->role, heap->carved, heap->base, heap->name);
     tmem__heap_leave(heap, locked);
     return TMEM_OK;
 }

@@ -33,9 +33,17 @@ static tmem_status pick_type(tmem_context *ctx, tmem_type *given, tmem_role role
     return tmem_type_find(ctx, name, out);
 }
 
-static tmem_status snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tmem_type **out) {
+/* The snapshot type without side effects: the caller's, or an existing
+ * "/memory/snapshots"; *out stays NULL when it would have to be created. */
+static tmem_status find_snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tmem_type **out) {
+    *out = NULL;
     if (d->snapshot_type) return pick_type(ctx, d->snapshot_type, TMEM_ROLE_RECURRENT_STATE, NULL, out);
-    if (tmem_type_find(ctx, "/memory/snapshots", out) == TMEM_OK) return TMEM_OK;
+    if (tmem_type_find(ctx, "/memory/snapshots", out) != TMEM_OK) *out = NULL;
+    return TMEM_OK;
+}
+
+/* Create "/memory/snapshots" (another thread may have just done so). */
+static tmem_status create_snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tmem_type **out) {
     tmem_type_desc td = {0};
     td.name = "/memory/snapshots";
     td.placement = TMEM_PLACEMENT_HOST;
@@ -43,7 +51,9 @@ static tmem_status snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tme
     td.budget = d->snapshot_budget;
     /* a cache of recomputable data: reclaimed before the KV it accelerates */
     td.reclaim_priority = -1;
-    return tmem_type_create(ctx, &td, out);
+    tmem_status st = tmem_type_create(ctx, &td, out);
+    if (st == TMEM_E_EXISTS) st = tmem_type_find(ctx, td.name, out);
+    return st;
 }
 
 /* Default range of a type's pool for one slab: its budget, else its
@@ -125,7 +135,7 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
     if (c->has_state) {
         st = tmem_recurrent_layout_sizes(&desc->recurrent, &c->rs);
         if (st == TMEM_OK) st = pick_type(ctx, desc->state_type, TMEM_ROLE_RECURRENT_STATE, "/memory/state", &c->state_type);
-        if (st == TMEM_OK) st = snap_type(ctx, desc, &c->snap_type);
+        if (st == TMEM_OK) st = find_snap_type(ctx, desc, &c->snap_type);
         if (st != TMEM_OK) goto fail;
     }
     /* the pool ranges, once every type is known (they may share one) */
@@ -138,6 +148,10 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
         uint64_t r = desc->state_pool_bytes ? desc->state_pool_bytes : default_range(c->state_type, slabs_on(c, c->state_type));
         st = tmem__kv_slab_init(ctx, &c->state_slab, c->state_type, r, c->rs.total_bytes, TMEM_ROLE_RECURRENT_STATE, "kv state");
         if (st != TMEM_OK) goto fail;
+        /* Only now, once the caller's input has passed every check: a type
+         * created by a create that fails stays in the context for good. (A
+         * new type is none of the others, so slabs_on above was right.) */
+        if (!c->snap_type && (st = create_snap_type(ctx, desc, &c->snap_type)) != TMEM_OK) goto fail;
         r = desc->snapshot_budget ? desc->snapshot_budget : default_range(c->snap_type, slabs_on(c, c->snap_type));
         st = tmem__kv_slab_init(ctx, &c->snap_slab, c->snap_type, r, c->rs.total_bytes, TMEM_ROLE_RECURRENT_STATE, "kv snapshot");
         if (st != TMEM_OK) goto fail;

@@ -33,7 +33,7 @@
 #endif
 /* Section member lists (for the lowest-minimum-offset floor) are built only
  * below this many entries. */
-#define MEMBER_BUDGET ((uint64_t)1 << 24)
+#define MEMBER_BUDGET ((uint64_t)1 << 22)
 
 typedef struct frame {
     uint32_t cbeg, cend, cpos;  /* candidates: level cand[cbeg..cend) */
@@ -47,6 +47,13 @@ typedef struct frame {
 
 typedef struct mchange { uint32_t buf; uint64_t old; } mchange;
 typedef struct bstate { uint64_t off, min; } bstate;
+typedef struct ckey { uint64_t min; uint32_t rank, u; } ckey;
+
+static int cmp_ckey(const void *a, const void *b) {
+    const ckey *x = a, *y = b;
+    if (x->min != y->min) return x->min < y->min ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
 typedef struct pre { double k[3]; uint32_t idx; } pre;
 typedef struct schange { uint32_t sec; uint64_t old; } schange;
 
@@ -93,6 +100,8 @@ typedef struct search {
     uint64_t *memo;             /* pairs (k1, k2); 0,0 = empty */
     uint32_t memo_mask;
     pre *keys;                  /* scratch for ranking */
+    ckey *ckeys;                /* scratch for sorting candidates */
+    uint64_t time_mask;         /* look at the clock every time_mask+1 nodes */
 } search;
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
@@ -340,6 +349,17 @@ static uint32_t candidates(search *s, level *L, uint32_t beg, uint64_t thr_off, 
         out[c++] = u;
     }
     uint32_t w = 0;
+    if (c > 32) {
+        /* many candidates (typically at the root, where everything sits at
+         * offset 0): sort packed keys in O(c log c), not by insertion */
+        for (uint32_t k = 0; k < c; k++) {
+            uint32_t u = out[k];
+            if (s->st[u].min < mh) s->ckeys[w++] = (ckey){s->st[u].min, s->rank[u], u};
+        }
+        qsort(s->ckeys, w, sizeof *s->ckeys, cmp_ckey);
+        for (uint32_t k = 0; k < w; k++) out[k] = s->ckeys[k].u;
+        return w;
+    }
     for (uint32_t k = 0; k < c; k++) {
         uint32_t u = out[k];
         if (s->st[u].min >= mh) continue;
@@ -507,7 +527,7 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         lim->nodes++;
         if (s->budget_left == 0 || --s->budget_left == 0) return TMEM__PLAN_STOPPED;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return TMEM__PLAN_STOPPED;
-        if ((lim->nodes & 255) == 0) {
+        if ((lim->nodes & s->time_mask) == 0) {
             if (lim->deadline > 0 && tmem__plan_now() > lim->deadline) return TMEM__PLAN_STOPPED;
             if (lim->stop && atomic_load_explicit(lim->stop, memory_order_relaxed)) return TMEM__PLAN_STOPPED;
         }
@@ -609,6 +629,7 @@ static void search_free(search *s) {
     free(s->tmax);
     free(s->cuts);
     free(s->rank);
+    free(s->ckeys);
     free(s->stamp);
     free(s->dirty);
     free(s->pstack);
@@ -643,6 +664,9 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     s->tmax = calloc(ns * 2, sizeof *s->tmax);
     s->cuts = malloc(ns * sizeof *s->cuts);
     s->rank = malloc(nn * sizeof *s->rank);
+    s->ckeys = malloc(nn * sizeof *s->ckeys);
+    /* a node costs O(n): on big instances look at the clock more often */
+    s->time_mask = n > 4096 ? 0 : n > 512 ? 15 : 255;
     s->stamp = calloc(ns, sizeof *s->stamp);
     s->dirty = malloc(ns * sizeof *s->dirty);
     s->pstack = malloc(nn * sizeof *s->pstack);
@@ -653,7 +677,7 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     L->cand_cap = nn * 4;
     L->cand = malloc(L->cand_cap * sizeof *L->cand);
     if (!s->nb_start || !s->ob_start || !s->nb || !s->ob || !s->base_min || !s->total0 || !s->st ||
-        !s->floor || !s->tot || !s->tmax || !s->cuts || !s->rank || !s->stamp || !s->dirty || !s->pstack || !L->unplaced || !L->where ||
+        !s->floor || !s->tot || !s->tmax || !s->cuts || !s->rank || !s->ckeys || !s->stamp || !s->dirty || !s->pstack || !L->unplaced || !L->where ||
         !L->frames || !L->cand)
         return false;
     uint32_t ne = 0, oe = 0;

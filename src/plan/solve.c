@@ -15,6 +15,11 @@
 /* Adjacency lists bigger than this (entries, both directions) are not built:
  * the greedy then sweeps in time order and the exact search is skipped. */
 #define PLAN_ADJ_BUDGET ((uint64_t)1 << 25)
+/* The greedy portfolio sorts each buffer's placed neighbours: past this many
+ * pair entries the time sweep (one member, no sorting) is faster. */
+#ifndef PLAN_GREEDY_ADJ_BUDGET
+#define PLAN_GREEDY_ADJ_BUDGET ((uint64_t)1 << 25)
+#endif
 
 double tmem__plan_now(void) {
     struct timespec ts;
@@ -85,6 +90,8 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
     uint64_t budget = (uint64_t)j->inst->n * DESCEND_NODES + 1000;
     while (!lim->oom && j->ub > (j->proved > lo0 ? j->proved : lo0)) {
         if (lim->stop && atomic_load(lim->stop)) return;
+        if (part_end > 0 && part_end - tmem__plan_now() <= 0.001) return;
+        if (lim->nodes_left && lim->nodes >= lim->nodes_left) return;
         uint64_t lo = j->proved > lo0 ? j->proved : lo0;
         bool timed_out = false;
         while (lo < j->ub) {
@@ -269,7 +276,7 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
     }
     {
         tmem__plan_adj adj;
-        tmem_status ast = tmem__plan_adj_build(&inst, PLAN_ADJ_BUDGET, &adj);
+        tmem_status ast = tmem__plan_adj_build(&inst, PLAN_GREEDY_ADJ_BUDGET, &adj);
         if (ast && ast != TMEM_E_LIMIT) {
             st = ast;
             goto out;

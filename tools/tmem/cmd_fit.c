@@ -29,8 +29,13 @@ static void usage(FILE *f) {
     fprintf(f, "\n");
 }
 
+/* Values start with a digit: strtoull and strtod skip leading spaces and
+ * take a sign ("' -1'" wraps to 2^64-1), and strtod also reads "nan" and
+ * "inf", which no size or count is. */
+static bool starts_digit(const char *s) { return s && *s >= '0' && *s <= '9'; }
+
 static bool parse_u64(const char *s, uint64_t *out) {
-    if (!s || !*s || *s == '-') return false;
+    if (!starts_digit(s)) return false;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -40,11 +45,11 @@ static bool parse_u64(const char *s, uint64_t *out) {
 }
 
 static bool parse_size(const char *s, uint64_t *out) {
-    if (!s || !*s || *s == '-') return false;
+    if (!starts_digit(s)) return false;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0) return false;
+    if (errno || end == s || !(v >= 0)) return false; /* !(>=) also refuses NaN */
     static const struct { const char *suffix; double mul; } units[] = {
         {"", 1}, {"b", 1}, {"k", 1024.0}, {"kib", 1024.0}, {"m", 1048576.0}, {"mib", 1048576.0},
         {"g", 1073741824.0}, {"gib", 1073741824.0}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
@@ -258,7 +263,7 @@ int tmem_cmd_fit(int argc, char **argv) {
     int rc = 1;
     if (gguf) {
         tmem_context_desc cd = {0};
-        tmem_gguf_error e;
+        tmem_gguf_error e = {0}; /* printed even when the context, not the file, failed */
         tmem_gguf_desc gd = {0};
         gd.path = gguf;
         tmem_status st = tmem_context_create(&cd, &ctx);
@@ -291,7 +296,7 @@ int tmem_cmd_fit(int argc, char **argv) {
         return 2;
     }
     if (mmproj) { /* the vision encoder, exactly, from llama.cpp's mmproj file */
-        tmem_gguf_error e;
+        tmem_gguf_error e = {0}; /* printed even when the context, not the file, failed */
         tmem_gguf_desc gd = {0};
         gd.path = mmproj;
         tmem_context_desc cd = {0};

@@ -18,6 +18,19 @@ static void human(char *out, size_t cap, uint64_t v) {
 
 static const char *yn(bool b) { return b ? "yes" : "no"; }
 
+/* The roles the policy maps to t: JSON strings ("a","b") or a plain list
+ * (a, b). Role names from a config are [a-z0-9_], safe to quote as is. */
+static void print_roles(tmem_context *ctx, const tmem_type *t, bool json) {
+    bool first = true;
+    for (int r = 0; r < TMEM_ROLE_MAX; r++) {
+        tmem_type *rt;
+        if (tmem_role_get_type(ctx, (tmem_role)r, &rt) != TMEM_OK || rt != t) continue;
+        const char *name = tmem_role_name(ctx, (tmem_role)r);
+        printf(json ? "%s\"%s\"" : "%s%s", first ? "" : json ? "," : ", ", name);
+        first = false;
+    }
+}
+
 static void print_json(tmem_context *ctx, const tmem_system_limits *lim, bool have_lim, const tmem_system_info *si) {
     printf("{\"version\":\"%d.%d.%d\",", TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH);
     if (have_lim)
@@ -40,14 +53,7 @@ static void print_json(tmem_context *ctx, const tmem_system_limits *lim, bool ha
         printf("%s{\"name\":\"%s\",\"placement\":\"%s\",\"lifetime\":\"%s\",\"flags\":%u,\"reserve\":%llu,\"budget\":%llu,\"reclaim_priority\":%d,\"roles\":[",
                i ? "," : "", ti.name, placement_names[ti.placement], lifetime_names[ti.lifetime], ti.flags,
                (unsigned long long)ti.reserve, (unsigned long long)ti.budget, ti.reclaim_priority);
-        bool first = true;
-        for (int r = 0; r < TMEM_ROLE_MAX; r++) {
-            tmem_type *rt;
-            if (tmem_role_get_type(ctx, (tmem_role)r, &rt) == TMEM_OK && rt == t) {
-                printf("%s\"%s\"", first ? "" : ",", tmem_role_name(ctx, (tmem_role)r));
-                first = false;
-            }
-        }
+        print_roles(ctx, t, true);
         printf("]}");
     }
     printf("]}\n");
@@ -83,14 +89,7 @@ static void print_text(tmem_context *ctx, const tmem_system_limits *lim, bool ha
         if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK) break;
         human(a, sizeof a, ti.reserve);
         printf("  %-22s %-12s %-11s %-11s %4d  ", ti.name, placement_names[ti.placement], lifetime_names[ti.lifetime], a, ti.reclaim_priority);
-        bool first = true;
-        for (int r = 0; r < TMEM_ROLE_MAX; r++) {
-            tmem_type *rt;
-            if (tmem_role_get_type(ctx, (tmem_role)r, &rt) == TMEM_OK && rt == t) {
-                printf("%s%s", first ? "" : ", ", tmem_role_name(ctx, (tmem_role)r));
-                first = false;
-            }
-        }
+        print_roles(ctx, t, false);
         printf("\n");
     }
 }

@@ -2,12 +2,55 @@
  *                    [--out plan.csv] [--json] [--svg plan.svg]
  * Loads a problem in MiniMalloc's CSV format, plans it and prints buffers,
  * lower bound, arena, ratio, whether the arena is proved optimal, and time. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "progress.h"
 #include "typedmem/plan.h"
+
+/* The exact search can run for its whole time limit: on a terminal, show a
+ * bar of the time spent against the limit while a thread solves. */
+typedef struct solve_job {
+    const tmem_plan_problem *problem;
+    const tmem_plan_desc *desc;
+    tmem_plan *plan;
+    tmem_status status;
+    atomic_bool done;
+} solve_job;
+
+static void *solve_thread(void *arg) {
+    solve_job *job = arg;
+    job->status = tmem_plan_solve(job->problem, job->desc, &job->plan);
+    atomic_store(&job->done, true);
+    return NULL;
+}
+
+static tmem_status solve_with_progress(const tmem_plan_problem *p, const tmem_plan_desc *d, tmem_plan **out) {
+    pthread_t th;
+    solve_job job = {.problem = p, .desc = d};
+    atomic_init(&job.done, false);
+    if (!tmem_progress_enabled() || pthread_create(&th, NULL, solve_thread, &job) != 0) return tmem_plan_solve(p, d, out);
+    double limit_ms = d->time_limit_s < 0 ? 0 : (d->time_limit_s == 0 ? 2000 : d->time_limit_s * 1e3);
+    tmem_progress prog;
+    tmem_progress_begin(&prog, "planning (ms)", (uint64_t)limit_ms);
+    struct timespec t0, t, nap = {0, 20 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!atomic_load(&job.done)) {
+        nanosleep(&nap, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double ms = (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6;
+        tmem_progress_update(&prog, (uint64_t)(limit_ms > 0 && ms > limit_ms ? limit_ms : ms));
+    }
+    pthread_join(th, NULL);
+    tmem_progress_end(&prog);
+    *out = job.plan;
+    return job.status;
+}
 
 static int usage(void) {
     fprintf(stderr,
@@ -92,7 +135,7 @@ int tmem_cmd_plan(int argc, char **argv) {
         return 1;
     }
     tmem_plan *plan;
-    st = tmem_plan_solve(p, &d, &plan);
+    st = solve_with_progress(p, &d, &plan);
     if (st) {
         uint64_t lb = 0;
         if (tmem_plan_problem_lower_bound(p, &lb)) lb = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "demo_session.h"
+#include "progress.h"
 
 /* ---- generating the files ---- */
 
@@ -135,7 +136,16 @@ static tmem_status write_file(tmem_gguf_writer *w, const char *path, demo_model_
         FILE *out = fopen(path, "wb");
         if (!out) st = TMEM_E_IO;
         else {
-            if (fwrite(buf, 1, need, out) != need) st = TMEM_E_IO;
+            /* In pieces, so a terminal shows how the generation goes. */
+            tmem_progress prog;
+            tmem_progress_begin(&prog, "writing model", need);
+            for (size_t done = 0; st == TMEM_OK && done < need;) {
+                size_t piece = need - done < (16u << 20) ? need - done : (16u << 20);
+                if (fwrite(buf + done, 1, piece, out) != piece) st = TMEM_E_IO;
+                done += piece;
+                tmem_progress_update(&prog, done);
+            }
+            tmem_progress_end(&prog);
             /* On disk, as a downloaded model is: its page-cache pages are
              * then clean (a dirty page cache page reads as Private_Dirty in
              * smaps even through a read-only private mapping). */
