@@ -81,7 +81,7 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
 #define DESCEND_FRAC 0.5  /* first round: half of the time left per probe */
 #endif
 #ifndef DESCEND_NODES
-#define DESCEND_NODES 300 /* first round: 300 nodes per buffer per probe */
+#define DESCEND_NODES 100 /* bisection and first walk round: 100 nodes per buffer per probe */
 #endif
     double frac = DESCEND_FRAC;
     /* Probes also get a node budget, doubled every round: the difficulty of
@@ -99,6 +99,9 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
             if (part_end > 0 && left <= 0.001) break;
             if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
             if (lim->stop && atomic_load(lim->stop)) return;
+#ifndef WALK_DEPTH
+#define WALK_DEPTH 4    /* capacities per walk round at first */
+#endif
 #ifndef DESCEND_DIV
 #define DESCEND_DIV 4   /* probe a quarter of the gap below the best plan: near it plans come fast */
 #endif
@@ -125,10 +128,49 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
             }
         }
         if (!timed_out) continue;   /* the gap closed by proofs and plans */
-        if (part_end > 0 && part_end - tmem__plan_now() <= 0.001) break;
-        if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
-        frac = frac * 2 > 1 ? 1 : frac * 2;
-        budget *= 2;
+        break;
+    }
+    /* Some probe ran out of budget: the bisection's capacities are now
+     * "infeasible for now" without proof. Retrying the same capacities with
+     * more nodes wastes the time: the cost of a probe is erratic from one
+     * capacity to the next (on MiniMalloc's D, 1031168 takes 17k nodes while
+     * 1032192 takes more than 400k), so walk down from just below the best
+     * plan one capacity at a time, `depth` capacities per round, each with
+     * the node budget of the round; both grow every round. */
+    uint32_t depth = WALK_DEPTH;
+    while (!lim->oom) {
+        uint64_t lo = j->proved > lo0 ? j->proved : lo0;
+        if (j->ub <= lo) return;
+        uint64_t cap = j->ub - step;
+        for (uint32_t k = 0; k < depth && cap >= lo && cap < j->ub; k++) {
+            double now = tmem__plan_now();
+            if (part_end > 0 && part_end - now <= 0.001) return;
+            if (lim->nodes_left && lim->nodes >= lim->nodes_left) return;
+            if (lim->stop && atomic_load(lim->stop)) return;
+            tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end, budget, tmp);
+#ifdef PLAN_TRACE
+            fprintf(stderr, "walk cap %llu (lo %llu ub %llu depth %u budget %llu) -> %d arena %llu t %.3f\n",
+                    (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, depth,
+                    (unsigned long long)budget,
+                    (int)r, r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
+                    tmem__plan_now() - now);
+#endif
+            if (r == TMEM__PLAN_FOUND) {
+                take(j, tmp);          /* continue just below the new best */
+                cap = j->ub - step;
+                k = 0;
+                continue;
+            }
+            if (r == TMEM__PLAN_NONE) {
+                if (cap + step > j->proved) j->proved = cap + step;
+                break;                 /* everything below is infeasible too */
+            }
+            if (lim->oom) return;
+            if (cap < step) break;
+            cap -= step;
+        }
+        depth *= 2;
+        budget = budget + budget / 2;
     }
 }
 
