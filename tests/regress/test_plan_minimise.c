@@ -4,9 +4,18 @@
  * before this project (D 1031168, J 1035264; MiniMalloc itself needs far
  * longer for them). Each returned plan is re-validated here. The time limit
  * is generous (about 2.5x what the bench gives) because ctest runs tests in
- * parallel on a shared machine and under sanitizers. */
+ * parallel on a shared machine. Unoptimised or sanitized builds search
+ * about ten times slower: there the heights are not asserted (only the
+ * plans' validity and that the search improved on the greedy portfolio),
+ * with a shorter limit. */
 #include "harness.h"
 #include <stdlib.h>
+
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define FULL_SPEED 1
+#else
+#define FULL_SPEED 0
+#endif
 
 static void minimise(const char *file, uint64_t best_known) {
     char rel[128], path[1024];
@@ -19,7 +28,7 @@ static void minimise(const char *file, uint64_t best_known) {
     REQUIRE_OK(tmem_plan_problem_load_csv(path, &p, NULL));
     tmem_plan *pl;
     tmem_plan_desc desc = {0};
-    desc.time_limit_s = 8;
+    desc.time_limit_s = FULL_SPEED ? 8 : 2;
     desc.threads = 2;
     CHECK_OK(tmem_plan_solve(p, &desc, &pl));
     if (pl) {
@@ -29,8 +38,10 @@ static void minimise(const char *file, uint64_t best_known) {
                (unsigned long long)in.lower_bound, (unsigned long long)in.arena,
                (double)in.arena / (double)in.lower_bound, (unsigned long long)in.heuristic_arena,
                (unsigned long long)in.nodes, in.seconds);
-        CHECK_MSG(in.arena <= best_known, "%s: arena %llu above the best known %llu", file,
-                  (unsigned long long)in.arena, (unsigned long long)best_known);
+        CHECK(in.arena < in.heuristic_arena);
+        if (FULL_SPEED)
+            CHECK_MSG(in.arena <= best_known, "%s: arena %llu above the best known %llu", file,
+                      (unsigned long long)in.arena, (unsigned long long)best_known);
         CHECK(in.arena >= in.lower_bound && !in.optimal);
         uint32_t n = tmem_plan_problem_count(p);
         uint64_t *off = malloc(n * sizeof *off);
