@@ -2,9 +2,10 @@
  * tmem_plan_solve: the driver. Greedy portfolio first; then, where the best
  * greedy arena is above what the problem may allow, the exact search on each
  * independent time part, as decision problems at decreasing capacities
- * (probe the lower bound first, then binary search between the best proved
- * infeasible capacity and the best plan found). Every plan is checked by the
- * independent validator before it is returned.
+ * (probe the lower bound first, then a bisection between the best proved
+ * infeasible capacity and the best plan found, then a walk down from the
+ * best plan: see descend). Every plan is checked by the independent
+ * validator before it is returned.
  */
 #include "plan_internal.h"
 #include <stdlib.h>
@@ -108,7 +109,7 @@ static void tried_add(tried_set *t, uint64_t cap) {
  * it counts as "infeasible for now". Where that leaves a gap, retrying the
  * same capacities with more nodes wastes the time: the cost of a probe is
  * erratic from one capacity to the next (on MiniMalloc's D, 1031168 takes
- * 17k nodes while 1032192 takes more than 400k), so the search then walks
+ * 17k nodes while 1032192 takes more than 350k), so the search then walks
  * down from just below the best plan one capacity at a time, `depth`
  * capacities per round with the round's node budget, both growing every
  * round; after a plan the walk gallops (jumps twice as far each time). */
