@@ -104,6 +104,34 @@ static void tried_add(tried_set *t, uint64_t cap) {
 #define WALK_DEPTH 4      /* capacities per walk round at first */
 #endif
 
+/* One probe of the walk: takes a plan, records a proof. */
+typedef enum walk_res { WALK_FOUND, WALK_NONE, WALK_BUDGET, WALK_STOP } walk_res;
+
+static walk_res walk_probe(part_job *j, const tmem__plan_adj *adj, uint64_t cap, tmem__plan_limits *lim,
+                           double part_end, uint64_t budget, uint64_t *tmp) {
+    uint64_t step = j->inst->step ? j->inst->step : 1;
+    double now = tmem__plan_now();
+    if ((part_end > 0 && part_end - now <= 0.001) || (lim->nodes_left && lim->nodes >= lim->nodes_left) ||
+        (lim->stop && atomic_load(lim->stop)))
+        return WALK_STOP;   /* the part's time, the node limit or the other thread */
+    tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end, budget, tmp);
+#ifdef PLAN_TRACE
+    fprintf(stderr, "walk cap %llu (ub %llu budget %llu) -> %d arena %llu t %.3f\n", (unsigned long long)cap,
+            (unsigned long long)j->ub, (unsigned long long)budget, (int)r,
+            r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
+            tmem__plan_now() - now);
+#endif
+    if (r == TMEM__PLAN_FOUND) {
+        take(j, tmp);
+        return WALK_FOUND;
+    }
+    if (r == TMEM__PLAN_NONE) {
+        if (cap + step > j->proved) j->proved = cap + step;
+        return WALK_NONE;
+    }
+    return lim->oom ? WALK_STOP : WALK_BUDGET;
+}
+
 /* Minimise between `lo0` (and what is proved infeasible) and the best plan.
  * First a bisection with one node budget per probe: a probe that runs out of
  * it counts as "infeasible for now". Where that leaves a gap, retrying the
@@ -154,40 +182,30 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
         budget = (uint64_t)j->inst->n * DESCEND_NODES + 1000;
         tried.n = 0;
     }
+    /* older: capacities that ran out of a smaller budget. Each round first
+     * walks the capacities not tried yet (the window grows), then retries
+     * the older ones with the round's larger budget. */
+    tried_set older;
+    older.n = 0;
     while (!lim->oom) {
         lo = j->proved > lo0 ? j->proved : lo0;
         if (j->ub <= lo) return;
         uint64_t jump = step, cap = j->ub - step;
         for (uint32_t k = 0; k < depth && cap >= lo && cap < j->ub;) {
-            if (tried_has(&tried, cap)) {
+            if (tried_has(&tried, cap) || tried_has(&older, cap)) {
                 if (cap < lo + step) break;
                 cap -= step;
                 continue;
             }
-            double now = tmem__plan_now();
-            if (part_end > 0 && part_end - now <= 0.001) return;
-            if (lim->nodes_left && lim->nodes >= lim->nodes_left) return;
-            if (lim->stop && atomic_load(lim->stop)) return;
-            tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end, budget, tmp);
-#ifdef PLAN_TRACE
-            fprintf(stderr, "walk cap %llu (lo %llu ub %llu depth %u budget %llu) -> %d arena %llu t %.3f\n",
-                    (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, depth,
-                    (unsigned long long)budget, (int)r,
-                    r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
-                    tmem__plan_now() - now);
-#endif
-            if (r == TMEM__PLAN_FOUND) {
-                take(j, tmp);
+            walk_res r = walk_probe(j, adj, cap, lim, part_end, budget, tmp);
+            if (r == WALK_FOUND) {
                 k = 0;
                 jump *= 2;
                 cap = j->ub - lo > jump ? round_down(j->ub - jump, step) : j->ub - step;
                 continue;
             }
-            if (r == TMEM__PLAN_NONE) {
-                if (cap + step > j->proved) j->proved = cap + step;
-                break;                 /* everything below is infeasible too */
-            }
-            if (lim->oom) return;
+            if (r == WALK_NONE) break;   /* everything below is infeasible too */
+            if (r == WALK_STOP) return;
             tried_add(&tried, cap);
             k++;
             if (jump > step) {
@@ -198,9 +216,30 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
                 cap -= step;
             }
         }
+        /* the older capacities, highest first, with this round's budget */
+        for (uint32_t k = 0; k < depth;) {
+            lo = j->proved > lo0 ? j->proved : lo0;
+            uint64_t best = 0;
+            uint32_t at = older.n;
+            for (uint32_t i = 0; i < older.n; i++)
+                if (older.cap[i] >= lo && older.cap[i] < j->ub && !tried_has(&tried, older.cap[i]) &&
+                    older.cap[i] >= best) {
+                    best = older.cap[i];
+                    at = i;
+                }
+            if (at == older.n) break;
+            older.cap[at] = older.cap[--older.n];
+            walk_res r = walk_probe(j, adj, best, lim, part_end, budget, tmp);
+            if (r == WALK_FOUND || r == WALK_NONE) continue;
+            if (r == WALK_STOP) return;
+            tried_add(&tried, best);
+            k++;
+        }
+        for (uint32_t i = 0; i < tried.n; i++)
+            if (!tried_has(&older, tried.cap[i])) tried_add(&older, tried.cap[i]);
+        tried.n = 0;
         depth *= 2;
         budget += budget / 2;
-        tried.n = 0;
     }
 }
 
