@@ -70,67 +70,142 @@ static void take(part_job *j, const uint64_t *tmp) {
     }
 }
 
-/* Binary search between `lo` (and what is proved infeasible) and the best
- * plan, in rounds of growing time slices: a probe that runs out of time
- * counts as "infeasible for now" within its round; the next round retries
- * the gap with twice the time. */
+/* Capacities that ran out of the current node budget: the search is
+ * deterministic, so probing one again with the same budget is wasted. */
+typedef struct tried_set {
+    uint64_t cap[64];
+    uint32_t n;
+} tried_set;
+
+static bool tried_has(const tried_set *t, uint64_t cap) {
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->cap[i] == cap) return true;
+    return false;
+}
+
+static void tried_add(tried_set *t, uint64_t cap) {
+    if (t->n < sizeof t->cap / sizeof t->cap[0]) t->cap[t->n++] = cap;
+}
+
+#ifndef DESCEND_FRAC
+#define DESCEND_FRAC 0.5  /* bisection: at most half of the time left per probe */
+#endif
+#ifndef BISECT_NODES
+#define BISECT_NODES 100  /* bisection: nodes per buffer per probe */
+#endif
+#ifndef DESCEND_NODES
+#define DESCEND_NODES 100 /* first walk round: nodes per buffer per probe */
+#endif
+#ifndef DESCEND_DIV
+#define DESCEND_DIV 4     /* probe a quarter of the gap below the best plan: near it plans come fast */
+#endif
+#ifndef WALK_DEPTH
+#define WALK_DEPTH 4      /* capacities per walk round at first */
+#endif
+
+/* Minimise between `lo0` (and what is proved infeasible) and the best plan.
+ * First a bisection with one node budget per probe: a probe that runs out of
+ * it counts as "infeasible for now". Where that leaves a gap, retrying the
+ * same capacities with more nodes wastes the time: the cost of a probe is
+ * erratic from one capacity to the next (on MiniMalloc's D, 1031168 takes
+ * 17k nodes while 1032192 takes more than 400k), so the search then walks
+ * down from just below the best plan one capacity at a time, `depth`
+ * capacities per round with the round's node budget, both growing every
+ * round; after a plan the walk gallops (jumps twice as far each time). */
 static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__plan_limits *lim, double part_end,
                     uint64_t *tmp) {
     uint64_t step = j->inst->step ? j->inst->step : 1;
-#ifndef DESCEND_FRAC
-#define DESCEND_FRAC 0.5  /* first round: half of the time left per probe */
-#endif
-#ifndef DESCEND_NODES
-#define DESCEND_NODES 300 /* first round: 300 nodes per buffer per probe */
-#endif
-    double frac = DESCEND_FRAC;
-    /* Probes also get a node budget, doubled every round: the difficulty of
-     * a capacity is erratic near the optimum, so many short probes at
-     * different capacities beat a few long ones. */
-    uint64_t budget = (uint64_t)j->inst->n * DESCEND_NODES + 1000;
-    while (!lim->oom && j->ub > (j->proved > lo0 ? j->proved : lo0)) {
-        if (lim->stop && atomic_load(lim->stop)) return;
-        if (part_end > 0 && part_end - tmem__plan_now() <= 0.001) return;
+    uint64_t budget = (uint64_t)j->inst->n * BISECT_NODES + 1000;
+    tried_set tried;
+    tried.n = 0;
+    uint64_t lo = j->proved > lo0 ? j->proved : lo0;
+    while (lo < j->ub) {
+        double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
+        if (part_end > 0 && left <= 0.001) return;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return;
-        uint64_t lo = j->proved > lo0 ? j->proved : lo0;
-        bool timed_out = false;
-        while (lo < j->ub) {
-            double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
-            if (part_end > 0 && left <= 0.001) break;
-            if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
-            if (lim->stop && atomic_load(lim->stop)) return;
-#ifndef DESCEND_DIV
-#define DESCEND_DIV 4   /* probe a quarter of the gap below the best plan: near it plans come fast */
-#endif
-            uint64_t d = (j->ub - lo) / DESCEND_DIV;
-            if (d < step) d = step;   /* always strictly below the best plan */
-            uint64_t cap = round_down(j->ub - d, step);
-            if (cap < lo) cap = lo;
-            if (cap >= j->ub) break;
-            tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end > 0 ? now + left * frac : 0, budget, tmp);
+        if (lim->stop && atomic_load(lim->stop)) return;
+        uint64_t d = (j->ub - lo) / DESCEND_DIV;
+        if (d < step) d = step;   /* always strictly below the best plan */
+        uint64_t cap = round_down(j->ub - d, step);
+        if (cap < lo) cap = lo;
+        if (cap >= j->ub) break;
+        tmem__plan_search_result r =
+            probe_n(j, adj, cap, lim, part_end > 0 ? now + left * DESCEND_FRAC : 0, budget, tmp);
 #ifdef PLAN_TRACE
-            fprintf(stderr, "probe cap %llu (lo %llu ub %llu frac %.2f left %.2f) -> %d arena %llu t %.3f\n",
-                    (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, frac, left, (int)r,
-                    r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull, tmem__plan_now() - now);
+        fprintf(stderr, "probe cap %llu (lo %llu ub %llu left %.2f) -> %d arena %llu t %.3f\n",
+                (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, left, (int)r,
+                r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
+                tmem__plan_now() - now);
+#endif
+        if (r == TMEM__PLAN_FOUND) {
+            take(j, tmp);
+        } else if (r == TMEM__PLAN_NONE) {
+            if (cap + step > j->proved) j->proved = cap + step;
+            lo = cap + step;
+        } else {
+            if (lim->oom) return;
+            tried_add(&tried, cap);
+            lo = cap + step;
+        }
+    }
+    uint32_t depth = WALK_DEPTH;
+    if (budget != (uint64_t)j->inst->n * DESCEND_NODES + 1000) {
+        budget = (uint64_t)j->inst->n * DESCEND_NODES + 1000;
+        tried.n = 0;
+    }
+    while (!lim->oom) {
+        lo = j->proved > lo0 ? j->proved : lo0;
+        if (j->ub <= lo) return;
+        uint64_t jump = step, cap = j->ub - step;
+        for (uint32_t k = 0; k < depth && cap >= lo && cap < j->ub;) {
+            if (tried_has(&tried, cap)) {
+                if (cap < lo + step) break;
+                cap -= step;
+                continue;
+            }
+            double now = tmem__plan_now();
+            if (part_end > 0 && part_end - now <= 0.001) return;
+            if (lim->nodes_left && lim->nodes >= lim->nodes_left) return;
+            if (lim->stop && atomic_load(lim->stop)) return;
+            tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end, budget, tmp);
+#ifdef PLAN_TRACE
+            fprintf(stderr, "walk cap %llu (lo %llu ub %llu depth %u budget %llu) -> %d arena %llu t %.3f\n",
+                    (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, depth,
+                    (unsigned long long)budget, (int)r,
+                    r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
+                    tmem__plan_now() - now);
 #endif
             if (r == TMEM__PLAN_FOUND) {
                 take(j, tmp);
-            } else if (r == TMEM__PLAN_NONE) {
+                k = 0;
+                jump *= 2;
+                cap = j->ub - lo > jump ? round_down(j->ub - jump, step) : j->ub - step;
+                continue;
+            }
+            if (r == TMEM__PLAN_NONE) {
                 if (cap + step > j->proved) j->proved = cap + step;
-                lo = cap + step;
+                break;                 /* everything below is infeasible too */
+            }
+            if (lim->oom) return;
+            tried_add(&tried, cap);
+            k++;
+            if (jump > step) {
+                jump = step;           /* the jump stalled: walk from the top */
+                cap = j->ub - step;
             } else {
-                if (lim->oom) break;
-                timed_out = true;
-                lo = cap + step;
+                if (cap < lo + step) break;
+                cap -= step;
             }
         }
-        if (!timed_out) continue;   /* the gap closed by proofs and plans */
-        if (part_end > 0 && part_end - tmem__plan_now() <= 0.001) break;
-        if (lim->nodes_left && lim->nodes >= lim->nodes_left) break;
-        frac = frac * 2 > 1 ? 1 : frac * 2;
-        budget *= 2;
+        depth *= 2;
+        budget += budget / 2;
+        tried.n = 0;
     }
 }
+
+#ifndef GOAL_FRAC
+#define GOAL_FRAC 0.3
+#endif
 
 /* The lower-bound probe on a second thread (see tmem_plan_desc::threads). */
 typedef struct goal_job {
@@ -192,14 +267,19 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
     }
     if (!decide && threads > 1 && part_end > 0 && j->inst->n >= 16 && goal_cap + step < j->ub &&
         j->proved <= goal_cap) {
-        /* Two threads: one probes the goal for the whole time, the other
-         * binary-searches above it; whichever reaches the goal stops both. */
+        /* Two threads: one probes the goal (for 30% of the time), the other
+         * searches above it; whichever reaches the goal stops both. */
         atomic_int found;
         atomic_init(&found, 0);
         goal_job g = {j->inst, &adj, goal_cap, *lim, tmp + j->inst->n + 1, TMEM__PLAN_STOPPED, &found};
         g.lim.nodes = 0;
         g.lim.stop = &found;
-        g.lim.deadline = part_end;
+        /* The goal gets the first 30% of the time: the instances whose
+         * optimum is the goal reach it well within that (MiniMalloc's A-K:
+         * under 0.3 s of 3.3 s), and where it is out of reach (D, J) the
+         * walk above it then has the machine to itself (on a loaded 2-core
+         * machine the two threads compete for CPU). */
+        g.lim.deadline = tmem__plan_now() + (part_end - tmem__plan_now()) * GOAL_FRAC;
         pthread_t th;
         if (pthread_create(&th, NULL, goal_thread, &g) == 0) {
             tmem__plan_limits l = *lim;

@@ -1,0 +1,64 @@
+/* The minimising schedule on MiniMalloc's D and J, whose optimum is open
+ * (lower bound unreachable): in minimise mode, with a few seconds and two
+ * threads, the planner must come down to at least the best heights known
+ * before this project (D 1031168, J 1035264; MiniMalloc itself needs far
+ * longer for them). Each returned plan is re-validated here. The time limit
+ * is generous (about 2.5x what the bench gives) because ctest runs tests in
+ * parallel on a shared machine. Unoptimised or sanitized builds search
+ * about ten times slower: there the heights are not asserted (only the
+ * plans' validity and that the search improved on the greedy portfolio),
+ * with a shorter limit. */
+#include "harness.h"
+#include <stdlib.h>
+
+#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define FULL_SPEED 1
+#else
+#define FULL_SPEED 0
+#endif
+
+static void minimise(const char *file, uint64_t best_known) {
+    char rel[128], path[1024];
+    snprintf(rel, sizeof rel, "bench/minimalloc/challenging/%s", file);
+    if (!tmem_test_shared_path(rel, path, sizeof path)) {
+        printf("%s absent: skipped\n", rel);
+        return;
+    }
+    tmem_plan_problem *p;
+    REQUIRE_OK(tmem_plan_problem_load_csv(path, &p, NULL));
+    tmem_plan *pl;
+    tmem_plan_desc desc = {0};
+    desc.time_limit_s = FULL_SPEED ? 8 : 2;
+    desc.threads = 2;
+    CHECK_OK(tmem_plan_solve(p, &desc, &pl));
+    if (pl) {
+        tmem_plan_info in;
+        CHECK_OK(tmem_plan_get_info(pl, &in));
+        printf("%s: lb=%llu arena=%llu (%.4f x lb) greedy=%llu nodes=%llu %.3f s\n", file,
+               (unsigned long long)in.lower_bound, (unsigned long long)in.arena,
+               (double)in.arena / (double)in.lower_bound, (unsigned long long)in.heuristic_arena,
+               (unsigned long long)in.nodes, in.seconds);
+        CHECK(in.arena < in.heuristic_arena);
+        if (FULL_SPEED)
+            CHECK_MSG(in.arena <= best_known, "%s: arena %llu above the best known %llu", file,
+                      (unsigned long long)in.arena, (unsigned long long)best_known);
+        CHECK(in.arena >= in.lower_bound && !in.optimal);
+        uint32_t n = tmem_plan_problem_count(p);
+        uint64_t *off = malloc(n * sizeof *off);
+        REQUIRE(off);
+        for (uint32_t i = 0; i < n; i++) off[i] = tmem_plan_offset(pl, i);
+        CHECK_OK(tmem_plan_validate(p, off, in.arena, NULL));
+        free(off);
+        tmem_plan_destroy(pl);
+    }
+    tmem_plan_problem_destroy(p);
+}
+
+static void test_minimise_d(void) { minimise("D.1048576.csv", 1031168); }
+static void test_minimise_j(void) { minimise("J.1048576.csv", 1035264); }
+
+int main(void) {
+    RUN(test_minimise_d);
+    RUN(test_minimise_j);
+    return tmem_test_finish();
+}
