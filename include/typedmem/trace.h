@@ -252,7 +252,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_load(const char *path, tmem_trace
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_load_memory(const void *bytes, size_t len, tmem_trace_data **out);
 
 /** @brief Write a trace in the file format (loads back equal).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO (cannot create or write
+ *          the file; a partly written file is removed) | TMEM_E_NO_MEMORY
  *  @par Threads safe (the trace is only read) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_save(const tmem_trace_data *data, const char *path);
 

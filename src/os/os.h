@@ -9,7 +9,7 @@
  * what they lack.
  *
  * Fault injection (tests): every call below except the pure queries (page
- * sizes) first asks tmem__os_fault_hit(call); when armed it fails the chosen
+ * sizes, the clock) first asks tmem__os_fault_hit(call); when armed it fails the chosen
  * call with the chosen errno mapped to a status, without touching the OS.
  */
 #ifndef TMEM_OS_H
@@ -24,7 +24,8 @@
     X(MEMFD_CREATE) X(MEMFD_SEAL) X(FD_SEALS) X(FD_RESIZE) X(MAP_FD)           \
     X(FILE_OPEN) X(FD_SIZE) X(CLOSE) X(ADVISE) X(LOCK) X(UNLOCK)               \
     X(RESIDENCY) X(FOOTPRINT) X(LIMITS) X(PRESSURE)                          \
-    X(SOCKETPAIR) X(SEND_FDS) X(RECV_FDS) X(FD_STAT) X(FD_DUP)
+    X(SOCKETPAIR) X(SEND_FDS) X(RECV_FDS) X(FD_STAT) X(FD_DUP)               \
+    X(FILE_CREATE) X(WRITE) X(READ) X(UNLINK)
 
 typedef enum tmem__os_call {
 #define TMEM__OS_CALL_ENUM_(n) TMEM__OS_##n,
@@ -37,6 +38,9 @@ typedef enum tmem__os_call {
 /* ---- queries (never fail, never injected) ---- */
 size_t tmem__os_page_size(void);
 size_t tmem__os_huge_page_size(void); /* 0 when unknown */
+/* Monotonic clock in nanoseconds (CLOCK_MONOTONIC): for timestamps and
+ * durations, never for wall-clock time. */
+uint64_t tmem__os_now_ns(void);
 
 /* ---- address space ---- */
 enum tmem__os_map_flag {
@@ -79,6 +83,20 @@ tmem_status tmem__os_map_fd(int fd, uint64_t offset, size_t size, bool writable,
 tmem_status tmem__os_file_open(const char *path, int *out_fd, uint64_t *out_size);
 tmem_status tmem__os_fd_size(int fd, uint64_t *out_size);
 tmem_status tmem__os_close(int fd);
+
+/* ---- byte-stream files (os_file.c): trace files, exported reports ---- */
+/* Create or truncate path for writing (O_WRONLY|O_CREAT|O_TRUNC, close-on-exec,
+ * mode 0666 & ~umask). TMEM_E_NOT_FOUND when a directory on the path is
+ * missing; the fd counts as live until tmem__os_close. */
+tmem_status tmem__os_file_create(const char *path, int *out_fd);
+/* Write all len bytes (retrying short writes and EINTR). A full disk or a
+ * file-size limit is TMEM_E_IO. On failure some prefix may have been written. */
+tmem_status tmem__os_write_all(int fd, const void *buf, size_t len);
+/* One read of at most cap bytes (retrying EINTR); *out_got = 0 at end of file. */
+tmem_status tmem__os_read(int fd, void *buf, size_t cap, size_t *out_got);
+/* Remove a file name. Counted as a teardown call (it undoes a create), so a
+ * TMEM__OS_ANY sweep never fails the clean-up of a partial file. */
+tmem_status tmem__os_unlink(const char *path);
 
 /* ---- advice, locking, residency ---- */
 typedef enum tmem__os_advice {
@@ -149,7 +167,7 @@ bool tmem__os_pid_alive(int pid);
  * disarmed. State is per thread.
  * Only *eligible* calls count down and fail: calls outside a benign section
  * and, under TMEM__OS_ANY, not teardown calls (RELEASE, UNMAP, CLOSE,
- * DECOMMIT, UNLOCK — they undo earlier calls, so rollbacks can always run;
+ * DECOMMIT, UNLOCK, UNLINK — they undo earlier calls, so rollbacks can always run;
  * arm them by their own kind to fail them). See docs/os.md. */
 void tmem__os_fault_arm(tmem__os_call which, uint64_t countdown, bool persistent, int err);
 void tmem__os_fault_disarm(void);

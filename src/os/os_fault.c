@@ -8,7 +8,7 @@
  * Rules (SQLite's faultsim, adapted):
  *  - Only *eligible* calls are counted and can fail. A call is eligible when
  *    it is outside a benign section and, for an arm of TMEM__OS_ANY, is not a
- *    teardown call (release, unmap, close, decommit, unlock). Teardown calls
+ *    teardown call (release, unmap, close, decommit, unlock, unlink). Teardown calls
  *    undo what an earlier call did; failing them under a sweep would only
  *    prove that a failed munmap leaks, which no caller can avoid. They are
  *    still failed when armed by their own kind, so their error returns can be
@@ -49,7 +49,7 @@ static atomic_int_fast64_t g_live_fds;
 
 static bool is_teardown(tmem__os_call call) {
     return call == TMEM__OS_RELEASE || call == TMEM__OS_UNMAP || call == TMEM__OS_CLOSE ||
-           call == TMEM__OS_DECOMMIT || call == TMEM__OS_UNLOCK;
+           call == TMEM__OS_DECOMMIT || call == TMEM__OS_UNLOCK || call == TMEM__OS_UNLINK;
 }
 
 /* A breakpoint target: every injected failure passes here (sqlite3Fault). */

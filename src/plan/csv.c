@@ -5,6 +5,7 @@
  * everything between commas, with surrounding blanks trimmed.
  */
 #include "plan_internal.h"
+#include "os/os.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -234,8 +235,10 @@ tmem_status tmem_plan_problem_load_csv(const char *path, tmem_plan_problem **out
     if (out) *out = NULL;
     if (err) memset(err, 0, sizeof *err);
     if (!path || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd;
+    uint64_t fsize;
+    tmem_status ost = tmem__os_file_open(path, &fd, &fsize);
+    if (ost != TMEM_OK) {
         if (err) snprintf(err->message, sizeof err->message, "cannot open: %s", strerror(errno));
         return tmem__err(TMEM_E_IO);
     }
@@ -257,17 +260,16 @@ tmem_status tmem_plan_problem_load_csv(const char *path, tmem_plan_problem **out
             buf = q;
             cap *= 2;
         }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        len += r;
-        if (r == 0) {
-            if (ferror(f)) {
-                if (err) snprintf(err->message, sizeof err->message, "read error");
-                st = tmem__err(TMEM_E_IO);
-            }
+        size_t r;
+        if (tmem__os_read(fd, buf + len, cap - len, &r) != TMEM_OK) {
+            if (err) snprintf(err->message, sizeof err->message, "read error");
+            st = tmem__err(TMEM_E_IO);
             break;
         }
+        if (r == 0) break;
+        len += r;
     }
-    fclose(f);
+    (void)tmem__os_close(fd); /* read-only: a failed close loses nothing */
     if (st == TMEM_OK) st = tmem_plan_problem_parse_csv(buf, len, out, err);
     free(buf);
     return st;

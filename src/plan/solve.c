@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <time.h>
+#include "os/os.h"
 
 /* Adjacency lists bigger than this (entries, both directions) are not built:
  * the greedy then sweeps in time order and the exact search is skipped. */
@@ -23,10 +23,9 @@
 #endif
 
 double tmem__plan_now(void) {
-    struct timespec ts;
-    /* C11 timespec_get: no OS header needed; wall clock is fine for limits. */
-    if (timespec_get(&ts, TIME_UTC) != TIME_UTC) return 0;
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    /* The monotonic clock of the OS layer: a wall-clock jump cannot stretch or
+     * cut a time limit. */
+    return (double)tmem__os_now_ns() * 1e-9;
 }
 
 uint64_t tmem__plan_arena(const tmem__plan_inst *inst, const uint64_t *offsets) {

@@ -5,23 +5,26 @@
 #include <string.h>
 #include "trace/trace_internal.h"
 
-void tmem__sb_init(tmem__strbuf *sb) { memset(sb, 0, sizeof *sb); }
-
-void tmem__sb_init_sink(tmem__strbuf *sb, FILE *f) {
+void tmem__sb_init(tmem__strbuf *sb) {
     memset(sb, 0, sizeof *sb);
-    sb->sink = f;
+    sb->sink = -1;
+}
+
+void tmem__sb_init_sink(tmem__strbuf *sb, int fd) {
+    tmem__sb_init(sb);
+    sb->sink = fd;
 }
 
 void tmem__sb_drain(tmem__strbuf *sb) {
-    if (!sb->sink || sb->failed || !sb->len) return;
-    if (fwrite(sb->data, 1, sb->len, sb->sink) != sb->len) sb->failed = true;
+    if (sb->sink < 0 || sb->failed || !sb->len) return;
+    if (tmem__os_write_all(sb->sink, sb->data, sb->len) != TMEM_OK) sb->failed = sb->sink_failed = true;
     sb->len = 0;
     sb->data[0] = '\0';
 }
 
 void tmem__sb_free(tmem__strbuf *sb) {
     free(sb->data);
-    memset(sb, 0, sizeof *sb);
+    tmem__sb_init(sb);
 }
 
 /* Make room for n more bytes plus the NUL. */
@@ -54,7 +57,7 @@ static bool reserve(tmem__strbuf *sb, size_t n) {
 enum { SINK_CHUNK = 1 << 20 };
 
 void tmem__sb_putn(tmem__strbuf *sb, const char *s, size_t n) {
-    if (sb->sink && sb->len + n > SINK_CHUNK) tmem__sb_drain(sb);
+    if (sb->sink >= 0 && sb->len + n > SINK_CHUNK) tmem__sb_drain(sb);
     if (!reserve(sb, n)) return;
     memcpy(sb->data + sb->len, s, n);
     sb->len += n;
@@ -77,7 +80,7 @@ void tmem__sb_printf(tmem__strbuf *sb, const char *fmt, ...) {
         tmem__sb_putn(sb, small, (size_t)n);
         return;
     }
-    if (sb->sink && sb->len + (size_t)n > SINK_CHUNK) tmem__sb_drain(sb);
+    if (sb->sink >= 0 && sb->len + (size_t)n > SINK_CHUNK) tmem__sb_drain(sb);
     if (!reserve(sb, (size_t)n)) return;
     va_start(ap, fmt);
     vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
@@ -138,6 +141,6 @@ tmem_status tmem__sb_take(tmem__strbuf *sb, char **out, size_t *out_len) {
     }
     *out = sb->data;
     if (out_len) *out_len = sb->len;
-    memset(sb, 0, sizeof *sb);
+    tmem__sb_init(sb);
     return TMEM_OK;
 }

@@ -47,19 +47,17 @@ tmem_status tmem_trace_export_file(const tmem_trace_data *d, tmem_trace_format f
         tmem_status st = tmem__export_html_check(opt);
         if (st != TMEM_OK) return st;
     }
-    FILE *f = fopen(path, "wb");
-    if (!f) return tmem__err(TMEM_E_IO);
+    int fd;
+    if (tmem__os_file_create(path, &fd) != TMEM_OK) return tmem__err(TMEM_E_IO);
     tmem__strbuf sb;
-    tmem__sb_init_sink(&sb, f);
+    tmem__sb_init_sink(&sb, fd);
     tmem_status st = run(d, format, opt, &sb);
     if (st == TMEM_OK) {
         tmem__sb_drain(&sb);
-        if (sb.failed) st = tmem__err(ferror(f) ? TMEM_E_IO : TMEM_E_NO_MEMORY);
+        if (sb.failed) st = tmem__err(sb.sink_failed ? TMEM_E_IO : TMEM_E_NO_MEMORY);
     }
     tmem__sb_free(&sb);
-    if (fclose(f) != 0 && st == TMEM_OK) st = tmem__err(TMEM_E_IO);
-    if (st != TMEM_OK) remove(path); /* no half-written report */
-    return st;
+    return tmem__trace_file_finish(fd, path, st);
 }
 
 void tmem_trace_string_free(char *text) { free(text); }

@@ -81,25 +81,34 @@ bool tmem__trace_event_valid(const tmem_trace_event *ev) {
     return true;
 }
 
-static bool put(FILE *f, const uint8_t *buf, size_t n) { return fwrite(buf, 1, n, f) == n; }
+static void put(tmem__strbuf *sb, const uint8_t *buf, size_t n) { tmem__sb_putn(sb, (const char *)buf, n); }
 
-tmem_status tmem__trace_write_all(const tmem_trace_data *d, FILE *f) {
+void tmem__trace_write_all(const tmem_trace_data *d, tmem__strbuf *sb) {
     uint8_t buf[TMEM__REC_MAX + 4];
-    bool ok = put(f, buf, tmem__trace_encode_header(buf));
-    for (uint32_t i = 0; ok && i < TMEM_TRACE_TYPE_MAX; i++)
-        if (d->type_names[i]) ok = put(f, buf, tmem__trace_encode_type(buf, i, d->type_budgets[i], d->type_names[i]));
-    for (uint32_t i = 0; ok && i < TMEM_ROLE_MAX; i++)
-        if (d->role_names[i]) ok = put(f, buf, tmem__trace_encode_role(buf, i, d->role_names[i]));
-    for (uint64_t i = 0; ok && i < d->count; i++) ok = put(f, buf, tmem__trace_encode_event(buf, &d->events[i]));
-    if (ok) ok = put(f, buf, tmem__trace_encode_end(buf, d->budget, d->dropped, d->count));
-    return ok ? TMEM_OK : tmem__err(TMEM_E_IO);
+    put(sb, buf, tmem__trace_encode_header(buf));
+    for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
+        if (d->type_names[i]) put(sb, buf, tmem__trace_encode_type(buf, i, d->type_budgets[i], d->type_names[i]));
+    for (uint32_t i = 0; i < TMEM_ROLE_MAX; i++)
+        if (d->role_names[i]) put(sb, buf, tmem__trace_encode_role(buf, i, d->role_names[i]));
+    for (uint64_t i = 0; !sb->failed && i < d->count; i++) put(sb, buf, tmem__trace_encode_event(buf, &d->events[i]));
+    put(sb, buf, tmem__trace_encode_end(buf, d->budget, d->dropped, d->count));
+}
+
+tmem_status tmem__trace_file_finish(int fd, const char *path, tmem_status st) {
+    if (tmem__os_close(fd) != TMEM_OK && st == TMEM_OK) st = tmem__err(TMEM_E_IO);
+    if (st != TMEM_OK) (void)tmem__os_unlink(path); /* no half-written file is left behind */
+    return st;
 }
 
 tmem_status tmem_trace_data_save(const tmem_trace_data *d, const char *path) {
     if (!d || !path) return tmem__err(TMEM_E_INVALID_ARG);
-    FILE *f = fopen(path, "wb");
-    if (!f) return tmem__err(TMEM_E_IO);
-    tmem_status st = tmem__trace_write_all(d, f);
-    if (fclose(f) != 0 && st == TMEM_OK) st = tmem__err(TMEM_E_IO);
-    return st;
+    int fd;
+    if (tmem__os_file_create(path, &fd) != TMEM_OK) return tmem__err(TMEM_E_IO);
+    tmem__strbuf sb;
+    tmem__sb_init_sink(&sb, fd);
+    tmem__trace_write_all(d, &sb);
+    tmem__sb_drain(&sb);
+    tmem_status st = sb.failed ? tmem__err(sb.sink_failed ? TMEM_E_IO : TMEM_E_NO_MEMORY) : TMEM_OK;
+    tmem__sb_free(&sb);
+    return tmem__trace_file_finish(fd, path, st);
 }

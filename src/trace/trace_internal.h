@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include "typedmem/trace.h"
 #include "core/internal.h"
+#include "os/os.h"
 
 /* Saturating add: hostile traces may carry sizes near 2^64. */
 static inline uint64_t tmem__add_sat(uint64_t a, uint64_t b) {
@@ -21,12 +22,14 @@ typedef struct tmem__strbuf {
     char *data;
     size_t len, cap;
     bool failed;
-    FILE *sink;   /* when set, text beyond 1 MiB is written out as it comes */
+    bool sink_failed; /* the failure was a write, not memory */
+    int sink;     /* an fd (>= 0): text beyond 1 MiB is written out as it comes */
 } tmem__strbuf;
 void tmem__sb_init(tmem__strbuf *sb);
-/* Stream into f: the buffer never holds more than about 1 MiB; a failed
- * write sets `failed`. tmem__sb_drain writes what is left. */
-void tmem__sb_init_sink(tmem__strbuf *sb, FILE *f);
+/* Stream into fd (through tmem__os_write_all): the buffer never holds more
+ * than about 1 MiB; a failed write sets `failed` and `sink_failed`.
+ * tmem__sb_drain writes what is left. */
+void tmem__sb_init_sink(tmem__strbuf *sb, int fd);
 void tmem__sb_drain(tmem__strbuf *sb);
 void tmem__sb_free(tmem__strbuf *sb);
 void tmem__sb_putn(tmem__strbuf *sb, const char *s, size_t n);
@@ -82,8 +85,11 @@ size_t tmem__trace_encode_event(uint8_t *buf, const tmem_trace_event *ev);
 size_t tmem__trace_encode_type(uint8_t *buf, uint32_t index, uint64_t budget, const char *name);
 size_t tmem__trace_encode_role(uint8_t *buf, uint32_t role, const char *name);
 size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events);
-/* Whole trace to a stdio stream; TMEM_E_IO on a short write. */
-tmem_status tmem__trace_write_all(const tmem_trace_data *data, FILE *f);
+/* Whole trace encoded into sb (a string, or a file sink); check sb->failed. */
+void tmem__trace_write_all(const tmem_trace_data *data, tmem__strbuf *sb);
+/* Close a file written through tmem__os_file_create; when st (or the close)
+ * failed, remove it so no partial file is left. Returns the final status. */
+tmem_status tmem__trace_file_finish(int fd, const char *path, tmem_status st);
 /* Event validity shared by reader and builder users (kind, type, role, name). */
 bool tmem__trace_event_valid(const tmem_trace_event *ev);
 

@@ -100,14 +100,17 @@ tmem_status tmem_trace_load_memory(const void *bytes, size_t len, tmem_trace_dat
 tmem_status tmem_trace_load(const char *path, tmem_trace_data **out) {
     if (out) *out = NULL;
     if (!path || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    FILE *f = fopen(path, "rb");
-    if (!f) return tmem__err(TMEM_E_IO);
+    int fd;
+    uint64_t size;
+    if (tmem__os_file_open(path, &fd, &size) != TMEM_OK) return tmem__err(TMEM_E_IO);
     uint8_t *buf = NULL;
     size_t len = 0, cap = 0;
     tmem_status st = TMEM_OK;
+    /* Read to the end, not to the size fstat saw: a trace still being written
+     * grows meanwhile (the tail is then an incomplete file, which is fine). */
     for (;;) {
         if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 1u << 16;
+            size_t ncap = cap ? cap * 2 : size < SIZE_MAX - 4096 ? (size_t)size + 4096 : SIZE_MAX;
             uint8_t *p = ncap > cap ? realloc(buf, ncap) : NULL;
             if (!p) {
                 st = tmem__err(TMEM_E_NO_MEMORY);
@@ -116,14 +119,15 @@ tmem_status tmem_trace_load(const char *path, tmem_trace_data **out) {
             buf = p;
             cap = ncap;
         }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) st = tmem__err(TMEM_E_IO);
+        size_t got;
+        if (tmem__os_read(fd, buf + len, cap - len, &got) != TMEM_OK) {
+            st = tmem__err(TMEM_E_IO);
             break;
         }
+        if (got == 0) break;
+        len += got;
     }
-    fclose(f);
+    (void)tmem__os_close(fd); /* read-only: nothing was lost when close fails */
     if (st == TMEM_OK) st = tmem_trace_load_memory(buf, len, out);
     free(buf);
     return st;

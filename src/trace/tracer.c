@@ -12,7 +12,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "trace/trace_internal.h"
 
 _Static_assert((int)TMEM__TRACE_MARK == (int)TMEM_TRACE_MARK, "internal and public trace kinds must agree");
@@ -33,7 +32,7 @@ struct tmem__tracer {
     uint32_t capacity;
     uint64_t head, dropped;
     /* file stream */
-    FILE *file;
+    int fd; /* -1: no file */
     uint8_t *buf;
     uint32_t buf_len, buf_cap;
     uint64_t file_bytes, file_events;
@@ -48,11 +47,7 @@ struct tmem__tracer {
  * and without global state; it is only compared, never dereferenced. */
 static _Thread_local char thread_anchor;
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static uint64_t now_ns(void) { return tmem__os_now_ns(); }
 
 static uint32_t thread_id(struct tmem__tracer *t) {
     uintptr_t key = (uintptr_t)&thread_anchor;
@@ -65,8 +60,8 @@ static uint32_t thread_id(struct tmem__tracer *t) {
 
 /* Write the buffer out; a failed write is counted and the bytes dropped. */
 static void flush(struct tmem__tracer *t) {
-    if (!t->file || !t->buf_len) return;
-    if (fwrite(t->buf, 1, t->buf_len, t->file) != t->buf_len) t->file_errors++;
+    if (t->fd < 0 || !t->buf_len) return;
+    if (tmem__os_write_all(t->fd, t->buf, t->buf_len) != TMEM_OK) t->file_errors++;
     else t->file_bytes += t->buf_len;
     t->buf_len = 0;
 }
@@ -107,7 +102,7 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
             t->ring[t->head & (t->capacity - 1)] = ev;
         }
         t->head++;
-        if (t->file) {
+        if (t->fd >= 0) {
             uint8_t rec[TMEM__REC_MAX + 4];
             file_put(t, rec, tmem__trace_encode_event(rec, &ev));
             t->file_events++;
@@ -157,6 +152,7 @@ static struct tmem__tracer *get_tracer(tmem_context *ctx) {
     struct tmem__tracer *t = find_tracer(ctx);
     if (!t && (t = tmem__calloc(ctx, 1, sizeof *t)) != NULL) {
         t->ctx = ctx;
+        t->fd = -1;
         atomic_init(&t->on, false);
         if (pthread_mutex_init(&t->lock, NULL) != 0) {
             tmem__free(ctx, t, sizeof *t);
@@ -191,10 +187,10 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
     /* Everything that can fail, before touching the tracer. */
     tmem_trace_event *ring = cap ? tmem__malloc(ctx, (size_t)cap * sizeof *ring) : NULL;
     uint8_t *buf = desc->path ? tmem__malloc(ctx, buf_cap) : NULL;
-    FILE *file = NULL;
+    int file = -1;
     tmem_status st = TMEM_OK;
     if ((cap && !ring) || (desc->path && !buf)) st = tmem__err(TMEM_E_NO_MEMORY);
-    else if (desc->path && !(file = fopen(desc->path, "wb"))) st = tmem__err(TMEM_E_IO);
+    else if (desc->path && tmem__os_file_create(desc->path, &file) != TMEM_OK) st = tmem__err(TMEM_E_IO);
     tmem_budget_info bi;
     uint64_t budget = tmem_context_budget(ctx, &bi) == TMEM_OK ? bi.budget : 0;
 
@@ -207,28 +203,28 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
         uint8_t *old_buf = t->buf;
         uint32_t old_buf_cap = t->buf_cap;
         t->ring = ring, t->capacity = cap, t->head = t->dropped = 0;
-        t->file = file, t->buf = buf, t->buf_cap = buf_cap, t->buf_len = 0;
+        t->fd = file, t->buf = buf, t->buf_cap = buf_cap, t->buf_len = 0;
         t->file_bytes = t->file_events = 0, t->file_errors = 0;
         t->thread_count = 0, t->flags = desc->flags, t->budget = budget;
         t->t0 = now_ns(), t->last = 0;
-        if (file) {
+        if (file >= 0) {
             uint8_t hdr[TMEM__TRACE_HEADER_SIZE];
             file_put(t, hdr, tmem__trace_encode_header(hdr));
         }
-        ring = old_ring, cap = old_cap, buf = old_buf, buf_cap = old_buf_cap, file = NULL;
+        ring = old_ring, cap = old_cap, buf = old_buf, buf_cap = old_buf_cap, file = -1;
         atomic_store_explicit(&t->on, true, memory_order_release);
         tmem__context_set_tracer(ctx, t); /* emitting sites start calling in */
     }
     pthread_mutex_unlock(&t->lock);
     if (ring) tmem__free(ctx, ring, (size_t)cap * sizeof *ring);
     if (buf) tmem__free(ctx, buf, buf_cap);
-    if (file) fclose(file);
+    if (file >= 0) st = tmem__trace_file_finish(file, desc->path, st); /* start failed: remove the empty file */
     return st;
 }
 
 /* Flush, write the trailer (names when known) and close; caller holds the lock. */
 static tmem_status close_file(tmem_context *ctx, struct tmem__tracer *t, const tmem_trace_data *names) {
-    if (!t->file) return TMEM_OK;
+    if (t->fd < 0) return TMEM_OK;
     uint8_t rec[TMEM__REC_MAX + 4];
     for (uint32_t i = 0; names && i < TMEM_TRACE_TYPE_MAX; i++)
         if (names->type_names[i]) file_put(t, rec, tmem__trace_encode_type(rec, i, names->type_budgets[i], names->type_names[i]));
@@ -236,8 +232,10 @@ static tmem_status close_file(tmem_context *ctx, struct tmem__tracer *t, const t
         if (names->role_names[i]) file_put(t, rec, tmem__trace_encode_role(rec, i, names->role_names[i]));
     file_put(t, rec, tmem__trace_encode_end(rec, names ? names->budget : t->budget, 0, t->file_events));
     flush(t);
-    if (fclose(t->file) != 0) t->file_errors++;
-    t->file = NULL;
+    /* A trace cut by write errors is kept: the reader loads what is whole and
+     * the missing trailer marks it incomplete. */
+    if (tmem__os_close(t->fd) != TMEM_OK) t->file_errors++;
+    t->fd = -1;
     tmem__free(ctx, t->buf, t->buf_cap);
     t->buf = NULL;
     t->buf_cap = 0;
@@ -273,9 +271,8 @@ tmem_status tmem_trace_flush(tmem_context *ctx) {
     tmem_status st = TMEM_OK;
     pthread_mutex_lock(&t->lock);
     if (!atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE);
-    else if (t->file) {
-        flush(t);
-        if (fflush(t->file) != 0) t->file_errors++;
+    else if (t->fd >= 0) {
+        flush(t); /* write(2) is unbuffered: out of the process once this returns */
         if (t->file_errors) st = tmem__err(TMEM_E_IO);
     }
     pthread_mutex_unlock(&t->lock);
@@ -346,7 +343,7 @@ static void finish(tmem_context *ctx, struct tmem__tracer *t) {
     if (tmem__context_tracer(ctx) == t) tmem__context_set_tracer(ctx, NULL);
     atomic_store(&t->on, false);
     tmem_trace_data *names = NULL;
-    if (t->file && tmem__trace_data_new(&names) == TMEM_OK && collect_names(ctx, names) != TMEM_OK) {
+    if (t->fd >= 0 && tmem__trace_data_new(&names) == TMEM_OK && collect_names(ctx, names) != TMEM_OK) {
         tmem_trace_data_destroy(names);
         names = NULL;
     }

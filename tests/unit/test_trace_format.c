@@ -5,15 +5,11 @@
 #include "trace_fixture.h"
 
 static uint8_t *encode(const tmem_trace_data *d, size_t *len) {
+    tmem__strbuf sb;
+    tmem__sb_init(&sb);
+    tmem__trace_write_all(d, &sb);
     char *buf = NULL;
-    FILE *f = open_memstream(&buf, len);
-    if (!f) return NULL;
-    tmem_status st = tmem__trace_write_all(d, f);
-    fclose(f);
-    if (st != TMEM_OK) {
-        free(buf);
-        return NULL;
-    }
+    if (tmem__sb_take(&sb, &buf, len) != TMEM_OK) return NULL;
     return (uint8_t *)buf;
 }
 
