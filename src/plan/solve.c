@@ -199,7 +199,7 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
             walk_res r = walk_probe(j, adj, cap, lim, part_end, budget, tmp);
             if (r == WALK_FOUND) {
                 k = 0;
-                jump *= 2;
+                if (jump <= UINT64_MAX / 2) jump *= 2;
                 cap = j->ub - lo > jump ? round_down(j->ub - jump, step) : j->ub - step;
                 continue;
             }
@@ -237,8 +237,8 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
         for (uint32_t i = 0; i < tried.n; i++)
             if (!tried_has(&older, tried.cap[i])) tried_add(&older, tried.cap[i]);
         tried.n = 0;
-        depth *= 2;
-        budget += budget / 2;
+        if (depth < (1u << 20)) depth *= 2;
+        if (budget < UINT64_MAX / 4) budget += budget / 2;
     }
 }
 
