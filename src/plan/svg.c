@@ -9,7 +9,7 @@
 
 static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__plan_sink *s) {
     uint32_t w = d && d->width ? d->width : 960, h = d && d->height ? d->height : 540;
-    const double ml = 90, mr = 20, mt = 40, mb = 40; /* margins: axis labels */
+    const double ml = 130, mr = 20, mt = 40, mb = 40; /* margins: axis labels */
     double W = w + ml + mr, H = h + mt + mb;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     for (uint32_t i = 0; i < pl->n; i++) {
@@ -57,7 +57,7 @@ static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__plan_si
     tmem__plan_printf(s,
                       "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#c00\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
                       "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#c00\">LB %llu</text>\n",
-                      ml, Y(lbv), ml + w, ml - 6, Y(lbv) + 4, (unsigned long long)pl->info.lower_bound);
+                      ml, Y(lbv), ml + w, ml - 6, Y(lbv) + 14, (unsigned long long)pl->info.lower_bound); /* below the line: arena sits above */
     tmem__plan_printf(s,
                       "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#06c\" stroke-width=\"1\"/>\n"
                       "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#06c\">arena %llu</text>\n",
