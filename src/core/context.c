@@ -78,12 +78,8 @@ bool tmem__context_valid(const tmem_context *ctx) {
 
 /* ---- tracer ---- */
 
-struct tmem__tracer *tmem__context_tracer(const tmem_context *ctx) {
-    return atomic_load_explicit(&((tmem_context *)ctx)->tracer, memory_order_acquire);
-}
-
 void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer) {
-    atomic_store_explicit(&ctx->tracer, tracer, memory_order_release);
+    atomic_store_explicit(&ctx->head.tracer, tracer, memory_order_release);
 }
 
 /* ---- backends ---- */

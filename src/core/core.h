@@ -116,6 +116,7 @@ typedef struct tmem__owned {
 } tmem__owned;
 
 struct tmem_context {
+    tmem__context_head head;   /* first: read inline by tmem__trace (internal.h) */
     uint32_t magic;
     uint32_t flags;
     tmem_allocator allocator;
@@ -163,7 +164,6 @@ struct tmem_context {
     tmem__owned *owned;
     size_t nowned, capowned;
 
-    _Atomic(struct tmem__tracer *) tracer;
     const tmem__backend *backends[TMEM_PLACEMENT_COUNT];
 };
 

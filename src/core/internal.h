@@ -9,6 +9,7 @@
 
 #include "typedmem/context.h"
 #include "typedmem/heap.h"
+#include <stdatomic.h>
 
 /* ---- assertions (internal.h) ----
  * TMEM_DEBUG 0: none; 1: tmem__assert; 2: + tmem__assert_internal;
@@ -85,7 +86,14 @@ void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn);
  * tmem__context_add_owned, whose hook frees it; tmem__trace_destroy then
  * only stops it, so either order of the two at destroy is safe.) */
 struct tmem__tracer;
-struct tmem__tracer *tmem__context_tracer(const tmem_context *ctx);
+/* Every tmem_context starts with this head (core.h), so the hot paths read
+ * the tracer pointer inline: one load and one branch when tracing is off. */
+typedef struct tmem__context_head {
+    _Atomic(struct tmem__tracer *) tracer;
+} tmem__context_head;
+static inline struct tmem__tracer *tmem__context_tracer(const tmem_context *ctx) {
+    return atomic_load_explicit(&((tmem__context_head *)(void *)(uintptr_t)ctx)->tracer, memory_order_acquire);
+}
 void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer);
 void tmem__trace_destroy(tmem_context *ctx, struct tmem__tracer *tracer);
 
