@@ -349,7 +349,9 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     res.budget = d->budget;
     res.fits = d->budget == 0 || res.total <= d->budget;
     if (d->budget) {
-        uint64_t cap = d->ctx_tokens > d->model->n_ctx_train ? d->ctx_tokens : d->model->n_ctx_train;
+        /* never past the model's trained context (a request above it is the
+         * caller's choice, but it is not a context the model supports) */
+        uint64_t cap = d->model->n_ctx_train ? d->model->n_ctx_train : d->ctx_tokens;
         res.max_ctx_tokens = search_ctx(&r, d->budget, cap, d->image_width, d->image_height, res.image_tokens);
         if (d->image_width)
             search_image(&r, d->budget, d->ctx_tokens, d->image_width, d->image_height, &res.max_image_width,
