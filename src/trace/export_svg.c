@@ -34,6 +34,14 @@ typedef struct layout {
 } layout;
 
 /* Real time -> display time (gaps squeezed to gap_keep). */
+/* floor(a * b / d) in exact integer arithmetic (times near UINT64_MAX: a
+ * double product could round past 2^64, and converting that back is UB).
+ * Callers keep a <= d, so the result is <= b. d = 0 gives 0. */
+static uint64_t scale_u64(uint64_t a, uint64_t b, uint64_t d) {
+    __extension__ typedef unsigned __int128 u128;
+    return d ? (uint64_t)((u128)a * b / d) : 0;
+}
+
 static uint64_t disp(const layout *l, uint64_t t) {
     uint64_t cut = 0;
     for (uint32_t i = 0; i < l->ngaps; i++) {
@@ -42,7 +50,7 @@ static uint64_t disp(const layout *l, uint64_t t) {
         if (t >= g->end) {
             cut += len - l->gap_keep;
         } else {
-            if (t > g->start) cut += (t - g->start) - (uint64_t)((double)(t - g->start) * (double)l->gap_keep / (double)len);
+            if (t > g->start) cut += (t - g->start) - scale_u64(t - g->start, l->gap_keep, len);
             break;
         }
     }
@@ -80,7 +88,7 @@ static uint64_t undisp(const layout *l, uint64_t dt) {
         const gap *g = &l->gaps[i];
         uint64_t ds = g->start - cut, len = g->end - g->start;
         if (dt < ds) break;
-        if (dt < ds + l->gap_keep) return g->start + (uint64_t)((double)(dt - ds) * (double)len / (double)(l->gap_keep ? l->gap_keep : 1));
+        if (dt < ds + l->gap_keep) return g->start + scale_u64(dt - ds, len, l->gap_keep ? l->gap_keep : 1);
         cut += len - l->gap_keep;
     }
     return dt + cut;
@@ -89,7 +97,7 @@ static uint64_t undisp(const layout *l, uint64_t dt) {
 static double xof(const layout *l, uint64_t t) { return LEFT + (double)disp(l, t) * l->cols / (double)(l->d_end ? l->d_end : 1); }
 static double yof(const layout *l, uint64_t v) { return TOP + l->plot_h - (double)v * l->plot_h / (double)l->y_max; }
 static uint32_t col_of(const layout *l, uint64_t t) {
-    uint64_t c = l->d_end ? (uint64_t)((double)disp(l, t) * (l->cols - 1) / (double)l->d_end) : 0;
+    uint64_t c = l->d_end ? scale_u64(disp(l, t), l->cols - 1, l->d_end) : 0;
     return (uint32_t)(c < l->cols ? c : l->cols - 1);
 }
 
@@ -370,7 +378,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     }
     tmem__sb_puts(sb, "\" data-times=\"");
     for (uint32_t c = 0; c < l.cols; c++)
-        tmem__sb_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, (uint64_t)((double)c * (double)l.d_end / (double)(l.cols - 1))) / 1e6);
+        tmem__sb_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, scale_u64(c, l.d_end, l.cols - 1)) / 1e6);
     tmem__sb_puts(sb, "\" data-values=\"");
     for (uint32_t c = 0; c < l.cols; c++) {
         first = true;
