@@ -19,7 +19,7 @@
 
 /* The builtin type of each role (src/core/defaults.c), for requests made
  * without a context. */
-static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
+static const char *const default_type[TMEM_ROLE_BUILTIN_END] = {
     [TMEM_ROLE_WEIGHTS] = "/memory/weights",   [TMEM_ROLE_KV_CACHE] = "/memory/kv",
     [TMEM_ROLE_RECURRENT_STATE] = "/memory/state", [TMEM_ROLE_ACTIVATION] = "/memory/activations",
     [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
@@ -51,7 +51,7 @@ static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
         snprintf(out, cap, "%s", info.name);
         return;
     }
-    snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
+    snprintf(out, cap, "%s", r >= TMEM_ROLE_BUILTIN_FIRST && r < TMEM_ROLE_BUILTIN_END ? default_type[r] : "?");
 }
 
 #define MEMO_CAP 16u

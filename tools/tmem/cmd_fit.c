@@ -34,10 +34,8 @@ static bool parse_weights(const char *v, void *out, const char **why) {
 }
 
 static const char *role_label(tmem_role r) {
-    static const char *const names[TMEM_ROLE_BUILTIN_COUNT] = {
-        "weights", "kv_cache", "recurrent_state", "activation", "scratch", "image", "vision_intermediate",
-        "output_tokens"};
-    return (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? names[r] : "user";
+    const char *name = tmem_role_name(NULL, r); /* builtin names need no context */
+    return name ? name : "user";
 }
 
 static const char *kv_label(tmem_kv_dtype d, const char *def) {
