@@ -17,7 +17,7 @@
  *   cd.budget = 3ull << 30;                // 3 GiB for the whole process
  *   if (tmem_context_create(&cd, &ctx) != TMEM_OK) return;
  *   tmem_type *act;
- *   (void)tmem_role_get_type(ctx, TMEM_ROLE_ACTIVATION, &act);
+ *   TMEM_IGNORE(tmem_role_get_type(ctx, TMEM_ROLE_ACTIVATION, &act));
  *   ...
  *   tmem_context_destroy(ctx);
  * @endcode

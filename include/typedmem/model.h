@@ -22,7 +22,7 @@
  * @par Quick start: will it fit?
  * @code
  *   tmem_model_desc m;
- *   (void)tmem_model_preset("qwen3.5-0.8b", &m);
+ *   TMEM_IGNORE(tmem_model_preset("qwen3.5-0.8b", &m));
  *   tmem_fit_desc f = {0};
  *   f.model = &m; f.ctx_tokens = 8192; f.image_width = f.image_height = 1024;
  *   f.budget = 3ull << 30;

@@ -25,10 +25,10 @@
  *   if (tmem_trace_snapshot(ctx, &t) == TMEM_OK) {
  *       tmem_report_desc rd = {0};
  *       rd.plan_svg = plan_svg_text;         // optional planner picture
- *       (void)tmem_trace_export_file(t, TMEM_TRACE_FORMAT_HTML, &rd, "report.html");
+ *       TMEM_IGNORE(tmem_trace_export_file(t, TMEM_TRACE_FORMAT_HTML, &rd, "report.html"));
  *       tmem_trace_data_destroy(t);
  *   }
- *   (void)tmem_trace_stop(ctx);
+ *   TMEM_IGNORE(tmem_trace_stop(ctx));
  * @endcode
  *
  * @par Threads

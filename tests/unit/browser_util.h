@@ -7,15 +7,17 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include "data_url.h"
 
 #define SKIP_CODE 77
 
-static char dir[256]; /* scratch directory: profile, pages, dumps */
-static char browser[256];
+static char dir[256] __attribute__((unused)); /* scratch directory: profile, pages, dumps */
+static char browser[256] __attribute__((unused));
 
-static bool find_browser(void) {
+static inline bool find_browser(void) {
     const char *names[] = {"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char cmd[128];
@@ -28,7 +30,7 @@ static bool find_browser(void) {
     return false;
 }
 
-static char *slurp(const char *path) {
+static inline char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -44,7 +46,7 @@ static char *slurp(const char *path) {
 }
 
 /* Run the browser on a page; dom and log go to files next to it. */
-static int browse(const char *page, const char *extra, const char *dom, const char *log) {
+static inline int browse(const char *page, const char *extra, const char *dom, const char *log) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "timeout 90 %s --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
@@ -54,7 +56,7 @@ static int browse(const char *page, const char *extra, const char *dom, const ch
     return system(cmd);
 }
 
-static size_t console_lines(const char *log, const char *must_contain) {
+static inline size_t console_lines(const char *log, const char *must_contain) {
     size_t n = 0;
     for (const char *p = log; (p = strstr(p, ":CONSOLE")); p++) {
         const char *eol = strchr(p, '\n');
@@ -63,33 +65,6 @@ static size_t console_lines(const char *log, const char *must_contain) {
         if (!must_contain) printf("  console: %.*s\n", (int)(len > 200 ? 200 : len), p);
     }
     return n;
-}
-
-/* The data: URL's payload of the first <img ... src="data:MIME;base64,..."
- * after `from`, decoded; NULL when there is none. */
-static inline char *img_data(const char *from) {
-    const char *p = from ? strstr(from, ";base64,") : NULL;
-    if (!p) return NULL;
-    p += 8;
-    const char *end = strchr(p, '"');
-    if (!end) return NULL;
-    char *out = malloc((size_t)(end - p) + 1);
-    size_t n = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (; p < end; p++) {
-        const char *abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        const char *c = *p ? strchr(abc, *p) : NULL;
-        if (!c) continue; /* '=' padding */
-        acc = acc << 6 | (uint32_t)(c - abc);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[n++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    out[n] = '\0';
-    return out;
 }
 
 #endif
