@@ -23,7 +23,8 @@ static const char css[] =
     "td:first-child{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
     ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}"
     "pre{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px}"
-    ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}";
+    ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}"
+    "svg.tmem-timeline{max-width:100%;height:auto;display:block}"; /* narrow windows: scale, do not cut */
 
 /* Legend click hides/shows a series; hovering a timeline shows the time and
  * the bytes of each series under the pointer (from g.hover-data). At load
@@ -148,9 +149,12 @@ static void notable(tmem__strbuf *sb, const tmem_trace_data *d) {
                               "<th>type</th><th>role</th><th>bytes</th><th>name</th></tr></thead><tbody>\n");
         tmem__sb_printf(sb, "<tr class=\"ev-%s\"><td class=\"n\">%.3f ms</td><td>%s</td><td>", tmem_trace_kind_name(k),
                         ev->time_ns / 1e6, tmem_trace_kind_name(k));
-        tmem__sb_html(sb, tmem__trace_type_label(d, ev->type, a, sizeof a));
+        /* marks and pressure belong to no type or role: a dash, not "none none" */
+        if (ev->type < 0) tmem__sb_puts(sb, "&mdash;");
+        else tmem__sb_html(sb, tmem__trace_type_label(d, ev->type, a, sizeof a));
         tmem__sb_puts(sb, "</td><td>");
-        tmem__sb_html(sb, tmem__trace_role_label(d, ev->role, b, sizeof b));
+        if (ev->role < 0) tmem__sb_puts(sb, "&mdash;");
+        else tmem__sb_html(sb, tmem__trace_role_label(d, ev->role, b, sizeof b));
         tmem__sb_printf(sb, "</td><td class=\"n\">%s</td><td>", k == TMEM_TRACE_PRESSURE || k == TMEM_TRACE_MARK ? "" : tmem__fmt_bytes(ev->size, a, sizeof a));
         if (k == TMEM_TRACE_PRESSURE) tmem__sb_puts(sb, ev->offset < 3 ? level[ev->offset] : "?");
         else tmem__sb_html(sb, ev->name);

@@ -4,7 +4,7 @@
  * control page proves each is caught), and that the dumped DOM shows the
  * timeline (one non-empty area per memory type, the peak, the budget) and
  * the plan picture (an image). Skips (exit 77) when chromium is not installed.
- * TMEM_REPORT_SCREENSHOT=path also saves a 1280x1600 screenshot there. */
+ * TMEM_REPORT_SCREENSHOT=path also saves a 1400x1600 screenshot there. */
 #include <stdlib.h>
 #include <string.h>
 #include "trace_fixture.h"
@@ -142,7 +142,7 @@ static void test_report(void) {
     const char *shot = getenv("TMEM_REPORT_SCREENSHOT");
     if (shot && *shot) {
         char extra[600];
-        snprintf(extra, sizeof extra, "--screenshot=%s --window-size=1280,1600 --hide-scrollbars", shot);
+        snprintf(extra, sizeof extra, "--screenshot=%s --window-size=1400,1600 --hide-scrollbars", shot);
         CHECK(browse(html, extra, dom, log) == 0);
         printf("screenshot: %s\n", shot);
     }
