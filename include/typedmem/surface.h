@@ -346,7 +346,9 @@ TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, bad fds, unknown flags)
  *          | TMEM_E_PARSE (descriptor too short, bad magic or version)
  *          | TMEM_E_CORRUPT (layout fields inconsistent, sizes that do not match
- *          the files, one file passed twice, control page of another surface)
+ *          the files, one file passed twice, control page of another surface,
+ *          a control page or pixel file this context already imported paired
+ *          with a different other file: a forged frame)
  *          | TMEM_E_PERMISSION (seals missing: a peer could shrink or grow it)
  *          | TMEM_E_NOT_FOUND (no IMAGE type) | TMEM_E_BUDGET | TMEM_E_NO_MEMORY
  *          | TMEM_E_FULL (no free use slot in the control page) | TMEM_E_OS

@@ -114,7 +114,10 @@ tmem_status tmem__surface_registry_add(tmem_surface *s);
 void tmem__surface_registry_remove(tmem_surface *s);
 /* An imported surface of ctx with this identity, files, layout and access,
  * with one more reference; NULL when none. */
-tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like);
+/* An import of the same files and layout already in ctx (one more ref), or
+ * NULL. *conflict: one of like's files is already imported here paired with
+ * a different other file (a forged pairing). */
+tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like, bool *conflict);
 
 /* ---- wire.c ----
  * Descriptor v1, little endian, TMEM_SURFACE_DESCRIPTOR_SIZE bytes:
