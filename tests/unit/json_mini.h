@@ -75,7 +75,10 @@ static inline int jp_unicode(jparser *j, char *out) {
         return 0;
     }
     if (cp < 0x80) { out[0] = (char)cp; return 1; }
-    if (cp < 0x800) { out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 63)); return 2; }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 63));
+        return 2;
+    }
     if (cp < 0x10000) {
         out[0] = (char)(0xE0 | (cp >> 12)); out[1] = (char)(0x80 | ((cp >> 6) & 63));
         out[2] = (char)(0x80 | (cp & 63));
