@@ -23,6 +23,7 @@ static const tmem_cmd commands[] = {
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
     {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
     {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
+    {"watch", "tmem watch --limit SIZE [--cgroup] -- CMD...  run CMD under a jetsam-style footprint limit", tmem_cmd_watch},
 };
 
 static void usage(FILE *f) {
