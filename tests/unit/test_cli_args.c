@@ -81,6 +81,14 @@ static void test_bad_values(void) {
         {"info extra", "unexpected argument 'extra'"},
         {"stats extra", "unexpected argument 'extra'"},
         {"version extra", "unexpected argument 'extra'"},
+        {"bench heap --ops -1", "--ops"},
+        {"bench heap --slots 0x10", "--slots"},
+        {"bench kv --seqs 0", "--seqs"},
+        {"bench plan --time-limit nan", "--time-limit"},
+        {"bench plan --threads 0", "--threads"},
+        {"bench trace --ops", "--ops needs a value"},
+        {"bench surface --size 0x10", "--size"},
+        {"bench nosuch", "unknown bench 'nosuch'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = run(NULL, bad[i].args, true);
