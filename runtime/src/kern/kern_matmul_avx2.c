@@ -15,12 +15,21 @@
  * filled in increasing i and reduced the same way by every tile shape, so
  * an element's bits do not depend on which tile (or thread) computed it. */
 #include <immintrin.h>
+#include <string.h>
 #include "kern_half.h"
 #include "kern_impl.h"
 #include "typedmem/model.h"
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 8")
+/* Software prefetch of the weight stream PREFETCH_BYTES ahead: the integer
+ * dots are slow enough per byte that the hardware prefetcher alone leaves
+ * DRAM idle between lines (measured: Q4_K mat-vec 81% -> see docs). */
+#define PREFETCH_BYTES 1024
+static ALWAYS_INLINE void prefetch_ahead(const void *block, int lines) {
+    UNROLL for (int l = 0; l < lines; l++)
+        _mm_prefetch((const char *)block + PREFETCH_BYTES + 64 * l, _MM_HINT_T0);
+}
 #define TILE_ROWS 3
 #define TILE_TOKS 4
 /* Weight bytes per row block: half of a 512 KiB L2. */
@@ -146,65 +155,131 @@ static ALWAYS_INLINE __m256i dot_u8s8(__m256i u, __m256i s) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
 
-static ALWAYS_INLINE __m256 dot8_q8_0(const kern_block_q8_0 *w, const kern_block_q8_0 *x,
-                                      int64_t nb) {
-    __m256 acc = _mm256_setzero_ps();
+static ALWAYS_INLINE float f16(uint16_t h) { return _cvtsh_ss(h); }
+
+/* R weight rows (wstride bytes apart) against one x row: out[r]. Each row's
+ * arithmetic is the same for every R, so R changes speed, not bits. */
+static ALWAYS_INLINE void dot_q8_0(int R, const char *w0, size_t wstride,
+                                   const kern_block_q8_0 *x, int64_t nb, float *out) {
+    __m256 acc[4];
+    UNROLL for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const __m256i wq = _mm256_loadu_si256((const __m256i *)w[b].qs);
         const __m256i xq = _mm256_loadu_si256((const __m256i *)x[b].qs);
-        /* maddubs wants one unsigned operand: |w| and x with w's sign */
-        const __m256i isum = dot_u8s8(_mm256_sign_epi8(wq, wq), _mm256_sign_epi8(xq, wq));
-        const __m256 d = _mm256_set1_ps(kern_f16_to_f32(w[b].d) * kern_f16_to_f32(x[b].d));
-        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
+        const float dx = f16(x[b].d);
+        UNROLL for (int r = 0; r < R; r++) {
+            const kern_block_q8_0 *w = (const kern_block_q8_0 *)(w0 + (size_t)r * wstride) + b;
+            prefetch_ahead(w, 1);
+            const __m256i wq = _mm256_loadu_si256((const __m256i *)w->qs);
+            /* maddubs wants one unsigned operand: |w| and x with w's sign */
+            const __m256i isum = dot_u8s8(_mm256_sign_epi8(wq, wq), _mm256_sign_epi8(xq, wq));
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(f16(w->d) * dx), _mm256_cvtepi32_ps(isum),
+                                     acc[r]);
+        }
     }
-    return acc;
+    UNROLL for (int r = 0; r < R; r++) out[r] = hsum8(acc[r]);
 }
 
-/* The eight 6-bit scales and mins of a Q4_K block as two int16 vectors
- * (each value repeated for the 16-bit lanes it multiplies). */
-static ALWAYS_INLINE void q4k_scales(const uint8_t *s, uint8_t sc[8], uint8_t m[8]) {
-    for (int j = 0; j < 8; j++) kern_q4k_scale_min(s, j, &sc[j], &m[j]);
+/* The Q4_K scales[12] unpacked with four 32-bit operations (the packing of
+ * kern_q4k_scale_min, a byte per sub-block): sc[0..7] and m[0..7]. */
+static ALWAYS_INLINE void q4k_unpack(const uint8_t *s, uint32_t sc[2], uint32_t m[2]) {
+    uint32_t u0, u1, u2;
+    memcpy(&u0, s, 4);
+    memcpy(&u1, s + 4, 4);
+    memcpy(&u2, s + 8, 4);
+    sc[0] = u0 & 0x3f3f3f3fu;
+    m[0] = u1 & 0x3f3f3f3fu;
+    sc[1] = (u2 & 0x0f0f0f0fu) | (((u0 >> 6) & 0x03030303u) << 4);
+    m[1] = ((u2 >> 4) & 0x0f0f0f0fu) | (((u1 >> 6) & 0x03030303u) << 4);
 }
 
-static ALWAYS_INLINE __m256 dot8_q4_k(const kern_block_q4_k *w, const kern_block_q8_k *x,
-                                      int64_t nb) {
+/* shuffle_epi8 patterns that spread 16-bit element k of each 128-bit lane
+ * over the whole lane */
+static ALWAYS_INLINE __m256i spread16(int k) {
+    return _mm256_set1_epi16((short)((2 * k) | ((2 * k + 1) << 8)));
+}
+
+static ALWAYS_INLINE void dot_q4_k(int R, const char *w0, size_t wstride,
+                                   const kern_block_q8_k *x, int64_t nb, float *out) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[2];
+    __m128 accm[2];
+    UNROLL for (int r = 0; r < R; r++) {
+        acc[r] = _mm256_setzero_ps();
+        accm[r] = _mm_setzero_ps();
+    }
     for (int64_t b = 0; b < nb; b++) {
-        uint8_t sc[8], m[8];
-        q4k_scales(w[b].scales, sc, m);
-        __m256i isum = _mm256_setzero_si256();
-        for (int c = 0; c < 4; c++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(w[b].qs + 32 * c));
+        const kern_block_q4_k *w[2];
+        __m256i scales[2], isum[2];
+        UNROLL for (int r = 0; r < R; r++) {
+            w[r] = (const kern_block_q4_k *)(w0 + (size_t)r * wstride) + b;
+            prefetch_ahead(w[r], 3); /* 144 bytes: up to 3 lines */
+            uint32_t sc[2], m[2];
+            q4k_unpack(w[r]->scales, sc, m);
+            /* eight int16 scales, the same in both lanes */
+            scales[r] = _mm256_broadcastsi128_si256(
+                _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, (int)sc[1], (int)sc[0])));
+            isum[r] = _mm256_setzero_si256();
+            /* mins: sum_j m_j * (bsums[2j] + bsums[2j+1]) in four int32 lanes */
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)x[b].bsums);
+            const __m128i bsj = _mm_hadd_epi16(_mm256_castsi256_si128(bs),
+                                               _mm256_extracti128_si256(bs, 1));
+            const __m128i m8 = _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, (int)m[1], (int)m[0]));
+            accm[r] = _mm_fmadd_ps(_mm_set1_ps(x[b].d * f16(w[r]->dmin)),
+                                   _mm_cvtepi32_ps(_mm_madd_epi16(bsj, m8)), accm[r]);
+        }
+        UNROLL for (int c = 0; c < 4; c++) {
             const __m256i xlo = _mm256_loadu_si256((const __m256i *)(x[b].qs + 64 * c));
             const __m256i xhi = _mm256_loadu_si256((const __m256i *)(x[b].qs + 64 * c + 32));
-            const __m256i plo = _mm256_maddubs_epi16(_mm256_and_si256(q, low4), xlo);
-            const __m256i phi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), xhi);
-            isum = _mm256_add_epi32(isum, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * c])));
-            isum = _mm256_add_epi32(isum, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * c + 1])));
+            UNROLL for (int r = 0; r < R; r++) {
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(w[r]->qs + 32 * c));
+                const __m256i plo = _mm256_maddubs_epi16(_mm256_and_si256(q, low4), xlo);
+                const __m256i phi =
+                    _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), xhi);
+                const __m256i slo = _mm256_shuffle_epi8(scales[r], spread16(2 * c));
+                const __m256i shi = _mm256_shuffle_epi8(scales[r], spread16(2 * c + 1));
+                isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(plo, slo));
+                isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(phi, shi));
+            }
         }
-        /* mins: sum_j m_j * (bsums[2j] + bsums[2j+1]) */
-        const __m256i bs = _mm256_loadu_si256((const __m256i *)x[b].bsums);
-        const __m256i mins = _mm256_setr_epi16(m[0], m[0], m[1], m[1], m[2], m[2], m[3], m[3],
-                                               m[4], m[4], m[5], m[5], m[6], m[6], m[7], m[7]);
-        const __m256i msum = _mm256_madd_epi16(bs, mins);
-        const float dx = x[b].d;
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dx * kern_f16_to_f32(w[b].d)), _mm256_cvtepi32_ps(isum), acc);
-        acc = _mm256_fnmadd_ps(_mm256_set1_ps(dx * kern_f16_to_f32(w[b].dmin)), _mm256_cvtepi32_ps(msum), acc);
+        UNROLL for (int r = 0; r < R; r++)
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * f16(w[r]->d)),
+                                     _mm256_cvtepi32_ps(isum[r]), acc[r]);
     }
-    return acc;
+    UNROLL for (int r = 0; r < R; r++) {
+        __m128 s = _mm_add_ps(accm[r], _mm_movehl_ps(accm[r], accm[r]));
+        s = _mm_add_ss(s, _mm_movehdup_ps(s));
+        out[r] = hsum8(acc[r]) - _mm_cvtss_f32(s);
+    }
 }
 
-static ALWAYS_INLINE __m256 dot8_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x,
-                                      int64_t nb) {
+static ALWAYS_INLINE void dot_q6_k(int R, const char *w0, size_t wstride,
+                                   const kern_block_q8_k *x, int64_t nb, float *out) {
     const __m256i low4 = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
     const __m256i m32 = _mm256_set1_epi8(32);
-    __m256 acc = _mm256_setzero_ps();
+    /* quarter k of a half: its first 16 weights take scale 2k, the next 16
+     * scale 2k+1; 16-bit lanes 0..7 of a maddubs result are the first 16 */
+    const __m256i pick[4] = {
+        _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                         2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3),
+        _mm256_setr_epi8(4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5,
+                         6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7),
+        _mm256_setr_epi8(8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9,
+                         10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11),
+        _mm256_setr_epi8(12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13,
+                         14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15)};
+    __m256 acc[2];
+    UNROLL for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
+        UNROLL for (int r = 0; r < R; r++) {
+        const kern_block_q6_k *w = (const kern_block_q6_k *)(w0 + (size_t)r * wstride) + b;
+        prefetch_ahead(w, 4); /* 210 bytes */
         __m256i isum = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = w[b].ql + 64 * h, *qhp = w[b].qh + 32 * h;
-            const int8_t *xq = x[b].qs + 128 * h, *sc = w[b].scales + 8 * h;
+        UNROLL for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = w->ql + 64 * h, *qhp = w->qh + 32 * h;
+            const int8_t *xq = x[b].qs + 128 * h;
+            /* the half's eight int16 scales in both lanes */
+            const __m256i sc = _mm256_broadcastsi128_si256(
+                _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(w->scales + 8 * h))));
             const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
             const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
             const __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
@@ -217,43 +292,47 @@ static ALWAYS_INLINE __m256 dot8_q6_k(const kern_block_q6_k *w, const kern_block
                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), two), 4));
             q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4));
-            for (int k = 0; k < 4; k++) {
+            UNROLL for (int k = 0; k < 4; k++) {
                 const __m256i xv = _mm256_loadu_si256((const __m256i *)(xq + 32 * k));
                 /* (q - 32) . x as q . x - 32 . x (maddubs needs q unsigned) */
                 const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], xv),
                                                    _mm256_maddubs_epi16(m32, xv));
-                /* 16-bit lanes 0..7 are weights 0..15 of the quarter, 8..15 the next 16 */
-                const __m256i s = _mm256_setr_epi16(sc[2 * k], sc[2 * k], sc[2 * k], sc[2 * k],
-                                                    sc[2 * k], sc[2 * k], sc[2 * k], sc[2 * k],
-                                                    sc[2 * k + 1], sc[2 * k + 1], sc[2 * k + 1],
-                                                    sc[2 * k + 1], sc[2 * k + 1], sc[2 * k + 1],
-                                                    sc[2 * k + 1], sc[2 * k + 1]);
-                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, s));
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, _mm256_shuffle_epi8(sc, pick[k])));
             }
         }
-        const float d = x[b].d * kern_f16_to_f32(w[b].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc);
+        const float d = x[b].d * f16(w->d);
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(isum), acc[r]);
+        }
     }
-    return acc;
+    UNROLL for (int r = 0; r < R; r++) out[r] = hsum8(acc[r]);
 }
 
-/* Rows o0..o1 against every x row, one dot at a time: the weight row stays
- * in L1 while the tokens pass. */
-#define TILE_QUANT(name, wblock, xblock, dot8, qk)                                             \
-    static void name(const kern_wmat *w, const void *x, size_t xs, int64_t nt, int64_t o0,     \
-                     int64_t o1, float *y, size_t ldy) {                                       \
-        const int64_t nb = w->n_in / (qk);                                                     \
-        for (int64_t o = o0; o < o1; o++) {                                                    \
-            const wblock *wr = (const wblock *)((const char *)w->data + (size_t)o * w->row_bytes); \
-            for (int64_t t = 0; t < nt; t++)                                                   \
-                y[(size_t)t * ldy + (size_t)o] =                                               \
-                    hsum8(dot8(wr, (const xblock *)((const char *)x + (size_t)t * xs), nb));   \
-        }                                                                                      \
+/* Rows o0..o1 against every x row, G rows at a time: the G weight rows stay
+ * in L1 while the tokens pass. G > 1 shares the x loads between rows, but
+ * measured on Zen 3 it halves the DRAM rate of the mat-vec (two interleaved
+ * weight streams defeat the prefetch) and gains nothing in cache, so every
+ * type runs with G = 1; the dots keep R for other machines' tuning. */
+#define TILE_QUANT(name, xblock, dot, qk, G)                                                  \
+    static void name(const kern_wmat *w, const void *x, size_t xs, int64_t nt, int64_t o0,    \
+                     int64_t o1, float *y, size_t ldy) {                                      \
+        const int64_t nb = w->n_in / (qk);                                                    \
+        float out[G];                                                                         \
+        for (int64_t o = o0; o < o1; o += G) {                                                \
+            const char *wr = (const char *)w->data + (size_t)o * w->row_bytes;                \
+            const int R = o1 - o < (G) ? (int)(o1 - o) : (G);                                 \
+            for (int64_t t = 0; t < nt; t++) {                                                \
+                const xblock *xr = (const xblock *)((const char *)x + (size_t)t * xs);        \
+                if (R == (G)) dot(G, wr, w->row_bytes, xr, nb, out);                          \
+                else for (int r = 0; r < R; r++)                                              \
+                    dot(1, wr + (size_t)r * w->row_bytes, 0, xr, nb, out + r);                \
+                for (int r = 0; r < R; r++) y[(size_t)t * ldy + (size_t)(o + r)] = out[r];    \
+            }                                                                                 \
+        }                                                                                     \
     }
 
-TILE_QUANT(tile_q8_0, kern_block_q8_0, kern_block_q8_0, dot8_q8_0, KERN_QK8_0)
-TILE_QUANT(tile_q4_k, kern_block_q4_k, kern_block_q8_k, dot8_q4_k, KERN_QK_K)
-TILE_QUANT(tile_q6_k, kern_block_q6_k, kern_block_q8_k, dot8_q6_k, KERN_QK_K)
+TILE_QUANT(tile_q8_0, kern_block_q8_0, dot_q8_0, KERN_QK8_0, 1)
+TILE_QUANT(tile_q4_k, kern_block_q8_k, dot_q4_k, KERN_QK_K, 1)
+TILE_QUANT(tile_q6_k, kern_block_q8_k, dot_q6_k, KERN_QK_K, 1)
 
 kern_tile_fn kern__tile_avx2(uint32_t type) {
     switch (type) {
