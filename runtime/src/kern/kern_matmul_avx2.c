@@ -176,8 +176,6 @@ static ALWAYS_INLINE __m256i dot_u8s8(__m256i u, __m256i s) {
 static ALWAYS_INLINE float f16(uint16_t h) { return _cvtsh_ss(h); }
 
 /* R weight rows (wstride bytes apart) against one x row: out[r]. Each row's
- * arithmetic is the same for every R, so R changes speed, not bits. */
-/* R weight rows (wstride bytes apart) against one x row: out[r]. Each row's
  * arithmetic is the same for every R, so R changes speed, not bits. (Two
  * accumulators for even and odd blocks measured no faster.) */
 static ALWAYS_INLINE void dot_q8_0(int R, const char *w0, size_t wstride,
