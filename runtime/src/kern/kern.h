@@ -97,11 +97,15 @@ size_t kern_matmul_scratch_bytes(const kern_wmat *w, int64_t n_tok, int n_thread
  * scratch: kern_matmul_scratch_bytes() bytes, 64-aligned (NULL when that is
  * 0). pool NULL = the calling thread only. Deterministic: the same inputs
  * give the same bits whatever the thread count (work is split by weight rows
- * and each y element is computed the same way in every split). For
+ * and each y element is computed the same way in every split), and a token
+ * row gives the same bits alone (n_tok = 1) or in any batch, so chunked
+ * prefill and decode agree exactly. For
  * quantised weights x is quantised first (Q8_0 / Q8_K, as ggml does), so y
  * differs from a dequantise-then-f32 product by that rounding. The SIMD
  * paths agree with kern_matmul_ref up to f32 reassociation (the tests bound
- * it: |dy| <= 1e-5 * sum_i |W[o][i] x[i]| + 1e-6 * |x| scale). */
+ * it: |dy| <= 1e-5 * sum_i |W[o][i] x[i]|, W dequantised).
+ * Threads: the pool's (see kern_pool_for); without a pool, safe from several
+ * threads at once on distinct y and scratch. */
 void kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
                  float *y, size_t ldy, void *scratch, kern_pool *pool);
 
