@@ -11,6 +11,7 @@
  *                                         == raw for every raw line
  *   tok_check bench GGUF CORPUS [copy]    load memory (library accounting) and
  *                                         encode speed
+ *   tok_check synth N_VOCAB OUT.gguf      tmrt_tokenizer_synth_write's vocabulary
  * Exit 0 on agreement, 1 on a mismatch or error (the first mismatches are
  * printed with both id lists). */
 #include <stdio.h>
@@ -295,12 +296,27 @@ static int cmd_bench(const char *path, const char *corpus, bool copy) {
     return 0;
 }
 
+static int cmd_synth(const char *count, const char *out) {
+    tmem_gguf_writer *w;
+    if (tmem_gguf_writer_create(NULL, 0, &w) != TMEM_OK) return 1;
+    tmem_status st = tmrt_tokenizer_synth_write(w, (uint32_t)strtoul(count, NULL, 10));
+    if (st != TMEM_OK) return fprintf(stderr, "tok_check: synth: %s\n", tmem_strerror(st)), 1;
+    size_t need = 0;
+    if (tmem_gguf_writer_write(w, NULL, 0, &need) != TMEM_E_FULL) return 1;
+    void *img = malloc(need);
+    if (tmem_gguf_writer_write(w, img, need, &need) != TMEM_OK || write_file(out, img, need)) return 1;
+    tmem_gguf_writer_destroy(w);
+    free(img);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 4 && !strcmp(argv[1], "synth")) return cmd_synth(argv[2], argv[3]);
     if (argc >= 4 && !strcmp(argv[1], "gguf")) return cmd_gguf(argv[2], argv[3]);
     if (argc >= 4 && !strcmp(argv[1], "jsview")) return cmd_jsview(argv[2], argv[3]);
     if (argc >= 5 && !strcmp(argv[1], "compare")) return cmd_compare(argv[2], argv[3], argv[4]);
     if (argc >= 4 && !strcmp(argv[1], "bench")) return cmd_bench(argv[2], argv[3], argc >= 5 && !strcmp(argv[4], "copy"));
     fprintf(stderr, "usage: tok_check gguf DUMP OUT | jsview CORPUS OUT | compare GGUF CORPUS IDS | "
-                    "bench GGUF CORPUS [copy]\n");
+                    "bench GGUF CORPUS [copy] | synth N_VOCAB OUT\n");
     return 2;
 }
