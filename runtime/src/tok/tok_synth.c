@@ -4,7 +4,8 @@
  * Tokens: the 256 byte tokens (id = byte), then one token per merge, then
  * the Qwen specials. Merges: first learned from a fixed seed text (English
  * and C, split by the Qwen3.5 pre-tokenizer; most frequent pair first, ties
- * to the lower ids), so common words encode to few tokens; then drawn by a
+ * to the lower ids, until every seed word of at most 15 bytes is one token),
+ * so common words encode to few tokens; then drawn by a
  * fixed-seed splitmix64: a random existing token (at most 15 bytes) joined
  * with a random letter, digit or space byte, skipping results that exist.
  * Only integer arithmetic: the same bytes on every machine. */
@@ -107,7 +108,7 @@ static bool learn_one(synth *S, int32_t *sym, size_t n_sym, bool *oom) {
     static const uint32_t none = UINT32_MAX;
     uint32_t keys_l[CAP], keys_r[CAP], counts[CAP];
     for (int i = 0; i < CAP; i++) keys_l[i] = none;
-    uint32_t best_l = none, best_r = none, best_c = 1;
+    uint32_t best_l = none, best_r = none, best_c = 0;
     for (size_t i = 0; i + 1 < n_sym; i++) {
         if (sym[i] < 0 || sym[i + 1] < 0) continue;
         uint32_t l = (uint32_t)sym[i], r = (uint32_t)sym[i + 1];
