@@ -53,7 +53,7 @@
  * The token strings are not copied: the tokenizer keeps a 4-byte index per
  * token into the mapped GGUF (clean file pages) and, per merge, the ids of
  * its pair and result (8 bytes) plus an open-addressing pair -> rank table
- * (about 5.5 bytes per merge). Qwen3.5's 248,320 tokens and 247,587 merges
+ * (6 bytes per merge). Qwen3.5's 248,320 tokens and 247,587 merges
  * take about 4.3 MiB of dirty memory (docs/tokenizer.md has the measured
  * figures). The tables are one LINEAR heap of the type given in the desc
  * (default: the type of TMEM_ROLE_OUTPUT_TOKENS, "/memory/tokens": host,
