@@ -439,10 +439,18 @@ static tmem_status resolve_types(loader *L, const tmrt_tokenizer_desc *d) {
     return TMEM_OK;
 }
 
+static uint32_t pair_capacity(uint64_t m) { return (uint32_t)(m + m / 2 + 1); }
+
+uint64_t tmrt_tokenizer_table_bytes(uint32_t n_vocab, uint64_t n_merges, uint32_t n_specials) {
+    if (!n_vocab || n_vocab >= TOK_MAX_VOCAB || n_merges > UINT32_MAX / 2) return 0;
+    return sizeof(tmrt_tokenizer) + ((uint64_t)n_vocab + 1) * 4 + n_merges * 8 +
+           (uint64_t)pair_capacity(n_merges) * 4 + (uint64_t)n_specials * 4;
+}
+
 static tmem_status create_heaps(loader *L) {
     uint64_t n = L->n_vocab, m = L->n_merges_raw;
     if (m > UINT32_MAX / 2) return fail(L, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES, (unsigned long long)m);
-    uint32_t pair_cap = (uint32_t)(m + m / 2 + 1);
+    uint32_t pair_cap = pair_capacity(m);
     uint64_t copy = (L->flags & TMRT_TOKENIZER_COPY_STRINGS) ? L->region : 0;
     uint64_t size = align_up(sizeof(tmrt_tokenizer)) + align_up((n + 1) * 4) + align_up(m * 8) +
                     align_up((uint64_t)pair_cap * 4) + align_up((uint64_t)L->n_specials * 4) + align_up(copy);
