@@ -12,6 +12,7 @@ static const tmem_bench benches[] = {
     {"trace", "cost of tracing: off vs stopped vs ring vs file, and export speed", tmem_bench_trace},
     {"kv", "paged KV cache vs contiguous max-length buffers: waste, CoW fork savings", tmem_bench_kv},
     {"kern", "runtime matmul kernels: decode GB/s vs a streaming read, prefill GFLOP/s vs scalar", tmem_bench_kern},
+    {"tok", "tokenizer tables indexed in the mapped GGUF vs strings copied: dirty bytes, encode/decode", tmem_bench_tok},
     {NULL, NULL, NULL}
 };
 
