@@ -6,8 +6,12 @@
  * sections [11, 11, 10, 0], RMS eps 1e-6.
  */
 #include "convert_internal.h"
+#include "tmemrt/tokenizer.h"
 #include <stdlib.h>
 #include <string.h>
+
+/* tmrt_tokenizer_synth_write's smallest vocabulary (bytes + specials + 1). */
+#define GEN_MIN_TOKENIZER_VOCAB 283u
 
 static tmem_status hparams_of(const tmem_model_desc *m, cv_hparams *h, tmrt_convert_error *err) {
     memset(h, 0, sizeof *h);
@@ -70,6 +74,12 @@ tmem_status tmrt_gen(tmem_context *ctx, const tmrt_gen_desc *desc, tmrt_convert_
         st = cv_fail(err, st, "writing the metadata failed: %s", tmem_strerror(st));
         goto done;
     }
+    /* the synthetic byte-level BPE needs room for 256 bytes and the specials */
+    bool tok = !desc->no_tokenizer && h.n_vocab >= GEN_MIN_TOKENIZER_VOCAB;
+    if (tok && (st = tmrt_tokenizer_synth_write(w, h.n_vocab))) {
+        st = cv_fail(err, st, "writing the synthetic tokenizer failed: %s", tmem_strerror(st));
+        goto done;
+    }
     for (size_t i = 0; i < n && !st; i++)
         st = tmem_gguf_writer_add_tensor_info(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne);
     if (st) {
@@ -79,7 +89,7 @@ tmem_status tmrt_gen(tmem_context *ctx, const tmrt_gen_desc *desc, tmrt_convert_
     if ((st = cv_write_model(w, desc->out_path, t, n, &h, NULL, desc->seed, desc->progress, desc->progress_user,
                              &bytes, err)))
         goto done;
-    cv_fill_result(out, t, n, &h, bytes, false);
+    cv_fill_result(out, t, n, &h, bytes, tok);
     if (desc->mmproj_path) {
         uint64_t mb = 0;
         st = cv_vision_gen(ctx, desc->model, desc->mmproj_path, dtype, desc->seed, &mb, err);
