@@ -688,6 +688,53 @@ static void test_gen(void) {
     tmem_context_destroy(ctx);
 }
 
+/* Every OS call of a conversion (shards opened and mapped, the output
+ * created and written) failed in turn: a clean error, no output file left,
+ * nothing mapped or open afterwards (the sweep checks the live counts). */
+typedef struct sweep_state {
+    tmem_context *ctx;
+} sweep_state;
+
+static tmem_status sweep_scenario(void *u) {
+    sweep_state *s = u;
+    char out[512];
+    snprintf(out, sizeof out, "%s/out.gguf", dir);
+    tmrt_convert_desc d = {0};
+    d.hf_dir = dir;
+    d.out_path = out;
+    d.dtype = TMEM_WEIGHT_F16;
+    tmrt_convert_error e;
+    return tmrt_convert(s->ctx, &d, NULL, &e);
+}
+static bool sweep_check(void *u, tmem_status st) {
+    sweep_state *s = u;
+    if (st != TMEM_OK && out_exists("out.gguf")) return false;
+    return tmem_context_check(s->ctx) == TMEM_OK;
+}
+static void sweep_cleanup(void *u) {
+    (void)u;
+    char out[512];
+    snprintf(out, sizeof out, "%s/out.gguf", dir);
+    unlink(out);
+}
+
+static void test_fault_sweep(void) {
+    ckpt_opts o = {.dtype = "BF16", .sharded = true, .full_config = true};
+    write_ckpt(&o);
+    sweep_state s = {0};
+    tmem_context_desc cd = {0};
+    REQUIRE_OK(tmem_context_create(&cd, &s.ctx));
+    tmem_test_sweep_desc d = {0};
+    d.label = "tmrt_convert";
+    d.scenario = sweep_scenario;
+    d.cleanup = sweep_cleanup;
+    d.check = sweep_check;
+    d.user = &s;
+    uint64_t n = tmem_test_fault_sweep_ex(&d);
+    CHECK(n >= 6); /* 2 shards x (open, map) + create + write */
+    tmem_context_destroy(s.ctx);
+}
+
 int main(void) {
     if (!tmem_test_tmpdir(dir, sizeof dir)) {
         printf("SKIP: no temporary directory\n");
@@ -699,6 +746,7 @@ int main(void) {
     RUN(test_hostile);
     RUN(test_tokenizer);
     RUN(test_gen);
+    RUN(test_fault_sweep);
     clear_dir();
     rmdir(dir);
     for (int i = 0; i < n_src; i++) free(srcs[i].v);
