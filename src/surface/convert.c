@@ -294,9 +294,9 @@ tmem_status tmem__surface_convert_patches_raw(const tmem_surface_layout *l, cons
     uint32_t ps = patch->patch ? patch->patch : 16, m = patch->merge ? patch->merge : 2;
     uint32_t T = patch->temporal ? patch->temporal : 2, W = patch->width, H = patch->height;
     if (ps > 1024 || m > 64 || T > 64 || !W || !H || W > TMEM_SURFACE_MAX_DIM || H > TMEM_SURFACE_MAX_DIM ||
-        W % (ps * m) || H % (ps * m))
+        W % (ps * m) || H % (ps * m) || (patch->flags & ~(uint32_t)TMEM_PATCH_FRAME_MAJOR))
         return tmem__err(TMEM_E_INVALID_ARG);
-    uint32_t C = l && l->format == TMEM_FORMAT_GRAY8 ? 1 : 3;
+    uint32_t C = 3; /* grey sources are replicated, as a vision model's RGB input */
     uint32_t vs = tmem_dtype_size(dst->dtype);
     uint64_t cols = (uint64_t)C * T * ps * ps, rows = (uint64_t)(W / ps) * (H / ps);
     if (dst->shape[0] != rows || dst->shape[1] != cols || dst->strides[1] != (int64_t)vs || dst->strides[0] < 0 ||
@@ -308,7 +308,10 @@ tmem_status tmem__surface_convert_patches_raw(const tmem_surface_layout *l, cons
     tmem_status st = plan_source(l, base, desc, C, &p, &r, &d);
     if (st != TMEM_OK) return st;
     int64_t plane_bytes = (int64_t)ps * ps * vs;
-    dst_geometry g = {(uint8_t *)dst->data, W, H, C, 0, dst->strides[0], plane_bytes * T, plane_bytes,
+    bool frame_major = (patch->flags & TMEM_PATCH_FRAME_MAJOR) != 0;
+    int64_t cstride = frame_major ? plane_bytes : plane_bytes * T;
+    int64_t tstride = frame_major ? plane_bytes * C : plane_bytes;
+    dst_geometry g = {(uint8_t *)dst->data, W, H, C, 0, dst->strides[0], cstride, tstride,
                       ps, m, T, vs, dst->dtype == TMEM_DTYPE_F32};
     return run_plan(&p, &g, r, d.filter, (d.flags & TMEM_CONVERT_REFERENCE) != 0, scratch_ctx);
 }
