@@ -96,10 +96,10 @@ typedef struct tmrt_hparams {
     float rms_eps;              /**< attention.layer_norm_rms_epsilon */
     uint32_t full_attn_interval;/**< full_attention_interval (4 when absent) */
     uint32_t conv_kernel;       /**< ssm.conv_kernel */
-    uint32_t ssm_head_dim;      /**< ssm.state_size: key (= value) head dim */
+    uint32_t ssm_head_dim;      /**< ssm.state_size: key head dim */
     uint32_t ssm_k_heads;       /**< ssm.group_count */
     uint32_t ssm_v_heads;       /**< ssm.time_step_rank */
-    uint32_t ssm_inner;         /**< ssm.inner_size = v heads x head dim */
+    uint32_t ssm_inner;         /**< ssm.inner_size = v heads x value head dim */
     bool tied_embeddings;       /**< no output.weight: the LM head is token_embd */
     int32_t eos_token;          /**< tokenizer.ggml.eos_token_id, -1 if none */
     bool recurrent[TMRT_MAX_LAYERS]; /**< layer i is a Gated DeltaNet layer */

@@ -152,11 +152,13 @@ tmem_status tmrt__hparams_read(const tmem_gguf *g, tmrt_hparams *hp, tmrt_error 
                           hp->head_dim);
     if (!hp->conv_kernel || hp->conv_kernel > 16)
         return tmrt__fail(err, TMEM_E_CORRUPT, ARCH ".ssm.conv_kernel %u: 1..16 supported", hp->conv_kernel);
+    /* value heads may be wider than key heads (HF's linear_value_head_dim);
+     * llama.cpp's graph assumes equal dims, the runtime does not need to */
     if (!hp->ssm_head_dim || !hp->ssm_k_heads || !hp->ssm_v_heads || hp->ssm_v_heads % hp->ssm_k_heads ||
-        hp->ssm_inner != hp->ssm_v_heads * hp->ssm_head_dim)
+        !hp->ssm_inner || hp->ssm_inner % hp->ssm_v_heads)
         return tmrt__fail(err, TMEM_E_CORRUPT,
-                          "ssm: inner_size %u must be time_step_rank %u x state_size %u, with group_count %u "
-                          "dividing time_step_rank",
-                          hp->ssm_inner, hp->ssm_v_heads, hp->ssm_head_dim, hp->ssm_k_heads);
+                          "ssm: inner_size %u must be a multiple of time_step_rank %u, itself a multiple of "
+                          "group_count %u (state_size %u)",
+                          hp->ssm_inner, hp->ssm_v_heads, hp->ssm_k_heads, hp->ssm_head_dim);
     return TMEM_OK;
 }

@@ -108,7 +108,7 @@ static tmem_status bind_layer(binder *b, const tmrt_hparams *hp, uint32_t il, tm
         (st = check_finite(b, n, &lw->dt_bias)) ||
         (st = bind(b, NAME(n, "blk.%u.ssm_a", il), Hv, 1, true, &lw->ssm_a)) ||
         (st = check_finite(b, n, &lw->ssm_a)) ||
-        (st = bind(b, NAME(n, "blk.%u.ssm_norm.weight", il), dk, 1, true, &lw->ssm_norm)) ||
+        (st = bind(b, NAME(n, "blk.%u.ssm_norm.weight", il), I / Hv, 1, true, &lw->ssm_norm)) ||
         (st = check_finite(b, n, &lw->ssm_norm)))
         return st;
     /* the conv taps: ne = {kernel, channels}, one row of taps per channel */
