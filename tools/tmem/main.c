@@ -13,6 +13,7 @@ static int cmd_version(int argc, char **argv) {
 /* One line per subcommand; keep sorted by how often people use them. */
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
+    {"run", "tmem run MODEL.gguf -p TEXT [...]   generate with the reference runtime on typed memory", tmem_cmd_run},
     {"plan", "tmem plan FILE.csv [--capacity N] [--time-limit S] [--out F] [--json] [--svg F]  plan buffer offsets", tmem_cmd_plan},
     {"bench", "tmem bench <name> [--json]         benchmarks: ours vs baselines, same run", tmem_cmd_bench},
     {"info", "tmem info [--json]                 limits, OS features and the default memory types", tmem_cmd_info},
