@@ -32,8 +32,13 @@ tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_
     return tmem_model_layer_graph(&m->mdesc, kind, n, n_ctx, TMRT_GRAPH_FLAGS, bufs, GRAPH_CAP, count);
 }
 
-/* Plan one graph: offsets[i] for buffer i, *arena the plan's height. */
-static tmem_status plan_graph(const tmem_model_buffer *bufs, uint32_t count, uint64_t *offsets, uint64_t *arena) {
+/* Plan one graph: offsets[i] for buffer i, *arena the plan's height. The
+ * prefill graphs get the fit calculator's settings (so the arena is the one
+ * it predicted); the one-token graphs, a few KiB, the greedy portfolio only:
+ * an exact search there costs a quarter second and megabytes of malloc for
+ * bytes that do not matter. */
+static tmem_status plan_graph(const tmem_model_buffer *bufs, uint32_t count, bool exact, uint64_t *offsets,
+                              uint64_t *arena) {
     tmem_plan_problem *p;
     tmem_status st = tmem_plan_problem_create(&p);
     if (st) return st;
@@ -48,6 +53,7 @@ static tmem_status plan_graph(const tmem_model_buffer *bufs, uint32_t count, uin
     tmem_plan *plan = NULL;
     tmem_plan_desc d = {0};
     d.time_limit_s = 0.25; /* the fit calculator's setting, so both find the same arena */
+    if (!exact) d.flags = TMEM_PLAN_HEURISTIC_ONLY;
     if (!st) st = tmem_plan_solve(p, &d, &plan);
     tmem_plan_info info;
     if (!st) st = tmem_plan_get_info(plan, &info);
@@ -92,7 +98,7 @@ tmem_status tmrt__acts_create(tmrt_session *s, tmrt_error *err) {
             return tmrt__fail(err, st, "layer graph: %s", tmem_strerror(st));
         if (s->memory == TMRT_MEMORY_NAIVE) continue;
         uint64_t a;
-        if ((st = plan_graph(bufs[g], counts[g], offsets[g], &a)))
+        if ((st = plan_graph(bufs[g], counts[g], sets[g].n > 1, offsets[g], &a)))
             return tmrt__fail(err, st, "activation plan: %s", tmem_strerror(st));
         if (a > arena) arena = a;
     }
