@@ -14,6 +14,8 @@
 #include "kv.h"
 #include "plan.h"
 #include "model.h"
+#include "json.h"
+#include "safetensors.h"
 #include "surface.h"
 
 #endif /* TYPEDMEM_H */

@@ -21,6 +21,8 @@ static const tmem_cmd commands[] = {
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
     {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
     {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
+    {"convert", "tmem convert HF_DIR OUT.gguf [--dtype f16]  Hugging Face Qwen3.5 checkpoint -> qwen35 GGUF", tmem_cmd_convert},
+    {"gen", "tmem gen [--preset P] [--dtype f16] OUT.gguf  random-weight qwen35 GGUF of a preset's shape", tmem_cmd_gen},
 };
 
 static void usage(FILE *f) {
