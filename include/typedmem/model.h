@@ -569,6 +569,14 @@ typedef enum tmem_model_layer_kind {
 /** @brief Graph options. */
 typedef enum tmem_model_graph_flag {
     TMEM_MODEL_GRAPH_NO_FLASH_ATTN = 1u << 0, /**< materialise KQ scores (n_head x tokens x ctx f32) */
+    /** The chunked delta rule run one 64-token chunk at a time (the reference
+     *  runtime's schedule, runtime/src/forward/deltanet.c) instead of all
+     *  chunks at once (llama.cpp's graph): the intra-chunk buffers (k_beta,
+     *  v_beta, decay_mask, chunk_attn, u, w, chunk_qk, v_new) hold one chunk
+     *  of every value head and live, with q, k, v, beta and the gates, through
+     *  the chunk loop that writes core_out. */
+    TMEM_MODEL_GRAPH_CHUNKED_DELTA = 1u << 1,
+    TMEM_MODEL_GRAPH_FLAG_MASK = 0x3u
 } tmem_model_graph_flag;
 
 /** @brief The per-layer buffer graph (f32 activations) for a chunk of
@@ -598,6 +606,9 @@ typedef struct tmem_fit_desc {
     uint32_t graph_flags;     /**< tmem_model_graph_flag */
     uint32_t state_snapshots; /**< recurrent-state snapshots kept per sequence
                                    (tmem_kv_snapshot_take); 0 = none */
+    uint64_t scratch_bytes;   /**< per-step scratch the runtime reserves besides the
+                                   planned arena (kernel scratch, sampler), as a
+                                   "scratch" line (SCRATCH role); 0 = no line */
 } tmem_fit_desc;
 
 /** @brief One line of the breakdown. */
