@@ -457,7 +457,11 @@ typedef enum tmem_convert_flag {
 /** @brief One fused conversion: crop, resize, colour convert, scale, mean/std,
  *  HWC -> CHW. Zeroed = whole surface, bilinear, BT.601 limited, scale 1/255,
  *  mean 0, std 1. Output value = ((v * scale) - mean[c]) / std[c] with v the
- *  resampled 0..255 value (after YUV -> RGB for video formats). */
+ *  resampled 0..255 value (after YUV -> RGB for video formats), evaluated as
+ *  (v - mean/scale) / (std/scale) with both constants computed in double
+ *  (the default scale exactly 1/255): one rounding when they are exact in
+ *  f32 (mean = std = 0.5: (v - 127.5) / 127.5), which is bit for bit what
+ *  Hugging Face's image processors produce. */
 typedef struct tmem_convert_desc {
     tmem_rect src_rect;
     tmem_resize_filter filter;

@@ -134,7 +134,7 @@ __attribute__((always_inline)) static inline void row_format(const tmem__convert
             v[k] = top + (bot - top) * r->w;
         }
         uint8_t *px = r->out + p->xoff[x];
-        for (uint32_t c = 0; c < p->channels; c++) store(p, px, c, v[p->map[c]] * p->a[c] + p->b[c]);
+        for (uint32_t c = 0; c < p->channels; c++) store(p, px, c, (v[p->map[c]] - p->sub[c]) / p->div[c]);
     }
 }
 
@@ -202,15 +202,20 @@ static tmem_status plan_source(const tmem_surface_layout *l, const uint8_t *base
     if (!r.width || !r.height || r.x >= l->width || r.y >= l->height || r.width > l->width - r.x ||
         r.height > l->height - r.y)
         return tmem__err(TMEM_E_INVALID_ARG);
-    /* out = v * a[c] + b[c] with a = scale / std, b = -mean / std. */
-    float scale = d->scale == 0.0f ? 1.0f / 255.0f : d->scale;
-    if (!finite_nonzero(scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    /* out = (v * scale - mean) / std, evaluated as (v - mean/scale) /
+     * (std/scale) with the two constants computed in double (the default
+     * scale as exactly 1/255): for mean = std = 0.5 that is (v - 127.5) /
+     * 127.5, one rounding, the correctly rounded value Hugging Face's image
+     * processors produce. */
+    if (d->scale != 0.0f && !finite_nonzero(d->scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    double inv_scale = d->scale == 0.0f ? 255.0 : 1.0 / (double)d->scale;
     memset(p, 0, sizeof *p);
     for (uint32_t c = 0; c < 4; c++) {
         float sd = d->std[c] == 0.0f ? 1.0f : d->std[c];
         if (!finite_nonzero(sd) || !isfinite(d->mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
-        p->a[c] = scale / sd;
-        p->b[c] = -d->mean[c] / sd;
+        p->sub[c] = (float)((double)d->mean[c] * inv_scale);
+        p->div[c] = (float)((double)sd * inv_scale);
+        if (!finite_nonzero(p->div[c]) || !isfinite(p->sub[c])) return tmem__err(TMEM_E_INVALID_ARG);
         p->map[c] = c;
     }
     if (d->flags & TMEM_CONVERT_BGR) p->map[0] = 2, p->map[2] = 0;

@@ -175,8 +175,11 @@ static void read_config(loader *l) {
             vis_error(l->err, l->cap, "mmproj: clip.vision.image_std must be positive");
             l->failed = true;
         }
-    c->min_pixels = key_u32(l, "clip.vision.image_min_pixels", false, 65536);
-    c->max_pixels = key_u32(l, "clip.vision.image_max_pixels", false, 16777216);
+    /* Absent from llama.cpp's own conversion: then llama.cpp's limits for
+     * Qwen-VL projectors, 8 .. 4096 merged tokens. */
+    uint64_t unit = c->patch && c->merge ? (uint64_t)c->patch * c->patch * c->merge * c->merge : 1024;
+    c->min_pixels = key_u32(l, "clip.vision.image_min_pixels", false, (uint32_t)(8 * unit));
+    c->max_pixels = key_u32(l, "clip.vision.image_max_pixels", false, (uint32_t)(4096 * unit));
     if (l->failed) return;
     uint32_t hd = c->heads ? c->hidden / c->heads : 0;
     if (c->hidden % c->heads || hd % 4 || hd > 256 || c->merge > 8 || c->patch > 64 || c->min_pixels > c->max_pixels) {

@@ -9,7 +9,7 @@
  * surface into the patch tensor (frame-major rows, so each frame's values are
  * the contiguous input of its half of the Conv3d). Naive: the textbook chain
  * with a buffer and a copy per stage; it computes the same float expressions
- * (half-pixel bilinear taps, v * (scale/std) - mean/std), so the patches are
+ * (half-pixel bilinear taps, (v - 255 mean) / (255 std)), so the patches are
  * bit-identical.
  *
  * Resize filter: bilinear with half-pixel centres and no antialiasing. HF
@@ -125,8 +125,8 @@ int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_visi
     for (size_t i = 0; i < n; i++)
         tex[4 * i] = rgb[3 * i], tex[4 * i + 1] = rgb[3 * i + 1], tex[4 * i + 2] = rgb[3 * i + 2], tex[4 * i + 3] = 255;
     /* 3. resize + rescale + normalise into f32 HWC */
-    float a[3], b[3], scale = 1.0f / 255.0f;
-    for (int k = 0; k < 3; k++) a[k] = scale / c->std[k], b[k] = -c->mean[k] / c->std[k];
+    float sub[3], div[3]; /* (v/255 - mean) / std as (v - 255 mean) / (255 std) */
+    for (int k = 0; k < 3; k++) sub[k] = (float)((double)c->mean[k] * 255.0), div[k] = (float)((double)c->std[k] * 255.0);
     for (uint32_t y = 0; y < OH; y++) {
         tap ty = bilinear_tap(y, OH, H);
         for (uint32_t x = 0; x < OW; x++) {
@@ -137,7 +137,7 @@ int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_visi
                 float v00 = p00[k], v01 = p01[k], v10 = p10[k], v11 = p11[k];
                 float top = v00 + (v01 - v00) * tx.w, bot = v10 + (v11 - v10) * tx.w;
                 float vv = top + (bot - top) * ty.w;
-                hwc[((size_t)y * OW + x) * 3 + (size_t)k] = vv * a[k] + b[k];
+                hwc[((size_t)y * OW + x) * 3 + (size_t)k] = (vv - sub[k]) / div[k];
             }
         }
     }
