@@ -56,7 +56,11 @@ typedef struct tmrt_vision_grid {
 /** @brief Open an mmproj GGUF (mapped into the WEIGHTS role's FILE type).
  *  @return 0, or -1 with a message naming the key or tensor in err. */
 int tmrt_vision_open(tmem_context *ctx, const char *path, tmrt_vision **out, char *err, size_t err_cap);
-/** @brief Close (unmap); NULL is a no-op. */
+/** @brief Open for the naive baseline: the whole file read into malloc'd
+ *  memory (anonymous, dirty), as a runtime without typed memory loads it.
+ *  @return as tmrt_vision_open */
+int tmrt_vision_open_naive(const char *path, tmrt_vision **out, char *err, size_t err_cap);
+/** @brief Close (unmap or free); NULL is a no-op. */
 void tmrt_vision_close(tmrt_vision *v);
 /** @brief The model's config. */
 const tmrt_vision_config *tmrt_vision_get_config(const tmrt_vision *v);

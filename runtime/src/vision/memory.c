@@ -151,6 +151,7 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
     if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden) return vis_error(err, cap, "invalid arguments");
     int threads = d.n_threads > 0 ? d.n_threads : 1;
     bool naive = d.memory == TMRT_VISION_NAIVE;
+    if (!naive && !v->ctx) return vis_error(err, cap, "typed encoding needs a model opened with a context");
     tmrt_vision_grid g;
     if (tmrt_vision_image_grid(v, *image, &g, err, cap) != 0) return -1;
     const tmrt_vision_config *c = &v->cfg;

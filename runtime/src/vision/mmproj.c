@@ -189,6 +189,8 @@ static void read_config(loader *l) {
     }
 }
 
+static int load(tmrt_vision *v, tmrt_vision **out, char *err, size_t cap);
+
 int tmrt_vision_open(tmem_context *ctx, const char *path, tmrt_vision **out, char *err, size_t cap) {
     if (out) *out = NULL;
     if (!ctx || !path || !out) return vis_error(err, cap, "invalid arguments");
@@ -203,6 +205,31 @@ int tmrt_vision_open(tmem_context *ctx, const char *path, tmrt_vision **out, cha
         free(v);
         return vis_error(err, cap, "%s: %s (%s)", path, ge.message[0] ? ge.message : "cannot open", tmem_status_name(st));
     }
+    return load(v, out, err, cap);
+}
+
+int tmrt_vision_open_naive(const char *path, tmrt_vision **out, char *err, size_t cap) {
+    if (out) *out = NULL;
+    if (!path || !out) return vis_error(err, cap, "invalid arguments");
+    FILE *f = fopen(path, "rb");
+    if (!f) return vis_error(err, cap, "%s: cannot open", path);
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    tmrt_vision *v = size > 0 ? calloc(1, sizeof *v) : NULL;
+    void *bytes = v ? malloc((size_t)size) : NULL;
+    bool ok = bytes && fseek(f, 0, SEEK_SET) == 0 && fread(bytes, 1, (size_t)size, f) == (size_t)size;
+    fclose(f);
+    tmem_gguf_error ge = {0};
+    tmem_status st = ok ? tmem_gguf_open_memory(NULL, bytes, (size_t)size, &v->gguf, &ge) : TMEM_E_IO;
+    if (st != TMEM_OK) {
+        free(bytes), free(v);
+        return vis_error(err, cap, "%s: %s (%s)", path, ge.message[0] ? ge.message : "cannot read",
+                         tmem_status_name(st));
+    }
+    v->naive_bytes = bytes;
+    return load(v, out, err, cap);
+}
+
+static int load(tmrt_vision *v, tmrt_vision **out, char *err, size_t cap) {
     loader l = {v, err, cap, false};
     read_config(&l);
     const tmrt_vision_config *c = &v->cfg;
@@ -246,6 +273,7 @@ int tmrt_vision_open(tmem_context *ctx, const char *path, tmrt_vision **out, cha
 void tmrt_vision_close(tmrt_vision *v) {
     if (!v) return;
     tmem_gguf_close(v->gguf);
+    free(v->naive_bytes);
     free(v->blocks);
     free(v);
 }

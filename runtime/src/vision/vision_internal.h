@@ -23,6 +23,7 @@ typedef struct vis_block {
 struct tmrt_vision {
     tmem_context *ctx;
     tmem_gguf *gguf;
+    void *naive_bytes;          /* naive open: the file read into malloc */
     tmrt_vision_config cfg;
     kern_wmat patch0, patch1, pos, mm0, mm2;
     const float *patch_b, *post_w, *post_b, *mm0_b, *mm2_b;
