@@ -3,3 +3,4 @@
 set_tests_properties(runtime/test_image_codecs PROPERTIES SKIP_RETURN_CODE 77)
 set_tests_properties(runtime/test_vision_parity PROPERTIES SKIP_RETURN_CODE 77)
 set_tests_properties(runtime/test_vision_run PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(runtime/test_vision_convert PROPERTIES SKIP_RETURN_CODE 77)

@@ -89,6 +89,16 @@ int vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_visi
 int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
                       char *err, size_t cap);
 
+/* ---- writer.c ---- */
+/* Fills one row (n floats) of tensor `name` (the tensor's index in the
+ * file, its row). `how` is the random filler's kind. 0 or -1 (err set). */
+typedef int (*vis_row_fn)(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
+                          char *err, size_t cap);
+/* Write an mmproj of config c (llama.cpp's names and keys), matrices in ggml
+ * type wt, every row from `rows`, streamed. */
+int vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
+                     uint64_t *file_bytes, char *err, size_t cap);
+
 /* snprintf into err; returns -1. */
 int vis_error(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

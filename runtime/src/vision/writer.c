@@ -162,9 +162,10 @@ static uint32_t file_type_of(uint32_t t) {
     }
 }
 
-int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t wt, uint64_t seed, const char *path, char *err,
-                             size_t cap) {
-    if (!c || !path) return vis_error(err, cap, "invalid arguments");
+int vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
+                     uint64_t *file_bytes, char *err, size_t cap) {
+    if (file_bytes) *file_bytes = 0;
+    if (!c || !path || !rows) return vis_error(err, cap, "invalid arguments");
     if (wt != TMEM_GGML_F32 && wt != TMEM_GGML_F16 && wt != TMEM_GGML_BF16 && wt != TMEM_GGML_Q8_0)
         return vis_error(err, cap, "mmproj weights: f32, f16, bf16 or q8_0");
     if (wt == TMEM_GGML_Q8_0 && (c->hidden % 32 || c->ff % 32))
@@ -183,8 +184,8 @@ int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t wt, uint64_t 
     if ((st = write_keys(w, c, file_type_of(wt))) != TMEM_OK) goto fail;
     uint64_t widest = 0;
     for (size_t i = 0; i < l.n && st == TMEM_OK; i++) {
-        if (l.s[i].dims[0] * (l.s[i].n_dims == 4 ? l.s[i].dims[1] * l.s[i].dims[2] : 1) > widest)
-            widest = l.s[i].dims[0] * (l.s[i].n_dims == 4 ? l.s[i].dims[1] * l.s[i].dims[2] : 1);
+        uint64_t n_in = l.s[i].dims[0] * (l.s[i].n_dims == 4 ? l.s[i].dims[1] * l.s[i].dims[2] : 1);
+        if (n_in > widest) widest = n_in;
         st = tmem_gguf_writer_add_tensor_info(w, l.s[i].name, l.s[i].type, l.s[i].n_dims, l.s[i].dims);
     }
     if (st != TMEM_OK) goto fail;
@@ -197,11 +198,9 @@ int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t wt, uint64_t 
     for (size_t i = 0; i < l.n && st == TMEM_OK; i++) {
         const spec *t = &l.s[i];
         uint64_t n_in = t->dims[0] * (t->n_dims == 4 ? t->dims[1] * t->dims[2] : 1);
-        uint64_t rows = t->n_dims == 1 ? 1 : t->dims[t->n_dims - 1];
-        uint64_t rng = seed * 0x100000001B3ull + i * 0x9E3779B97F4A7C15ull;
-        float scale = t->how == FILL_MATRIX ? sqrtf(3.0f / (float)n_in) : t->how == FILL_POS ? 0.5f : 0.05f;
-        for (uint64_t r = 0; r < rows && st == TMEM_OK; r++) {
-            for (uint64_t k = 0; k < n_in; k++) row[k] = (t->how == FILL_ONE ? 1.0f : 0.0f) + scale * uniform(&rng);
+        uint64_t n_rows = t->n_dims == 1 ? 1 : t->dims[t->n_dims - 1];
+        for (uint64_t r = 0; r < n_rows && st == TMEM_OK; r++) {
+            if (rows(user, t->name, (int)t->how, i, r, row, n_in, err, cap) != 0) goto out;
             if (!kern_quantize_row(t->type, row, q, (int64_t)n_in)) {
                 vis_error(err, cap, "cannot store %s as ggml type %u", t->name, t->type);
                 goto out;
@@ -210,7 +209,7 @@ int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t wt, uint64_t 
         }
     }
     if (st == TMEM_OK) {
-        st = tmem_gguf_stream_finish(s, NULL);
+        st = tmem_gguf_stream_finish(s, file_bytes);
         s = NULL;
     }
 fail:
@@ -223,4 +222,30 @@ out:
     tmem_gguf_writer_destroy(w);
     free(l.s), free(row), free(q);
     return rc;
+}
+
+/* Random rows: a fresh stream per tensor, so a file is reproducible from the seed. */
+typedef struct random_rows {
+    uint64_t seed, rng;
+    size_t tensor;
+    bool started;
+} random_rows;
+
+static int random_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
+                      char *err, size_t cap) {
+    (void)name, (void)row, (void)err, (void)cap;
+    random_rows *r = user;
+    if (!r->started || tensor != r->tensor) {
+        r->rng = r->seed * 0x100000001B3ull + tensor * 0x9E3779B97F4A7C15ull;
+        r->tensor = tensor, r->started = true;
+    }
+    float scale = how == FILL_MATRIX ? sqrtf(3.0f / (float)n) : how == FILL_POS ? 0.5f : 0.05f;
+    for (uint64_t k = 0; k < n; k++) out[k] = (how == FILL_ONE ? 1.0f : 0.0f) + scale * uniform(&r->rng);
+    return 0;
+}
+
+int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t wt, uint64_t seed, const char *path, char *err,
+                             size_t cap) {
+    random_rows r = {seed, 0, 0, false};
+    return vis_write_mmproj(c, wt, path, random_row, &r, NULL, err, cap);
 }
