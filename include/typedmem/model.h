@@ -644,6 +644,15 @@ typedef struct tmem_fit_result {
     uint64_t max_ctx_tokens;  /**< largest ctx (whole KV blocks) that fits with the image; 0 = none */
     uint32_t max_image_width, max_image_height; /**< largest same-aspect image (sides multiples of
                                                      patch*merge) that fits at ctx; 0 = none */
+    /** Dirty bytes at the peak of a run that encodes the image before the
+     *  text session's memory exists and frees the encoder's memory before the
+     *  prefill (what `tmem run --image` does): the image embeddings plus the
+     *  larger of the text phase (KV, state, activations, logits, scratch,
+     *  tokens) and the encoder phase (the largest of: decoded image +
+     *  pixel_values, pixel_values + the two rows the patch embedding writes,
+     *  the vision arena). total_dirty sums both phases (the conservative
+     *  figure budgets use); without an image the two are equal. */
+    uint64_t peak_dirty_encode_first;
 } tmem_fit_result;
 
 /** @brief Compute the memory of a request by type and role and whether it fits.

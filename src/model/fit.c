@@ -250,6 +250,16 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
     if (r->scratch) item(r, o, "scratch", TMEM_ROLE_SCRATCH, false, r->scratch, &ovf);
     item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
+    o->peak_dirty_encode_first = o->total_dirty;
+    if (image && !ovf) {
+        /* phases of an encode-first run; dirty lines only (weights are clean) */
+        uint64_t text = o->total_dirty - o->vision_arena - vis_embd - img, rows = 0, vis = o->vision_arena, pv;
+        pv = img - (uint64_t)iw * ih * 3;
+        if (tmem__mul_overflow(o->image_patches, 2ull * m->vis_hidden * 4, &rows)) ovf = true;
+        if (img > vis) vis = img;
+        if (pv + rows > vis) vis = pv + rows;
+        o->peak_dirty_encode_first = vis_embd + (text > vis ? text : vis);
+    }
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 
