@@ -156,6 +156,7 @@ typedef struct tmrt_session_desc {
     uint64_t budget;            /**< bytes the session may use (weights included);
                                      0 = the context's budget (typed), none (naive) */
     uint32_t flags;             /**< tmrt_session_flag bits */
+    tmem_kv_dtype kv_dtype;     /**< K/V rows: DEFAULT = F16 (llama.cpp's), or F32 */
 } tmrt_session_desc;
 
 /** @brief Session flags. */
