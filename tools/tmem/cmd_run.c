@@ -294,7 +294,9 @@ int tmem_cmd_run(int argc, char **argv) {
             fprintf(stderr, "tmem run: %s\n", e.message);
             goto done;
         }
-        run_report_sample(&rep);
+        /* smaps_rollup walks every page of the 1.5 GB mapping: sample every
+         * 8th token (the KV grows by a block per 16, the peak is kept) */
+        if (n_gen % 8 == 7) run_report_sample(&rep);
     }
     rep.decode_s = now_s() - t0;
     rep.generated_tokens = n_gen;
@@ -311,6 +313,12 @@ int tmem_cmd_run(int argc, char **argv) {
         lf.f = NULL;
     }
     run_report_sample(&rep);
+    {
+        tmrt_session_info si;
+        if (tmrt_session_get_info(s, &si) == TMEM_OK && si.n_past &&
+            tmrt_session_fit(s, si.n_past, &rep.used) != TMEM_OK)
+            memset(&rep.used, 0, sizeof rep.used);
+    }
     run_report_finish(&rep, ctx, tok, gen, n_gen, a.json);
     rc = 0;
 done:

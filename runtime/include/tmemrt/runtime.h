@@ -197,6 +197,13 @@ TMEM_API void tmrt_session_destroy(tmrt_session *s);
 /** @brief Read-back (sizes, fit, current length). @return TMEM_OK | TMEM_E_INVALID_ARG */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out);
 
+/** @brief The fit of this session (same model, chunk, dtypes, scratch) at
+ *  `n_tokens` of context instead of n_ctx: what a run that reached n_tokens
+ *  holds (the paged cache commits only the blocks it uses).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | the errors of tmem_fit */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens,
+                                                     tmem_fit_result *out);
+
 /** @brief Which positions of a batch get logits. */
 typedef enum tmrt_logits_mode {
     TMRT_LOGITS_NONE = 0,

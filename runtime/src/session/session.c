@@ -15,12 +15,12 @@
 #define DEFAULT_CHUNK 512u
 #define MIN_CHUNK 16u
 
-static tmem_status fit_at(tmrt_session *s, uint32_t chunk, uint64_t budget, uint64_t scratch,
-                          tmem_fit_result *out) {
+static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, uint32_t chunk, uint64_t budget,
+                              uint64_t scratch, tmem_fit_result *out) {
     tmem_fit_desc f = {0};
     f.model = &s->model->mdesc;
     f.ctx = s->memory == TMRT_MEMORY_TYPED ? s->ctx : NULL;
-    f.ctx_tokens = s->n_ctx;
+    f.ctx_tokens = n_tokens;
     f.budget = budget;
     f.prefill_chunk = chunk;
     f.graph_flags = TMRT_GRAPH_FLAGS;
@@ -28,6 +28,33 @@ static tmem_status fit_at(tmrt_session *s, uint32_t chunk, uint64_t budget, uint
     f.state_dtype = TMEM_KV_DTYPE_F32;
     f.scratch_bytes = scratch;
     return tmem_fit(&f, out);
+}
+
+static tmem_status fit_at(tmrt_session *s, uint32_t chunk, uint64_t budget, uint64_t scratch,
+                          tmem_fit_result *out) {
+    return fit_tokens(s, s->n_ctx, chunk, budget, scratch, out);
+}
+
+tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens, tmem_fit_result *out) {
+    if (!s || !out || !n_tokens) return TMEM_E_INVALID_ARG;
+    /* the prefill chunk of the session, even when n_tokens is smaller: its arena is what was bound */
+    tmem_status st = fit_tokens(s, n_tokens < s->chunk ? s->chunk : n_tokens, s->chunk, 0, s->info.scratch_bytes,
+                                out);
+    if (st || n_tokens >= s->chunk) return st;
+    /* ...with the KV and token lines of n_tokens */
+    tmem_fit_result small;
+    if ((st = fit_tokens(s, n_tokens, s->chunk, 0, s->info.scratch_bytes, &small))) return st;
+    out->total = out->total_dirty = 0;
+    for (uint32_t i = 0; i < out->item_count; i++) {
+        for (uint32_t j = 0; j < small.item_count; j++)
+            if (!strcmp(small.items[j].what, out->items[i].what) &&
+                (!strcmp(out->items[i].what, "kv_cache") || !strcmp(out->items[i].what, "tokens")))
+                out->items[i].bytes = small.items[j].bytes;
+        out->total += out->items[i].bytes;
+        if (!out->items[i].clean) out->total_dirty += out->items[i].bytes;
+    }
+    out->kv_tokens = small.kv_tokens;
+    return TMEM_OK;
 }
 
 static uint64_t fit_line(const tmem_fit_result *r, const char *what) {
