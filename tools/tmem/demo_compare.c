@@ -134,8 +134,10 @@ static void json(const tmem_demo_options *o, const tmem_demo_result *t, const tm
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: tmem demo [--quick] [--json] [--report OUT.html] [--budget-mib N] [--prompt N]\n"
-                    "                 [--decode N] [--image-side N] [--frame WxH] [--weights-mib N]\n"
+    fprintf(stderr, "usage: tmem demo --bookkeeping [--quick] [--json] [--report OUT.html] [--budget-mib N]\n"
+                    "                 [--prompt N] [--decode N] [--image-side N] [--frame WxH] [--weights-mib N]\n"
+                    "  the memory bookkeeping of a VLM session without the model math (the image path,\n"
+                    "  vision arena, KV growth); `tmem demo` alone runs the real model\n"
                     "  --quick    a shorter session (64 prompt tokens, 224 px image, 8 generated) for tests\n"
                     "  --json     print the measured numbers as one JSON object (the per-step lines go away)\n"
                     "  --report   where to write the HTML report (default: tmem-demo-report.html)\n"
@@ -143,7 +145,7 @@ static int usage(void) {
     return 2;
 }
 
-int tmem_cmd_demo(int argc, char **argv) {
+int tmem_demo_bookkeeping(int argc, char **argv) {
     tmem_demo_options o = {0};
     o.prompt_tokens = 512;
     o.decode_tokens = 64;

@@ -14,21 +14,43 @@ typedef struct attn_task {
     const tmrt_step *st;
     tmrt_acts *a;
     uint32_t kv_layer;
+    bool simd;          /* F16C + FMA loops for f16 rows */
 } attn_task;
 
-static float dot_row(const float *q, const void *k, uint32_t n, bool f32) {
+#if TMRT_HAVE_AVX2
+float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
+void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
+#define SIMD_F16 1
+#else
+#define SIMD_F16 0
+#endif
+
+static float dot_row(const float *q, const void *k, uint32_t n, bool f32, bool simd) {
     if (f32) return kern_dot(q, k, n);
+#if SIMD_F16
+    if (simd) return tmrt__dot_f16_avx2(q, k, n);
+#else
+    (void)simd;
+#endif
     const uint16_t *h = k;
     float s = 0;
     for (uint32_t i = 0; i < n; i++) s += q[i] * tmrt__f16_to_f32(h[i]);
     return s;
 }
 
-static void axpy_row(float *acc, float p, const void *v, uint32_t n, bool f32) {
+static void axpy_row(float *acc, float p, const void *v, uint32_t n, bool f32, bool simd) {
     if (f32) {
         kern_axpy(acc, p, v, n);
         return;
     }
+#if SIMD_F16
+    if (simd) {
+        tmrt__axpy_f16_avx2(acc, p, v, n);
+        return;
+    }
+#else
+    (void)simd;
+#endif
     const uint16_t *h = v;
     for (uint32_t i = 0; i < n; i++) acc[i] += p * tmrt__f16_to_f32(h[i]);
 }
@@ -48,12 +70,12 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
         memset(acc, 0, hd * sizeof *acc);
         float m = -INFINITY, l = 0;
         uint32_t last = at->st->n_past + t;
-        bool f32 = at->r->kv.f32;
+        bool f32 = at->r->kv.f32, simd = at->simd;
         size_t head_off = (size_t)kvh * hd * (f32 ? 4 : 2);
         for (uint32_t s = 0; s <= last; s++) {
             void *k, *v;
             tmrt__kv_rows(&at->r->kv, at->kv_layer, s, &k, &v);
-            float x = dot_row(q, (const char *)k + head_off, hd, f32) * scale;
+            float x = dot_row(q, (const char *)k + head_off, hd, f32, simd) * scale;
             if (x > m) { /* rescale what was summed under the old max */
                 float c = expf(m - x);
                 l *= c;
@@ -62,7 +84,7 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
             }
             float p = expf(x - m);
             l += p;
-            axpy_row(acc, p, (const char *)v + head_off, hd, f32);
+            axpy_row(acc, p, (const char *)v + head_off, hd, f32, simd);
         }
         float inv = 1.0f / l;
         for (uint32_t i = 0; i < hd; i++) acc[i] *= inv;
@@ -118,7 +140,10 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
     }
     tmrt__scratch_reset(r);
 
-    attn_task at = {r, st, a, kv_layer};
+    attn_task at = {r, st, a, kv_layer, false};
+#if SIMD_F16
+    at.simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#endif
     kern_pool_for(r->pool, (int64_t)n * H, 1, attend, &at);
 
     /* the output gate: attn *= sigmoid(gate), the gate being each head's
