@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "status.h"
+#include "parse.h"
 #include "system.h"
 #include "context.h"
 #include "heap.h"

@@ -11,7 +11,8 @@
  *   share.c     export / import (fstat, seals, mapping)
  *   message.c   send / receive over a Unix socket with SCM_RIGHTS
  *   view.c      tensor views of planes and tensor surfaces
- *   convert.c   fused conversion to a normalized planar float tensor
+ *   convert.c   fused conversion to a normalized planar float tensor or patches
+ *   convert_avx2.c  its AVX2 row kernel (target attributes, run-time dispatch)
  *   half.c      IEEE half <-> float
  */
 #ifndef TMEM_SURFACE_INTERNAL_H
@@ -114,7 +115,10 @@ tmem_status tmem__surface_registry_add(tmem_surface *s);
 void tmem__surface_registry_remove(tmem_surface *s);
 /* An imported surface of ctx with this identity, files, layout and access,
  * with one more reference; NULL when none. */
-tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like);
+/* An import of the same files and layout already in ctx (one more ref), or
+ * NULL. *conflict: one of like's files is already imported here paired with
+ * a different other file (a forged pairing). */
+tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like, bool *conflict);
 
 /* ---- wire.c ----
  * Descriptor v1, little endian, TMEM_SURFACE_DESCRIPTOR_SIZE bytes:
@@ -160,5 +164,9 @@ float tmem__f16_to_f32(uint16_t h);
  * and the bench. scratch_ctx may be NULL (tables then come from libc). */
 tmem_status tmem__surface_convert_raw(const tmem_surface_layout *l, const uint8_t *base, const tmem_convert_desc *desc,
                                       const tmem_tensor_view *dst, tmem_context *scratch_ctx);
+/* The patch-order conversion over raw memory (same conventions). */
+tmem_status tmem__surface_convert_patches_raw(const tmem_surface_layout *l, const uint8_t *base,
+                                              const tmem_convert_desc *desc, const tmem_patch_desc *patch,
+                                              const tmem_tensor_view *dst, tmem_context *scratch_ctx);
 
 #endif /* TMEM_SURFACE_INTERNAL_H */

@@ -138,16 +138,21 @@ def generate(name, spec, out_root, tok_dir, log):
         # The same logits with a single-token-only pass (N = 1): decode from the start.
         decode_all = run_with_cache(model, ids, [1] * T)
 
-    files = {}
-    files["prefill_logits"] = dict(file="ref_prefill_logits.f32",
-                                   shape=write_f32(os.path.join(out_dir, "ref_prefill_logits.f32"), prefill))
-    files["decode_logits"] = dict(file="ref_decode_logits.f32", prefill_n=N,
-                                  shape=write_f32(os.path.join(out_dir, "ref_decode_logits.f32"), decode))
-    files["chunked_logits"] = dict(file="ref_chunked_logits.f32", chunk=C,
-                                   shape=write_f32(os.path.join(out_dir, "ref_chunked_logits.f32"), chunked))
-    files["hidden_states"] = dict(file="ref_hidden_states.f32",
-                                  shape=write_f32(os.path.join(out_dir, "ref_hidden_states.f32"), hidden),
-                                  rows="embedding output, decoder layer 0..L-1 outputs, final norm output")
+    def raw(name, tensor):
+        return write_f32(os.path.join(out_dir, f"ref_{name}.f32"), tensor)
+
+    # key order as in the committed ref.json files
+    files = {
+        "prefill_logits": dict(file="ref_prefill_logits.f32",
+                               shape=raw("prefill_logits", prefill)),
+        "decode_logits": dict(file="ref_decode_logits.f32", prefill_n=N,
+                              shape=raw("decode_logits", decode)),
+        "chunked_logits": dict(file="ref_chunked_logits.f32", chunk=C,
+                               shape=raw("chunked_logits", chunked)),
+        "hidden_states": dict(file="ref_hidden_states.f32", shape=raw("hidden_states", hidden),
+                              rows="embedding output, decoder layer 0..L-1 outputs, "
+                                   "final norm output"),
+    }
     layer_norm_form = rmsnorm_form(model.model.norm)
     gated = None
     for layer in model.model.layers:

@@ -194,8 +194,9 @@ def generate(out_root, tok_dir, png_path, log):
             rows="as passed to the language model: 4 rows = text, t, h, w; 3 rows = t, h, w")
     files["logits"] = dict(file="ref_logits.f32", shape=write_f32(
         os.path.join(out_dir, "ref_logits.f32"), logits))
-    files["decode_logits"] = dict(file="ref_decode_logits.f32", prefill_n=prefill_n, shape=write_f32(
-        os.path.join(out_dir, "ref_decode_logits.f32"), decode))
+    files["decode_logits"] = dict(file="ref_decode_logits.f32", prefill_n=prefill_n,
+                                  shape=write_f32(os.path.join(out_dir, "ref_decode_logits.f32"),
+                                                  decode))
     ref = {
         "generator": "tests/data/gen/gen_vlm.py",
         "torch": torch.__version__, "transformers": transformers.__version__,
