@@ -97,6 +97,14 @@ static int cmd_gguf(const char *dump, const char *out) {
     if (tmem_gguf_writer_write(w, img, need, &need) != TMEM_OK || write_file(out, img, need))
         return fprintf(stderr, "tok_check: cannot write %s\n", out), 1;
     fprintf(stderr, "tok_check: %s: %zu tokens, %zu merges, %zu bytes\n", out, nt, nm, need);
+    for (size_t i = 0; i < nt; i++) free(tokens[i]);
+    for (size_t i = 0; i < nm; i++) free(merges[i]);
+    free(tokens);
+    free(merges);
+    free(types);
+    free(img);
+    free(text);
+    tmem_gguf_writer_destroy(w);
     return 0;
 }
 
@@ -124,7 +132,10 @@ static int cmd_jsview(const char *in, const char *out) {
     if (!s) return 1;
     uint8_t *o = malloc(3 * len + 1);
     size_t n = jsview(s, len, o);
-    return write_file(out, o, n) ? 1 : 0;
+    int rc = write_file(out, o, n) ? 1 : 0;
+    free(s);
+    free(o);
+    return rc;
 }
 
 static tmem_context *ctx;
@@ -248,6 +259,10 @@ static int cmd_compare(const char *path, const char *corpus, const char *expecte
            lines, invalid_lines, tokens, bad, rt_bad, all_ok ? "identical" : "DIFFERENT", whole_rt ? "ok" : "FAILED");
     tmrt_tokenizer_destroy(tok);
     tmem_context_destroy(ctx);
+    free(raw);
+    free(exp);
+    free(view);
+    free(want);
     return bad || rt_bad || !all_ok || !whole_rt ? 1 : 0;
 }
 
@@ -291,6 +306,8 @@ static int cmd_bench(const char *path, const char *corpus, bool copy) {
            copy ? "copied" : "in_place", in.n_vocab, in.n_merges, (unsigned long long)(d1 - d0),
            (unsigned long long)in.table_bytes, (unsigned long long)in.load_peak_bytes,
            (unsigned long long)in.string_bytes, t_load, len, n, best, (double)len / best / 1e6, (double)n / best);
+    free(ids);
+    free(text);
     tmrt_tokenizer_destroy(tok);
     tmem_context_destroy(ctx);
     return 0;

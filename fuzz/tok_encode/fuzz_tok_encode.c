@@ -2,8 +2,8 @@
  * decode(encode(x)) == x byte for byte, through both decode and the UTF-8
  * stream. The first input byte picks the flags and the vocabulary (a
  * synthetic Qwen-style BPE of 1,000 or 6,000 tokens, built once per process,
- * pre-tokenizer qwen35 or qwen2). Seeds: corpus_encode/. Registered by
- * fuzz/tokenizer.cmake. */
+ * pre-tokenizer qwen35 or qwen2). Seeds: fuzz/tok_encode/corpus. Runtime sources:
+ * runtime_sources.cmake. */
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"

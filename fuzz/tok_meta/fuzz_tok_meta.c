@@ -2,9 +2,9 @@
  * either fails to load with an error (and a message) or gives a tokenizer
  * that encodes and decodes without crashing, with decode(encode(x)) == x on
  * the input's own bytes. The input is copied to an exact-size allocation so
- * AddressSanitizer sees a read one byte past the end. Seeds: corpus_meta/
- * (synthetic vocabularies and broken variants). Registered by
- * fuzz/tokenizer.cmake (it links the runtime). */
+ * AddressSanitizer sees a read one byte past the end. Seeds: fuzz/tok_meta/corpus
+ * (synthetic vocabularies and broken variants). It links the runtime:
+ * see runtime_sources.cmake. */
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
