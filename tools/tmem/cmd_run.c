@@ -93,6 +93,13 @@ static int parse(int argc, char **argv, run_args *a) {
     return 0;
 }
 
+/* The longest batch the prefill will evaluate: the prompt up to
+ * --decode-from (the rest goes one token at a time). */
+static uint32_t first_span(const run_args *a, uint32_t n_prompt) {
+    uint32_t n = a->decode_from && a->decode_from < n_prompt ? (uint32_t)a->decode_from : n_prompt;
+    return n ? n : 1;
+}
+
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -200,6 +207,9 @@ int tmem_cmd_run(int argc, char **argv) {
     tmrt_session_desc sd = {0};
     sd.n_ctx = a.ctx ? (uint32_t)a.ctx : 0;
     sd.chunk = (uint32_t)a.chunk;
+    /* a prompt shorter than the chunk needs no arena for the full chunk */
+    uint32_t prefill_span = first_span(&a, n_prompt);
+    if (prefill_span < (sd.chunk ? sd.chunk : 512u)) sd.chunk = prefill_span;
     sd.threads = (uint32_t)a.threads;
     sd.budget = a.budget;
     if (!sd.n_ctx) { /* default: what this request needs, at least 4096 when the model allows */
