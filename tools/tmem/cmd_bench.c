@@ -13,6 +13,7 @@ static const tmem_bench benches[] = {
     {"trace", "cost of tracing: off vs stopped vs ring vs file, and export speed", tmem_bench_trace},
     {"kv", "paged KV cache vs contiguous max-length buffers: waste, CoW fork savings", tmem_bench_kv},
     {"kern", "runtime matmul kernels: decode GB/s vs a streaming read, prefill GFLOP/s vs scalar", tmem_bench_kern},
+    {"run", "the runtime on the Qwen3.5-0.8B shape: typed vs naive memory, speed, fit vs OS peak", tmem_bench_run},
     {"tok", "tokenizer tables indexed in the mapped GGUF vs strings copied: dirty bytes, encode/decode", tmem_bench_tok},
     {NULL, NULL, NULL}
 };
