@@ -15,5 +15,6 @@
 #include "plan.h"
 #include "model.h"
 #include "surface.h"
+#include "device.h"
 
 #endif /* TYPEDMEM_H */

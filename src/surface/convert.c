@@ -40,6 +40,8 @@ typedef struct src_image {
     yuv_coef yuv;
 } src_image;
 
+static bool finite_nonzero(float v) { return isfinite(v) && v != 0.0f; }
+
 static float clamp255(float v) { return v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v; }
 
 /* One source pixel as R, G, B, A in 0..255 (A = 255 when the format has none). */
@@ -84,6 +86,24 @@ __attribute__((always_inline)) static inline void fetch(const src_image *s, tmem
     px[3] = 255.0f;
 }
 
+tmem_status tmem__convert_affine(const tmem_convert_desc *d, float a[4], float b[4]) {
+    /* out = v * a[c] + b[c] with a = scale / std, b = -mean / std. */
+    float scale = d->scale == 0.0f ? 1.0f / 255.0f : d->scale;
+    if (!finite_nonzero(scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    for (uint32_t c = 0; c < 4; c++) {
+        float sd = d->std[c] == 0.0f ? 1.0f : d->std[c];
+        if (!finite_nonzero(sd) || !isfinite(d->mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
+        a[c] = scale / sd;
+        b[c] = -d->mean[c] / sd;
+    }
+    return TMEM_OK;
+}
+
+void tmem__convert_yuv(tmem_yuv_matrix m, float out[6]) {
+    const yuv_coef *c = &yuv_coefs[(unsigned)m < TMEM_YUV_COUNT ? m : TMEM_YUV_BT601_LIMITED];
+    out[0] = c->ky, out[1] = c->y0, out[2] = c->rv, out[3] = c->gu, out[4] = c->gv, out[5] = c->bu;
+}
+
 /* Source taps and weight of one output coordinate. */
 typedef struct tap {
     uint32_t i0, i1;
@@ -109,6 +129,12 @@ static tap make_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n
     t.i1 = in_first + (k + 1 < in_n ? k + 1 : k);
     t.w = (float)(s - (double)k);
     return t;
+}
+
+void tmem__convert_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n, tmem_resize_filter filter,
+                       uint32_t *i0, uint32_t *i1, float *w) {
+    tap t = make_tap(i, out_n, in_first, in_n, filter);
+    *i0 = t.i0, *i1 = t.i1, *w = t.w;
 }
 
 /* What every output row needs besides its own tap. */
@@ -148,8 +174,6 @@ __attribute__((always_inline)) static inline void convert_row(const row_job *j, 
     }
 }
 
-static bool finite_nonzero(float v) { return isfinite(v) && v != 0.0f; }
-
 /* Output channel count a source format supports. */
 static bool channels_ok(tmem_pixel_format f, uint64_t c) {
     switch (f) {
@@ -188,16 +212,9 @@ tmem_status tmem__surface_convert_raw(const tmem_surface_layout *l, const uint8_
         r.height > l->height - r.y)
         return tmem__err(TMEM_E_INVALID_ARG);
 
-    /* out = v * a[c] + b[c] with a = scale / std, b = -mean / std. */
-    float scale = d.scale == 0.0f ? 1.0f / 255.0f : d.scale;
-    if (!finite_nonzero(scale)) return tmem__err(TMEM_E_INVALID_ARG);
     float a[4], b[4];
-    for (uint32_t c = 0; c < 4; c++) {
-        float sd = d.std[c] == 0.0f ? 1.0f : d.std[c];
-        if (!finite_nonzero(sd) || !isfinite(d.mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
-        a[c] = scale / sd;
-        b[c] = -d.mean[c] / sd;
-    }
+    tmem_status st = tmem__convert_affine(&d, a, b);
+    if (st != TMEM_OK) return st;
 
     src_image s;
     memset(&s, 0, sizeof s);

@@ -1,0 +1,64 @@
+/*
+ * Loading Vulkan at run time: dlopen libvulkan.so.1 (the loader) and fetch
+ * every entry point through it, so the library links no Vulkan and a
+ * program without a Vulkan driver still runs (attach answers UNSUPPORTED).
+ */
+#include <dlfcn.h>
+#include <string.h>
+#include "backend/vulkan_internal.h"
+
+tmem_status tmem__vk_load(tmem__vk *vk) {
+    vk->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!vk->lib) vk->lib = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
+    if (!vk->lib) return tmem__err(TMEM_E_UNSUPPORTED);
+    void *sym = dlsym(vk->lib, "vkGetInstanceProcAddr");
+    if (!sym) {
+        tmem__vk_unload(vk);
+        return tmem__err(TMEM_E_UNSUPPORTED);
+    }
+    memcpy(&vk->fn.vkGetInstanceProcAddr, &sym, sizeof sym);
+    vk->fn.vkCreateInstance = (PFN_vkCreateInstance)vk->fn.vkGetInstanceProcAddr(NULL, "vkCreateInstance");
+    vk->fn.vkEnumerateInstanceVersion =
+        (PFN_vkEnumerateInstanceVersion)vk->fn.vkGetInstanceProcAddr(NULL, "vkEnumerateInstanceVersion");
+    if (!vk->fn.vkCreateInstance) {
+        tmem__vk_unload(vk);
+        return tmem__err(TMEM_E_UNSUPPORTED);
+    }
+    return TMEM_OK;
+}
+
+void tmem__vk_load_instance(tmem__vk *vk) {
+#define TMEM__VK_LOAD_I(name) vk->fn.name = (PFN_##name)vk->fn.vkGetInstanceProcAddr(vk->instance, #name);
+    TMEM__VK_INSTANCE_FNS(TMEM__VK_LOAD_I)
+#undef TMEM__VK_LOAD_I
+    if (!vk->fn.vkGetPhysicalDeviceMemoryProperties2)
+        vk->fn.vkGetPhysicalDeviceMemoryProperties2 = (PFN_vkGetPhysicalDeviceMemoryProperties2)vk->fn.vkGetInstanceProcAddr(
+            vk->instance, "vkGetPhysicalDeviceMemoryProperties2KHR");
+}
+
+void tmem__vk_load_device(tmem__vk *vk) {
+#define TMEM__VK_LOAD_D(name) vk->fn.name = (PFN_##name)vk->fn.vkGetDeviceProcAddr(vk->device, #name);
+    TMEM__VK_DEVICE_FNS(TMEM__VK_LOAD_D)
+#undef TMEM__VK_LOAD_D
+}
+
+void tmem__vk_unload(tmem__vk *vk) {
+    if (vk->lib) dlclose(vk->lib);
+    vk->lib = NULL;
+}
+
+tmem_status tmem__vk_status(VkResult r) {
+    switch (r) {
+    case VK_SUCCESS: return TMEM_OK;
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_TOO_MANY_OBJECTS:
+    case VK_ERROR_FRAGMENTATION: return tmem__err(TMEM_E_NO_MEMORY);
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FORMAT_NOT_SUPPORTED:
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+    case VK_ERROR_INVALID_EXTERNAL_HANDLE: return tmem__err(TMEM_E_UNSUPPORTED);
+    default: return tmem__err(TMEM_E_OS);
+    }
+}
