@@ -137,6 +137,7 @@ tmem_status tmem_gpu_export_fd(tmem_gpu *gpu, const tmem_heap *heap, uint64_t of
     if (st != TMEM_OK) return st;
     const tmem__backend *be = tmem__heap_type(heap)->pool.backend;
     if (!be || be->user != gpu) return tmem__err(TMEM_E_UNSUPPORTED);
+    if (span.offset + size > span.memory_size) return tmem__err(TMEM_E_ALIGNMENT); /* two objects */
     st = gpu->ops->export_fd(gpu, &span, fd);
     if (st == TMEM_OK) {
         *memory_offset = span.offset;

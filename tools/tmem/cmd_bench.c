@@ -11,6 +11,7 @@ static const tmem_bench benches[] = {
     {"surface", "image pipeline: copies, peak and cross-process hand-off, naive vs surfaces", tmem_bench_surface},
     {"trace", "cost of tracing: off vs stopped vs ring vs file, and export speed", tmem_bench_trace},
     {"kv", "paged KV cache vs contiguous max-length buffers: waste, CoW fork savings", tmem_bench_kv},
+    {"gpu", "model graphs on CUDA: planned typed heap vs cudaMalloc per tensor vs cudaMallocAsync", tmem_bench_gpu},
     {NULL, NULL, NULL}
 };
 
