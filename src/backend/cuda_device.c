@@ -68,7 +68,9 @@ static tmem_status cu_info(tmem_gpu *gpu, tmem_gpu_info *out) {
     snprintf(out->features, sizeof out->features, "vmm%s%s", cu->export_fd ? " posix_fd_export" : "",
              (gpu->flags & TMEM_GPU_EXPORTABLE) ? " export_fd" : "");
     uint32_t n = 0;
-    for (unsigned p = 0; p < TMEM_PLACEMENT_COUNT; p++) {
+    static const tmem_placement order[] = {TMEM_PLACEMENT_DEVICE, TMEM_PLACEMENT_PINNED}; /* DEVICE first */
+    for (unsigned k = 0; k < 2; k++) {
+        tmem_placement p = order[k];
         if (!(gpu->placements & (1u << p))) continue;
         const tmem__backend *be = &gpu->backends[p];
         tmem__region r = {0};

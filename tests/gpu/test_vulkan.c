@@ -243,6 +243,16 @@ static void test_budget_and_faults(void) {
     REQUIRE_OK(tmem_type_device_info(t, &mi));
     CHECK(mi.heap_size > 0 && mi.budget > 0);
     CHECK_OK(tmem_context_check(g_ctx));
+    /* stats JSON carries the device section of device types only */
+    size_t need = 0;
+    (void)tmem_stats_json(g_ctx, NULL, 0, &need); /* sizing call */
+    REQUIRE(need > 1);
+    char *js = malloc(need);
+    REQUIRE(js);
+    REQUIRE_OK(tmem_stats_json(g_ctx, js, need, NULL));
+    const char *at = strstr(js, "\"name\":\"/memory/vk-budget\"");
+    CHECK(at && strstr(at, "\"device\":{\"backend\":\"vulkan\""));
+    free(js);
 }
 
 /* A fixed NV12 frame: gradients plus a seeded pattern. */
