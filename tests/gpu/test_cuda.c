@@ -7,6 +7,9 @@
  * or a device. */
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
 #include "backend/cuda_internal.h"
@@ -214,6 +217,60 @@ static void test_pinned(void) {
     CHECK_OK(tmem_context_check(g_ctx));
 }
 
+/* Map an imported fd at a fresh address and read 256 bytes at `off`. */
+static CUresult read_imported(tmem__cu *cu, int fd, uint64_t msize, uint64_t off, uint8_t out[256]) {
+    CUmemGenericAllocationHandle ih;
+    CUresult r = cu->fn.cuMemImportFromShareableHandle(&ih, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    if (r != CUDA_SUCCESS) return r;
+    CUdeviceptr va = 0;
+    r = cu->fn.cuMemAddressReserve(&va, (size_t)msize, (size_t)msize, 0, 0);
+    if (r == CUDA_SUCCESS) r = cu->fn.cuMemMap(va, (size_t)msize, 0, ih, 0);
+    if (r == CUDA_SUCCESS) r = cu->fn.cuMemSetAccess(va, (size_t)msize, &cu->access, 1);
+    if (r == CUDA_SUCCESS) r = cu->fn.cuMemcpyDtoH(out, va + off, 256);
+    if (va) {
+        (void)cu->fn.cuMemUnmap(va, (size_t)msize);
+        (void)cu->fn.cuMemAddressFree(va, (size_t)msize);
+    }
+    (void)cu->fn.cuMemRelease(ih);
+    return r;
+}
+
+/* The other process: its own context, the same physical memory. */
+static int child_import(int fd, uint64_t msize, uint64_t off) {
+    tmem_context *ctx = NULL;
+    tmem_context_desc cd = {0};
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    tmem_gpu_desc gd = {0};
+    gd.api = TMEM_GPU_CUDA;
+    tmem_gpu *gpu;
+    if (tmem_context_create(&cd, &ctx) != TMEM_OK || tmem_gpu_attach(ctx, &gd, &gpu) != TMEM_OK) return 2;
+    tmem__cu *cu = tmem__cu_of(gpu);
+    uint8_t back[256] = {0};
+    if (!tmem__cu_enter(cu)) return 3;
+    CUresult r = read_imported(cu, fd, msize, off, back);
+    tmem__cu_leave(cu);
+    int bad = 0;
+    for (int i = 0; i < 256; i++) bad += back[i] != (uint8_t)(255 - i);
+    tmem_gpu_release(gpu);
+    tmem_context_destroy(ctx);
+    return r != CUDA_SUCCESS ? 4 : bad ? 5 : 0;
+}
+
+static int spawn_importer(int fd, uint64_t msize, uint64_t off) {
+    (void)fcntl(fd, F_SETFD, 0); /* inherited by the child */
+    char a1[32], a2[32], a3[32];
+    snprintf(a1, sizeof a1, "%d", fd);
+    snprintf(a2, sizeof a2, "%llu", (unsigned long long)msize);
+    snprintf(a3, sizeof a3, "%llu", (unsigned long long)off);
+    char *argv[] = {(char *)"test_cuda", (char *)"--import-child", a1, a2, a3, NULL};
+    extern char **environ;
+    pid_t pid;
+    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0) return -1;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
 static void test_export(void) {
     tmem_context *ctx = NULL;
     tmem_context_desc cd = {0};
@@ -252,30 +309,24 @@ static void test_export(void) {
     CHECK(fd >= 0 && msize == sp.memory_size);
     /* import and map at a second address: the same bytes */
     tmem__cu *cu = tmem__cu_of(gpu);
-    REQUIRE(tmem__cu_enter(cu));
-    CUmemGenericAllocationHandle ih;
-    CUresult r = cu->fn.cuMemImportFromShareableHandle(&ih, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-    CHECK(r == CUDA_SUCCESS);
-    CUdeviceptr va2 = 0;
-    if (r == CUDA_SUCCESS) r = cu->fn.cuMemAddressReserve(&va2, (size_t)msize, (size_t)msize, 0, 0);
-    if (r == CUDA_SUCCESS) r = cu->fn.cuMemMap(va2, (size_t)msize, 0, ih, 0);
-    if (r == CUDA_SUCCESS) r = cu->fn.cuMemSetAccess(va2, (size_t)msize, &cu->access, 1);
     uint8_t back[256] = {0};
-    if (r == CUDA_SUCCESS) r = cu->fn.cuMemcpyDtoH(back, va2 + moff, 256);
+    REQUIRE(tmem__cu_enter(cu));
+    CUresult r = read_imported(cu, fd, msize, moff, back);
+    tmem__cu_leave(cu);
     CHECK_MSG(r == CUDA_SUCCESS, "import/map: %d", (int)r);
     CHECK(memcmp(back, pat, 256) == 0);
-    if (va2) {
-        (void)cu->fn.cuMemUnmap(va2, (size_t)msize);
-        (void)cu->fn.cuMemAddressFree(va2, (size_t)msize);
-    }
-    (void)cu->fn.cuMemRelease(ih);
-    tmem__cu_leave(cu);
+    /* another process: the fd crosses exec, the bytes are the same */
+    int child = spawn_importer(fd, msize, moff);
+    CHECK_MSG(child == 0, "importer process exited %d", child);
     close(fd);
+    CHECK_ST(tmem_gpu_export_fd(g_gpu, h, ai.offset, 65536, &fd, &moff, &msize), TMEM_E_UNSUPPORTED);
     tmem_gpu_release(gpu);
     tmem_context_destroy(ctx);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc == 5 && !strcmp(argv[1], "--import-child"))
+        return child_import(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
     tmem_context_desc cd = {0};
     cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
     cd.budget = 64ull << 30;

@@ -7,6 +7,9 @@
  * for bit against the CPU conversion. Skips (77) without a Vulkan device. */
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
 #include "backend/vulkan_internal.h"
@@ -417,6 +420,50 @@ static void test_convert(void) {
     convert_case(320, 240, 96, 64, &cd); /* crop + nearest */
 }
 
+/* The other process: import the fd into its own device, map, compare. */
+static int child_import(int fd, uint64_t size, uint64_t offset) {
+    tmem_context *ctx = new_ctx();
+    tmem_gpu *gpu;
+    if (!ctx || tmem_gpu_attach(ctx, NULL, &gpu) != TMEM_OK) return 2;
+    tmem__vk *vk = tmem__vk_of(gpu);
+    VkImportMemoryFdInfoKHR imp = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+                                   .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, .fd = fd};
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &imp, .allocationSize = size,
+                                .memoryTypeIndex = vk->type_of[TMEM_PLACEMENT_DEVICE_HOST_VISIBLE]};
+    VkDeviceMemory m;
+    void *map = NULL;
+    if (vk->fn.vkAllocateMemory(vk->device, &mai, NULL, &m) != VK_SUCCESS) return 3;
+    if (vk->fn.vkMapMemory(vk->device, m, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS) return 4;
+    int bad = 0;
+    for (int i = 0; i < 65536; i++) bad += ((const uint8_t *)map)[offset + i] != 0xA5;
+    vk->fn.vkUnmapMemory(vk->device, m);
+    vk->fn.vkFreeMemory(vk->device, m, NULL);
+    tmem_gpu_release(gpu);
+    tmem_context_destroy(ctx);
+    return bad ? 5 : 0;
+}
+
+/* Export again and hand the fd to a new process (fd inherited across exec). */
+static int spawn_importer(tmem_gpu *gpu, const tmem_heap *h, uint64_t off) {
+    int fd = -1;
+    uint64_t moff, msize;
+    if (tmem_gpu_export_fd(gpu, h, off, 65536, &fd, &moff, &msize) != TMEM_OK) return -1;
+    (void)fcntl(fd, F_SETFD, 0); /* inherited by the child */
+    char a1[32], a2[32], a3[32];
+    snprintf(a1, sizeof a1, "%d", fd);
+    snprintf(a2, sizeof a2, "%llu", (unsigned long long)msize);
+    snprintf(a3, sizeof a3, "%llu", (unsigned long long)moff);
+    char *argv[] = {(char *)"test_vulkan", (char *)"--import-child", a1, a2, a3, NULL};
+    extern char **environ;
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+    close(fd);
+    if (rc != 0) return -1;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
 /* Export a chunk as an fd and import it again: the same bytes. */
 static void test_export(void) {
     tmem_context *ctx = new_ctx();
@@ -466,7 +513,12 @@ static void test_export(void) {
     CHECK(bad == 0);
     vk->fn.vkUnmapMemory(vk->device, m);
     vk->fn.vkFreeMemory(vk->device, m, NULL);
-    /* a host heap cannot be exported */
+    /* another process, its own device: the same bytes */
+    int child = spawn_importer(gpu, h, ai.offset);
+    CHECK_MSG(child == 0, "importer process exited %d", child);
+    /* a gpu attached without EXPORTABLE, or another gpu's heap: refused */
+    CHECK_ST(tmem_gpu_export_fd(g_gpu, h, ai.offset, 65536, &fd, &moff, &msize), TMEM_E_UNSUPPORTED);
+    CHECK(fd == -1);
     tmem_gpu_release(gpu);
     tmem_heap_destroy(h);
     tmem_context_destroy(ctx); /* the gpu goes with its last pool */
@@ -496,7 +548,9 @@ static void test_cached_and_lifetime(void) {
     tmem_context_destroy(ctx);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc == 5 && !strcmp(argv[1], "--import-child"))
+        return child_import(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
     g_ctx = new_ctx();
     if (!g_ctx) return 1;
     tmem_gpu_desc gd = {0};
