@@ -54,7 +54,7 @@ static tmem_status load(tmem__cu *cu) {
 
 static void cu_close(tmem__cu *cu) {
     if (cu->ctx) (void)cu->fn.cuDevicePrimaryCtxRelease(cu->device);
-    if (cu->lib) dlclose(cu->lib);
+    /* libcuda stays mapped (not unload-safe; dlopen is reference counted). */
     free(cu);
 }
 

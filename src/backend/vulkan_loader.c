@@ -13,6 +13,7 @@ tmem_status tmem__vk_load(tmem__vk *vk) {
     if (!vk->lib) return tmem__err(TMEM_E_UNSUPPORTED);
     void *sym = dlsym(vk->lib, "vkGetInstanceProcAddr");
     if (!sym) {
+        dlclose(vk->lib);
         tmem__vk_unload(vk);
         return tmem__err(TMEM_E_UNSUPPORTED);
     }
@@ -21,6 +22,7 @@ tmem_status tmem__vk_load(tmem__vk *vk) {
     vk->fn.vkEnumerateInstanceVersion =
         (PFN_vkEnumerateInstanceVersion)vk->fn.vkGetInstanceProcAddr(NULL, "vkEnumerateInstanceVersion");
     if (!vk->fn.vkCreateInstance) {
+        dlclose(vk->lib);
         tmem__vk_unload(vk);
         return tmem__err(TMEM_E_UNSUPPORTED);
     }
@@ -42,10 +44,10 @@ void tmem__vk_load_device(tmem__vk *vk) {
 #undef TMEM__VK_LOAD_D
 }
 
-void tmem__vk_unload(tmem__vk *vk) {
-    if (vk->lib) dlclose(vk->lib);
-    vk->lib = NULL;
-}
+/* The loader stays mapped: Vulkan drivers (Mesa's LLVM, ICU, libxml2 under
+ * it) are not unload-safe, and dlopen is reference counted, so a later
+ * attach finds it again without growing anything. */
+void tmem__vk_unload(tmem__vk *vk) { vk->lib = NULL; }
 
 tmem_status tmem__vk_status(VkResult r) {
     switch (r) {
