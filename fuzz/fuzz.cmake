@@ -18,6 +18,10 @@
 #    linked against the library compiled by clang with
 #    -fsanitize=fuzzer-no-link,address,undefined (build/fuzz/libtypedmem_fuzz.a);
 #    target `fuzz` builds them all. Without clang a message says so.
+#    Sanitizers do not recover (-fno-sanitize-recover=all): a UBSan finding
+#    is a crash, and libFuzzer saves its input as a reproducer.
+#  `make fuzz` builds them and runs each briefly (fuzz/run.sh; FUZZ_SECONDS,
+#  default 10); `make fuzz-smoke` runs each for 30 s.
 include_guard(GLOBAL)
 
 find_program(TMEM_CLANG NAMES clang clang-16 clang-15 clang-14)
@@ -30,7 +34,8 @@ if(NOT TARGET fuzz)
   add_custom_target(fuzz)
 endif()
 
-set(TMEM_FUZZ_FLAGS -std=c11 -D_GNU_SOURCE -DTMEM_FAULT_INJECTION=1 -g -O1 -fno-omit-frame-pointer
+set(TMEM_FUZZ_FLAGS -std=c11 -D_GNU_SOURCE -DTMEM_FAULT_INJECTION=1 -DTMEM_DEBUG=2 -g -O1 -fno-omit-frame-pointer
+    -fno-sanitize-recover=all
     -I "${CMAKE_SOURCE_DIR}/include" -I "${CMAKE_SOURCE_DIR}/src" -I "${CMAKE_SOURCE_DIR}/fuzz")
 set(TMEM_FUZZ_DIR "${CMAKE_BINARY_DIR}/fuzz")
 set(TMEM_FUZZ_LIB "${TMEM_FUZZ_DIR}/libtypedmem_fuzz.a")
@@ -66,7 +71,8 @@ function(tmem_add_fuzz name source)
 
   add_executable(fuzz_replay_${name} "${CMAKE_SOURCE_DIR}/fuzz/replay_main.c" "${src}")
   target_include_directories(fuzz_replay_${name} PRIVATE "${CMAKE_SOURCE_DIR}/src" "${CMAKE_SOURCE_DIR}/fuzz")
-  target_link_libraries(fuzz_replay_${name} PRIVATE typedmem_static)
+  target_link_libraries(fuzz_replay_${name} PRIVATE typedmem_testing)
+  set_target_properties(fuzz_replay_${name} PROPERTIES TMEM_TESTING ON)
   add_test(NAME fuzz/${name} COMMAND fuzz_replay_${name} "${corpus}")
   set_tests_properties(fuzz/${name} PROPERTIES TIMEOUT 120 LABELS fuzz)
 

@@ -12,6 +12,7 @@ foreach(src ${TMEM_GPU_TESTS})
   endif()
   add_executable(gpu_${name} ${src})
   target_link_libraries(gpu_${name} PRIVATE tmem_testlib typedmem_gpu)
+  set_target_properties(gpu_${name} PROPERTIES TMEM_TESTING ON)
   add_test(NAME gpu/${name} COMMAND gpu_${name})
   set_tests_properties(gpu/${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "TMEM_SHARED_DIR=${CMAKE_SOURCE_DIR}/../shared;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")

@@ -109,6 +109,17 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_row_size(uint32_t type, uint64_t n
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_type_from_name(const char *name, uint32_t *out);
 
+/** @brief Convert n elements of a float ggml type (F32, F16, BF16; stored
+ *  little-endian, any alignment) to f32. @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  (NULL with n > 0) | TMEM_E_UNSUPPORTED (another type) @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_row_to_f32(uint32_t type, const void *src, float *dst, uint64_t n);
+
+/** @brief Encode n f32 values as F32, F16 or BF16 (little-endian), rounding
+ *  to nearest even as ggml and gguf-py do (F16 overflow gives infinity, BF16
+ *  keeps NaN quiet). Quantised types: the runtime's kernels.
+ *  @return as tmem_ggml_row_to_f32 @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_row_from_f32(uint32_t type, const float *src, void *dst, uint64_t n);
+
 /* ====================================================================== */
 /* GGUF reader                                                              */
 /* ====================================================================== */
@@ -324,6 +335,63 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_add_tensor(tmem_gguf_writer
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (cap too small; nothing
  *          meaningful written) | TMEM_E_OVERFLOW @par Threads one thread per writer */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_write(const tmem_gguf_writer *w, void *buf, size_t cap, size_t *needed);
+
+/** @brief Declare a tensor whose bytes a stream (tmem_gguf_stream_write)
+ *  will supply: same checks as tmem_gguf_writer_add_tensor. A writer holding
+ *  one cannot be serialised with tmem_gguf_writer_write (TMEM_E_STATE).
+ *  @return as tmem_gguf_writer_add_tensor, plus TMEM_E_STATE (a stream is
+ *          writing this writer) @par Threads one thread per writer */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_add_tensor_info(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const uint64_t *dims);
+
+/** @brief Writing a GGUF file as its data is produced: the header (pairs,
+ *  tensor infos, padding) is written at begin, then the tensors in the order
+ *  they were added: the ones the writer holds (copied data or the test
+ *  pattern) are emitted by the stream itself, the declared ones
+ *  (tmem_gguf_writer_add_tensor_info) take exactly their bytes from
+ *  tmem_gguf_stream_write, in one or many calls; padding between tensors is
+ *  inserted. Memory: a 1 MiB write buffer and the header, whatever the model
+ *  size. The bytes equal what tmem_gguf_writer_write would produce.
+ *
+ * @code
+ *   tmem_gguf_stream *s;
+ *   if (tmem_gguf_stream_begin(w, "out.gguf", &s) != TMEM_OK) return;
+ *   for (each declared tensor, each chunk) st = tmem_gguf_stream_write(s, chunk, n);
+ *   st = tmem_gguf_stream_finish(s, &bytes);   // the file is complete, or removed
+ * @endcode
+ * While a stream is open the writer refuses changes (TMEM_E_STATE); it must
+ * outlive the stream. */
+typedef struct tmem_gguf_stream tmem_gguf_stream;
+
+/** @brief Create or truncate `path` and write the header.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (another stream is
+ *          open on w) | TMEM_E_NOT_FOUND (a directory on the path is missing)
+ *          | TMEM_E_PERMISSION | TMEM_E_IO | TMEM_E_OVERFLOW | TMEM_E_NO_MEMORY
+ *          | TMEM_E_OS. On failure no file is left behind.
+ *  @par Threads one thread per writer */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path, tmem_gguf_stream **out);
+
+/** @brief The tensor the next write goes to (index in add order) and the
+ *  bytes it still needs. @return TMEM_OK | TMEM_E_INVALID_ARG |
+ *  TMEM_E_NOT_FOUND (every tensor is complete) @par Threads one thread per stream */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_next(const tmem_gguf_stream *s, size_t *index, uint64_t *remaining);
+
+/** @brief Append `len` bytes to the current declared tensor (at most what it
+ *  still needs; a call never spans two tensors).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW (more than the
+ *          tensor needs; nothing written) | TMEM_E_STATE (all tensors done) |
+ *          TMEM_E_IO (disk full, ...: the stream has failed, finish removes
+ *          the file) @par Threads one thread per stream */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_write(tmem_gguf_stream *s, const void *data, size_t len);
+
+/** @brief Flush and close. The stream is freed in every case.
+ *  @param[out] file_bytes  may be NULL: the file's size on success.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (a tensor is
+ *          incomplete) | the first write error. On any error the file is
+ *          removed. @par Threads one thread per stream */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_finish(tmem_gguf_stream *s, uint64_t *file_bytes);
+
+/** @brief Give up: close, remove the file, free. NULL is a no-op. @par Threads one thread per stream */
+TMEM_API void tmem_gguf_stream_abort(tmem_gguf_stream *s);
 
 /* ====================================================================== */
 /* Model memory descriptors                                                 */

@@ -346,7 +346,9 @@ TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, bad fds, unknown flags)
  *          | TMEM_E_PARSE (descriptor too short, bad magic or version)
  *          | TMEM_E_CORRUPT (layout fields inconsistent, sizes that do not match
- *          the files, one file passed twice, control page of another surface)
+ *          the files, one file passed twice, control page of another surface,
+ *          a control page or pixel file this context already imported paired
+ *          with a different other file: a forged frame)
  *          | TMEM_E_PERMISSION (seals missing: a peer could shrink or grow it)
  *          | TMEM_E_NOT_FOUND (no IMAGE type) | TMEM_E_BUDGET | TMEM_E_NO_MEMORY
  *          | TMEM_E_FULL (no free use slot in the control page) | TMEM_E_OS
@@ -446,6 +448,10 @@ typedef enum tmem_resize_filter {
 /** @brief Conversion flags. */
 typedef enum tmem_convert_flag {
     TMEM_CONVERT_BGR = 1u << 0, /**< write channels in B, G, R order */
+    TMEM_CONVERT_REFERENCE = 1u << 1, /**< run the portable scalar path even
+                                           where a SIMD path exists (the
+                                           reference the SIMD path is tested
+                                           against: results are bit-identical) */
 } tmem_convert_flag;
 
 /** @brief One fused conversion: crop, resize, colour convert, scale, mean/std,
@@ -475,6 +481,42 @@ typedef struct tmem_convert_desc {
  *          | TMEM_E_NO_MEMORY (tables for very wide outputs)
  *  @par Threads safe (several conversions of one source may run at once) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_convert(tmem_surface *src, const tmem_convert_desc *desc, const tmem_tensor_view *dst);
+
+/** @brief Vision-transformer patch layout of a conversion's destination: the
+ *  flattened `pixel_values` of Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5.
+ *  The resized image (width x height) is cut into patch x patch squares;
+ *  a row of the destination is one patch, its values ordered (channel,
+ *  frame, py, px); rows are ordered by merge block (merge x merge patches,
+ *  row-major over the image), then row-major inside the block. The one image
+ *  is repeated `temporal` times (a still image as a clip of identical
+ *  frames). Zeroed fields take defaults. */
+typedef struct tmem_patch_desc {
+    uint32_t width, height; /**< resized size in pixels; multiples of patch*merge */
+    uint32_t patch;         /**< patch side in pixels, 0 = 16 */
+    uint32_t merge;         /**< spatial merge, 0 = 2 */
+    uint32_t temporal;      /**< frames per temporal patch, 0 = 2 */
+} tmem_patch_desc;
+
+/** @brief The same fused conversion as tmem_surface_convert() (crop, resize
+ *  to patch->width x patch->height, colour, scale, mean/std) written straight
+ *  in patch order: dst is rank 2, shape {(h/patch)*(w/patch),
+ *  C*temporal*patch*patch}, F32 or F16, values of a row contiguous
+ *  (strides[1] = value size), rows at any stride >= a row. C is 3 (or 1 for
+ *  GRAY8 sources). Element (c, t, y, x) of the image lands at row
+ *  ((bh*(w/(patch*merge)) + bw)*merge + mh)*merge + mw and column
+ *  ((c*temporal + t)*patch + py)*patch + px, where y = (bh*merge + mh)*patch
+ *  + py and x likewise.
+ *  @return the errors of tmem_surface_convert | TMEM_E_INVALID_ARG (patch NULL,
+ *          sizes not multiples of patch*merge, dst shape or strides wrong)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_surface_convert_patches(tmem_surface *src, const tmem_convert_desc *desc,
+                                                                 const tmem_patch_desc *patch,
+                                                                 const tmem_tensor_view *dst);
+
+/** @brief The instruction set the conversions use on this CPU by default:
+ *  "avx2" (x86-64 with AVX2, FMA and F16C) or "scalar".
+ *  @par Threads safe */
+TMEM_API const char *tmem_surface_convert_isa(void);
 
 TMEM_EXTERN_C_END
 

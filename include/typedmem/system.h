@@ -21,6 +21,15 @@ typedef struct tmem_footprint {
     uint64_t shared_dirty;
     uint64_t anonymous;
     uint64_t swap;
+    uint64_t pss_dirty;     /**< Pss_Dirty (Linux 6.0+; 0 if the kernel lacks it) */
+    uint64_t swap_pss;      /**< SwapPss */
+    /** What a jetsam-style limit counts: dirty memory (anonymous, and
+     *  shmem/memfd, each page once however often it is mapped) plus its swap;
+     *  clean file-backed pages excluded. Pss_Dirty + SwapPss where the kernel
+     *  reports Pss_Dirty (a page shared with another process counts in
+     *  proportion), else Private_Dirty + Shared_Dirty + Swap (a page mapped
+     *  twice then counts twice: an upper bound). */
+    uint64_t footprint;
 } tmem_footprint;
 
 /** @brief Memory limits that apply to this process. 0 means "none found". */
@@ -30,8 +39,13 @@ typedef struct tmem_system_limits {
     uint64_t cgroup_current;/**< cgroup v2 memory.current. */
     uint64_t mem_total;     /**< /proc/meminfo MemTotal. */
     uint64_t mem_available; /**< /proc/meminfo MemAvailable. */
+    uint64_t env_limit;     /**< TMEM_LIMIT from the environment (decimal
+                                 bytes), the limit a supervisor such as
+                                 `tmem watch` grants, like an app's
+                                 entitlement; 0 if unset or malformed. */
     uint64_t effective;     /**< The limit typedmem would use as a default
-                                 budget: min(cgroup_max, cgroup_high) if any,
+                                 budget: the smallest of env_limit,
+                                 cgroup_max and cgroup_high that is set,
                                  else mem_available. */
 } tmem_system_limits;
 
@@ -59,11 +73,32 @@ typedef struct tmem_system_info {
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_footprint_read(tmem_footprint *out);
 
+/** @brief Read another process's footprint (/proc/PID/smaps_rollup); pid 0
+ *  is this process. The cost grows with the process's mapped size (the
+ *  kernel walks its page tables): tens of microseconds for a small process.
+ *  @param[out] out  Zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (out NULL, pid < 0) |
+ *          TMEM_E_NOT_FOUND (no such process, or it exited) |
+ *          TMEM_E_UNSUPPORTED | TMEM_E_PERMISSION | TMEM_E_IO
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_footprint_read_pid(int pid, tmem_footprint *out);
+
 /** @brief Discover the memory limits that apply to this process.
  *  @param[out] out  Zeroed on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED | TMEM_E_IO
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_system_limits_read(tmem_system_limits *out);
+
+/** @brief This process's memory cgroup directory, for supervisors that
+ *  create a child cgroup under it (e.g. `tmem watch --cgroup`): cgroup v2's
+ *  directory if it has a memory controller, else the cgroup v1 memory
+ *  controller's.
+ *  @param[out] buf      The directory as a C string; "" on failure.
+ *  @param[out] version  2 or 1; 0 on failure. May be NULL.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (buf NULL or cap 0) |
+ *          TMEM_E_NOT_FOUND (no memory cgroup, or the path does not fit cap)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_system_cgroup_dir(char *buf, size_t cap, int *version);
 
 /** @brief Probe OS features (memfd, seals, huge pages, madvise kinds, PSI).
  *  Probing creates and destroys a tiny memfd and mapping.

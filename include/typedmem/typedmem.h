@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "status.h"
+#include "parse.h"
 #include "system.h"
 #include "context.h"
 #include "heap.h"
@@ -14,6 +15,8 @@
 #include "kv.h"
 #include "plan.h"
 #include "model.h"
+#include "json.h"
+#include "safetensors.h"
 #include "surface.h"
 #include "device.h"
 

@@ -136,7 +136,7 @@ tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu, const tmem_vk_surface_memory *sr
     const tmem_surface_layout *l = &src->layout;
     if (l->format != TMEM_FORMAT_NV12 || !width || !height || width > TMEM_SURFACE_MAX_DIM ||
         height > TMEM_SURFACE_MAX_DIM || dst_offset % 4 || (unsigned)d.filter >= TMEM_RESIZE_COUNT ||
-        (unsigned)d.matrix >= TMEM_YUV_COUNT || (d.flags & ~(uint32_t)TMEM_CONVERT_BGR))
+        (unsigned)d.matrix >= TMEM_YUV_COUNT || (d.flags & ~(uint32_t)(TMEM_CONVERT_BGR | TMEM_CONVERT_REFERENCE)))
         return tmem__err(TMEM_E_INVALID_ARG);
     tmem_rect r = d.src_rect;
     if (!r.x && !r.y && !r.width && !r.height) r = (tmem_rect){0, 0, l->width, l->height};

@@ -23,6 +23,7 @@
  * file itself is read through the OS layer so fault injection covers it.
  */
 #include "core/internal.h"
+#include "typedmem/parse.h"
 #include "os/os.h"
 
 #include <stdarg.h>
@@ -113,16 +114,6 @@ static span trim(span s) {
     return s;
 }
 static bool span_is(span s, const char *w) { return span_len(s) == strlen(w) && memcmp(s.p, w, span_len(s)) == 0; }
-static bool span_is_nocase(span s, const char *w) {
-    size_t n = strlen(w);
-    if (span_len(s) != n) return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s.p[i];
-        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-        if (c != w[i]) return false;
-    }
-    return true;
-}
 
 /* A printable rendering of untrusted text for messages: at most 40 bytes,
  * non-printable bytes as '?', "..." when cut. */
@@ -140,39 +131,10 @@ static const char *show(span s, char *buf, size_t cap) {
 
 /* ---- values ---- */
 
-/* "3GiB", "1536 MiB", "4096", "64K": binary units, integer counts,
- * overflow-checked. */
+/* "3GiB", "1536 MiB", "4096", "64K", "2GB": the library's one size parser
+ * (typedmem/parse.h), shared with the tmem command line. */
 static bool parse_size(span v, uint64_t *out, const char **why) {
-    uint64_t n = 0;
-    const char *p = v.p;
-    if (p == v.end || *p < '0' || *p > '9') {
-        *why = "a size must start with a digit (e.g. 512MiB)";
-        return false;
-    }
-    for (; p < v.end && *p >= '0' && *p <= '9'; p++) {
-        if (__builtin_mul_overflow(n, 10, &n) || __builtin_add_overflow(n, (uint64_t)(*p - '0'), &n)) {
-            *why = "size overflows 64 bits";
-            return false;
-        }
-    }
-    span unit = trim((span){p, v.end});
-    static const struct { const char *name; unsigned shift; } units[] = {
-        {"", 0},     {"b", 0},     {"k", 10},  {"kib", 10}, {"m", 20},
-        {"mib", 20}, {"g", 30},    {"gib", 30}, {"t", 40},  {"tib", 40},
-    };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (span_is_nocase(unit, units[i].name)) {
-            if (units[i].shift && n > (UINT64_MAX >> units[i].shift)) {
-                *why = "size overflows 64 bits";
-                return false;
-            }
-            *out = n << units[i].shift;
-            return true;
-        }
-    }
-    if (unit.p < unit.end && *unit.p == '.') *why = "sizes are whole numbers (write 1536MiB, not 1.5GiB)";
-    else *why = "unknown size unit (use B, KiB, MiB, GiB, TiB or K, M, G, T)";
-    return false;
+    return tmem_parse_size(v.p, span_len(v), out, why) == TMEM_OK;
 }
 
 static bool parse_int32(span v, int32_t *out) {

@@ -156,7 +156,7 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     if (st != TMEM_OK) return st;
     if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
     alloc_req q = {size, alignment, 0, 0, heap->role, NULL};
-    uint64_t off;
+    uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
     st = alloc_entry(heap, &q, &off);
     if (st == TMEM_OK) *out = heap->ptr + off;
     return st;
@@ -175,7 +175,7 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
         return tmem__err(desc->size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW
                                                            : heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
     alloc_req q = {desc->size, align, desc->offset, desc->flags, role, desc->name};
-    uint64_t off;
+    uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
     st = alloc_entry(heap, &q, &off);
     if (st == TMEM_OK) *out = (tmem_alloc_info){off, desc->size, heap->ptr ? heap->ptr + off : NULL};
     return st;

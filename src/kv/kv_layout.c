@@ -20,8 +20,10 @@ const char *tmem_kv_dtype_name(tmem_kv_dtype dtype) {
 #define Q8_0_BLOCK 32u
 #define Q8_0_BYTES 34u
 
+/* *out is 0 on failure, so no caller reads an unset value. */
 static tmem_status dtype_bytes(tmem_kv_dtype dtype, uint64_t elements, uint64_t *out) {
     uint64_t per;
+    *out = 0;
     switch (dtype) {
     case TMEM_KV_DTYPE_DEFAULT:
     case TMEM_KV_DTYPE_F16:

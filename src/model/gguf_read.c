@@ -455,7 +455,7 @@ tmem_status tmem__gguf_parse(tmem_context *ctx, const uint8_t *base, uint64_t si
 
 void tmem_gguf_close(tmem_gguf *g) {
     if (!g) return;
-    if (g->release) g->release(g);
+    tmem__model_file_release(&g->file, g);
     tmem__gguf_free(g);
 }
 
@@ -529,7 +529,7 @@ tmem_status tmem_gguf_get_info(const tmem_gguf *g, tmem_gguf_info *out) {
     out->data_offset = g->data_offset;
     out->file_size = g->size;
     out->tensor_bytes = g->tensor_bytes;
-    out->mapped_bytes = g->map ? g->map_size : 0;
+    out->mapped_bytes = g->file.map ? g->file.map_size : 0;
     return TMEM_OK;
 }
 

@@ -4,9 +4,12 @@
  * stored pre-encoded, tensors with their data (or a generated pattern), and
  * tmem_gguf_writer_write lays them out exactly as ggml does: header, pairs,
  * tensor infos, zero padding to the alignment, each tensor's data padded to
- * the alignment.
+ * the alignment. A stream (tmem_gguf_stream_*) writes the same layout to a
+ * file through the OS layer, header first, the tensors' bytes as the caller
+ * produces them, so a model never has to exist in memory as a whole.
  */
 #include "model_internal.h"
+#include "os/os.h"
 #include <string.h>
 
 typedef struct wkv {
@@ -22,6 +25,7 @@ typedef struct wtensor {
     uint64_t dims[TMEM__GGUF_MAX_DIMS];
     uint64_t size;
     uint8_t *data; /* NULL = generated */
+    bool streamed; /* bytes come from tmem_gguf_stream_write */
 } wtensor;
 
 struct tmem_gguf_writer {
@@ -31,6 +35,7 @@ struct tmem_gguf_writer {
     size_t n_kv, cap_kv;
     wtensor *t;
     size_t n_t, cap_t;
+    bool streaming; /* a stream is writing it: no more changes */
 };
 
 /* ---- a growable byte buffer ---- */
@@ -167,6 +172,7 @@ static bool grow(tmem_context *ctx, void **arr, size_t *cap, size_t n, size_t el
 }
 
 static tmem_status add_pair(tmem_gguf_writer *w, const char *key, bytes *enc) {
+    if (w->streaming) return tmem__err(TMEM_E_STATE);
     size_t kl = strlen(key);
     if (kl == 0 || kl > TMEM__GGUF_MAX_KEY) return tmem__err(TMEM_E_INVALID_ARG);
     for (size_t i = 0; i < w->n_kv; i++)
@@ -249,9 +255,10 @@ tmem_status tmem_gguf_writer_set_array(tmem_gguf_writer *w, const char *key, tme
     return st;
 }
 
-tmem_status tmem_gguf_writer_add_tensor(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
-                                        const uint64_t *dims, const void *data) {
+static tmem_status add_tensor(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                              const uint64_t *dims, const void *data, bool streamed) {
     if (!w || !name || !dims) return tmem__err(TMEM_E_INVALID_ARG);
+    if (w->streaming) return tmem__err(TMEM_E_STATE);
     size_t nl = strlen(name);
     if (nl == 0 || nl > TMEM__GGUF_MAX_NAME || n_dims < 1 || n_dims > TMEM__GGUF_MAX_DIMS)
         return tmem__err(TMEM_E_INVALID_ARG);
@@ -284,7 +291,18 @@ tmem_status tmem_gguf_writer_add_tensor(tmem_gguf_writer *w, const char *name, u
     for (uint32_t d = 0; d < TMEM__GGUF_MAX_DIMS; d++) t->dims[d] = d < n_dims ? dims[d] : 1;
     t->size = size;
     t->data = copy;
+    t->streamed = streamed;
     return TMEM_OK;
+}
+
+tmem_status tmem_gguf_writer_add_tensor(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                        const uint64_t *dims, const void *data) {
+    return add_tensor(w, name, type, n_dims, dims, data, false);
+}
+
+tmem_status tmem_gguf_writer_add_tensor_info(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                             const uint64_t *dims) {
+    return add_tensor(w, name, type, n_dims, dims, NULL, true);
 }
 
 /* Layout pass: where each part goes and the total size. */
@@ -316,16 +334,8 @@ static void put32(uint8_t *out, uint64_t *o, uint32_t v) {
     for (int i = 0; i < 4; i++) out[(*o)++] = (uint8_t)(v >> (8 * i));
 }
 
-tmem_status tmem_gguf_writer_write(const tmem_gguf_writer *w, void *buf, size_t cap, size_t *needed) {
-    if (needed) *needed = 0;
-    if (!w || (!buf && cap)) return tmem__err(TMEM_E_INVALID_ARG);
-    uint64_t data_offset = 0, total = 0;
-    tmem_status st = layout(w, &data_offset, &total);
-    if (st) return st;
-    if (total > SIZE_MAX) return tmem__err(TMEM_E_OVERFLOW);
-    if (needed) *needed = (size_t)total;
-    if (cap < total) return TMEM_E_FULL; /* a sizing call is not an error */
-    uint8_t *out = buf;
+/* Header, pairs, tensor infos and the zero padding up to data_offset. */
+static void write_header(const tmem_gguf_writer *w, uint8_t *out, uint64_t data_offset) {
     uint64_t o = 0;
     put32(out, &o, TMEM__GGUF_MAGIC);
     put32(out, &o, 3);
@@ -349,15 +359,204 @@ tmem_status tmem_gguf_writer_write(const tmem_gguf_writer *w, void *buf, size_t 
         rel = (rel + t->size + w->alignment - 1) / w->alignment * w->alignment; /* checked in layout */
     }
     memset(out + o, 0, (size_t)(data_offset - o));
-    o = data_offset;
+}
+
+/* Byte k of a tensor the writer owns (copied data or the test pattern). */
+static uint8_t owned_byte(const wtensor *t, size_t i, uint64_t k) {
+    return t->data ? t->data[k] : (uint8_t)(i * 131u + k * 7u + 1u);
+}
+
+tmem_status tmem_gguf_writer_write(const tmem_gguf_writer *w, void *buf, size_t cap, size_t *needed) {
+    if (needed) *needed = 0;
+    if (!w || (!buf && cap)) return tmem__err(TMEM_E_INVALID_ARG);
+    for (size_t i = 0; i < w->n_t; i++)
+        if (w->t[i].streamed) return tmem__err(TMEM_E_STATE); /* its bytes only exist in a stream */
+    uint64_t data_offset = 0, total = 0;
+    tmem_status st = layout(w, &data_offset, &total);
+    if (st) return st;
+    if (total > SIZE_MAX) return tmem__err(TMEM_E_OVERFLOW);
+    if (needed) *needed = (size_t)total;
+    if (cap < total) return TMEM_E_FULL; /* a sizing call is not an error */
+    uint8_t *out = buf;
+    write_header(w, out, data_offset);
+    uint64_t o = data_offset;
     for (size_t i = 0; i < w->n_t; i++) {
         const wtensor *t = &w->t[i];
         if (t->data) memcpy(out + o, t->data, (size_t)t->size);
         else
-            for (uint64_t k = 0; k < t->size; k++) out[o + k] = (uint8_t)(i * 131u + k * 7u + 1u);
+            for (uint64_t k = 0; k < t->size; k++) out[o + k] = owned_byte(t, i, k);
         uint64_t end = (o + t->size + w->alignment - 1) / w->alignment * w->alignment;
         memset(out + o + t->size, 0, (size_t)(end - o - t->size));
         o = end;
     }
     return TMEM_OK;
+}
+
+/* ---- streaming to a file ---- */
+
+#define STREAM_BUF (1u << 20)
+
+struct tmem_gguf_stream {
+    tmem_gguf_writer *w;
+    char *path;
+    size_t path_len;
+    int fd;
+    size_t cur;            /* tensor being written */
+    uint64_t cur_done;     /* its bytes so far */
+    uint64_t file_bytes;
+    tmem_status failed;    /* first error; the file is removed at the end */
+    uint8_t *buf;
+    size_t buf_len;
+};
+
+static tmem_status s_flush(tmem_gguf_stream *s) {
+    if (s->failed) return s->failed;
+    if (s->buf_len) {
+        tmem_status st = tmem__os_write_all(s->fd, s->buf, s->buf_len);
+        if (st) {
+            s->failed = st;
+            return st;
+        }
+    }
+    s->buf_len = 0;
+    return TMEM_OK;
+}
+
+static tmem_status s_put(tmem_gguf_stream *s, const void *src, uint64_t n) {
+    const uint8_t *p = src;
+    while (n) {
+        if (s->buf_len == STREAM_BUF) {
+            tmem_status st = s_flush(s);
+            if (st) return st;
+        }
+        size_t k = STREAM_BUF - s->buf_len;
+        if (k > n) k = (size_t)n;
+        if (p) memcpy(s->buf + s->buf_len, p, k);
+        else memset(s->buf + s->buf_len, 0, k);
+        s->buf_len += k;
+        if (p) p += k;
+        n -= k;
+        s->file_bytes += k;
+    }
+    return TMEM_OK;
+}
+
+/* Finish the current tensor (padding) and emit the writer-owned ones after
+ * it, up to the next streamed tensor. */
+static tmem_status s_advance(tmem_gguf_stream *s) {
+    const tmem_gguf_writer *w = s->w;
+    while (s->cur < w->n_t) {
+        const wtensor *t = &w->t[s->cur];
+        if (t->streamed && s->cur_done < t->size) return TMEM_OK;
+        if (!t->streamed) {
+            tmem_status st = TMEM_OK;
+            if (t->data) st = s_put(s, t->data, t->size);
+            else
+                for (uint64_t k = 0; k < t->size && !st; k++) {
+                    uint8_t b = owned_byte(t, s->cur, k);
+                    st = s_put(s, &b, 1);
+                }
+            if (st) return st;
+        }
+        uint64_t pad = (w->alignment - t->size % w->alignment) % w->alignment;
+        tmem_status st = s_put(s, NULL, pad);
+        if (st) return st;
+        s->cur++;
+        s->cur_done = 0;
+    }
+    return TMEM_OK;
+}
+
+static void s_free(tmem_gguf_stream *s) {
+    tmem_context *ctx = s->w->ctx;
+    s->w->streaming = false;
+    tmem__model_free(ctx, s->buf, STREAM_BUF);
+    tmem__model_free(ctx, s->path, s->path_len + 1);
+    tmem__model_free(ctx, s, sizeof *s);
+}
+
+tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path, tmem_gguf_stream **out) {
+    if (out) *out = NULL;
+    if (!w || !path || !*path || !out) return tmem__err(TMEM_E_INVALID_ARG);
+    if (w->streaming) return tmem__err(TMEM_E_STATE);
+    uint64_t data_offset, total;
+    tmem_status st = layout(w, &data_offset, &total);
+    if (st) return st;
+    if (data_offset > SIZE_MAX) return tmem__err(TMEM_E_OVERFLOW);
+    tmem_gguf_stream *s = tmem__model_alloc(w->ctx, sizeof *s);
+    if (!s) return tmem__err(TMEM_E_NO_MEMORY);
+    memset(s, 0, sizeof *s);
+    s->w = w;
+    s->fd = -1;
+    s->path_len = strlen(path);
+    s->path = tmem__model_alloc(w->ctx, s->path_len + 1);
+    s->buf = tmem__model_alloc(w->ctx, STREAM_BUF);
+    uint8_t *hdr = tmem__model_alloc(w->ctx, (size_t)data_offset);
+    w->streaming = true;
+    if (!s->path || !s->buf || !hdr) {
+        tmem__model_free(w->ctx, hdr, (size_t)data_offset);
+        s_free(s);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
+    memcpy(s->path, path, s->path_len + 1);
+    if ((st = tmem__os_file_create(path, &s->fd))) {
+        tmem__model_free(w->ctx, hdr, (size_t)data_offset);
+        s_free(s);
+        return st;
+    }
+    write_header(w, hdr, data_offset);
+    st = s_put(s, hdr, data_offset);
+    tmem__model_free(w->ctx, hdr, (size_t)data_offset);
+    if (!st) st = s_advance(s);
+    if (st) {
+        tmem_gguf_stream_abort(s);
+        return st;
+    }
+    *out = s;
+    return TMEM_OK;
+}
+
+tmem_status tmem_gguf_stream_next(const tmem_gguf_stream *s, size_t *index, uint64_t *remaining) {
+    if (!s) return tmem__err(TMEM_E_INVALID_ARG);
+    if (s->cur >= s->w->n_t) return TMEM_E_NOT_FOUND;
+    if (index) *index = s->cur;
+    if (remaining) *remaining = s->w->t[s->cur].size - s->cur_done;
+    return TMEM_OK;
+}
+
+tmem_status tmem_gguf_stream_write(tmem_gguf_stream *s, const void *data, size_t len) {
+    if (!s || (!data && len)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (s->failed) return s->failed;
+    if (s->cur >= s->w->n_t) return len ? tmem__err(TMEM_E_STATE) : TMEM_OK;
+    const wtensor *t = &s->w->t[s->cur];
+    if (len > t->size - s->cur_done) return tmem__err(TMEM_E_OVERFLOW);
+    tmem_status st = s_put(s, data, len);
+    if (st) return st;
+    s->cur_done += len;
+    return s_advance(s);
+}
+
+tmem_status tmem_gguf_stream_finish(tmem_gguf_stream *s, uint64_t *file_bytes) {
+    if (file_bytes) *file_bytes = 0;
+    if (!s) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_status st = s->failed;
+    if (!st && s->cur < s->w->n_t) st = tmem__err(TMEM_E_STATE);
+    if (!st) st = s_flush(s);
+    tmem_status cst = tmem__os_close(s->fd);
+    s->fd = -1;
+    if (!st && cst) st = cst;
+    if (st) {
+        (void)tmem__os_unlink(s->path);
+    } else if (file_bytes) {
+        *file_bytes = s->file_bytes;
+    }
+    s_free(s);
+    return st;
+}
+
+void tmem_gguf_stream_abort(tmem_gguf_stream *s) {
+    if (!s) return;
+    if (s->fd >= 0) (void)tmem__os_close(s->fd);
+    (void)tmem__os_unlink(s->path);
+    s_free(s);
 }

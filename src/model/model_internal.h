@@ -18,6 +18,31 @@
 #define TMEM__GGUF_MAX_NEST 8u
 #define TMEM__GGUF_MAX_ITEMS (1u << 20) /* tensors, and metadata pairs: real models have thousands */
 
+/* A model file mapped read-only and charged to a FILE type (file_map.c). */
+typedef struct tmem__model_file {
+    void *map;
+    size_t map_size;
+    uint64_t file_size;
+    tmem_context *ctx;
+    tmem_type *type;             /* set once charged */
+    bool registered;             /* in the context's owned list */
+} tmem__model_file;
+
+/* "what: path" into msg. */
+void tmem__model_file_msg(char *msg, size_t cap, const char *what, const char *path);
+/* The caller's FILE type, else /memory/weights, else the WEIGHTS role's. */
+tmem_status tmem__model_pick_type(tmem_context *ctx, tmem_type *given, tmem_type **out);
+/* Open and map path read-only/private (a non-empty regular file). */
+tmem_status tmem__model_map_file(const char *path, bool willneed, tmem__model_file *f, char *msg, size_t cap);
+void tmem__model_unmap(void *addr, size_t size);
+/* Charge the mapping (clean) to type, register owner with the context
+ * (destroy closes it at context destroy), account and trace it. On failure
+ * nothing is charged or registered (the mapping stays, the caller unmaps). */
+tmem_status tmem__model_file_adopt(tmem_context *ctx, tmem_type *type, tmem__model_file *f, void *owner,
+                                   tmem__destroy_fn destroy, const char *path, char *msg, size_t cap);
+/* Undo adopt (if done) and unmap; no-op for a zeroed f. */
+void tmem__model_file_release(tmem__model_file *f, void *owner);
+
 typedef struct tmem__gguf_kv {
     uint64_t key_off, key_len;   /* key bytes in the file */
     uint64_t value_off;          /* file offset of the value (arrays: of the first element) */
@@ -45,12 +70,8 @@ struct tmem_gguf {
     tmem__gguf_tensor *tensors;
     uint32_t *kv_sorted;         /* indices sorted by key */
     uint32_t *tensor_sorted;     /* indices sorted by name */
-    /* set by tmem_gguf_open (gguf_map.c) */
-    void *map;
-    size_t map_size;
-    tmem_type *type;
-    bool registered;
-    void (*release)(tmem_gguf *g); /* unmap/uncharge/unregister; NULL for memory images */
+    /* set by tmem_gguf_open (gguf_map.c); zero for memory images */
+    tmem__model_file file;
 };
 
 /* Metadata allocation through the context when there is one, else libc. */

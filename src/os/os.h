@@ -117,6 +117,7 @@ tmem_status tmem__os_residency(void *addr, size_t size, size_t *out_resident_pag
 
 /* ---- footprint, limits, pressure ---- */
 tmem_status tmem__os_footprint(tmem_footprint *out);
+tmem_status tmem__os_footprint_pid(int pid, tmem_footprint *out); /* pid 0 = self */
 tmem_status tmem__os_limits(tmem_system_limits *out);
 /* Memory pressure signals: PSI "some avg10" (percent*100) and the cgroup's
  * memory.events counters. Fields the OS lacks read as 0; TMEM_E_UNSUPPORTED

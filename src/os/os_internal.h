@@ -83,6 +83,9 @@ tmem_status tmem__os_meminfo_read(tmem__os_meminfo *out);
 /* The cgroup v2 directory of this process with a memory controller
  * (memory.max readable), into buf. TMEM_E_NOT_FOUND when none. */
 tmem_status tmem__os_cgroup_v2_dir(char *buf, size_t cap);
+/* This process's memory cgroup: v2's directory (version 2), else the v1
+ * memory controller's (version 1); TMEM_E_NOT_FOUND if neither. */
+tmem_status tmem__os_cgroup_memory_dir(char *buf, size_t cap, int *version);
 
 /* THP is not switched off ("[never]" in
  * /sys/kernel/mm/transparent_hugepage/enabled). */

@@ -103,9 +103,16 @@ tmem_status tmem__os_parse_smaps_rollup(const char *text, size_t len, tmem_footp
         {"Shared_Dirty:", offsetof(tmem_footprint, shared_dirty)},
         {"Anonymous:", offsetof(tmem_footprint, anonymous)},
         {"Swap:", offsetof(tmem_footprint, swap)},
+        {"Pss_Dirty:", offsetof(tmem_footprint, pss_dirty)},
+        {"SwapPss:", offsetof(tmem_footprint, swap_pss)},
     };
     tmem_footprint tmp = {0};
     if (parse_fields(text, len, k_fields, sizeof k_fields / sizeof k_fields[0], &tmp) == 0) return TMEM_E_PARSE;
+    /* Pss_Dirty counts a page mapped twice once; without it (Linux < 6.0),
+     * the per-mapping sums are the honest upper bound. */
+    bool has_pss_dirty = memmem(text, len, "Pss_Dirty:", 10) != NULL;
+    tmp.footprint = has_pss_dirty ? tmp.pss_dirty + tmp.swap_pss
+                                  : tmp.private_dirty + tmp.shared_dirty + tmp.swap;
     *out = tmp;
     return TMEM_OK;
 }

@@ -77,22 +77,50 @@ tmem_status tmem__os_meminfo_read(tmem__os_meminfo *out) {
 #endif
 }
 
-tmem_status tmem__os_footprint(tmem_footprint *out) {
-    if (!out) return TMEM_E_INVALID_ARG;
+tmem_status tmem__os_footprint_pid(int pid, tmem_footprint *out) {
+    if (!out || pid < 0) return TMEM_E_INVALID_ARG;
     memset(out, 0, sizeof *out);
     tmem_status st = tmem__os_fault_hit(TMEM__OS_FOOTPRINT);
     if (st != TMEM_OK) return st;
 #ifdef __linux__
+    char path[64];
+    if (pid == 0) snprintf(path, sizeof path, "/proc/self/smaps_rollup");
+    else snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
     char buf[SMALL_CAP];
     size_t len;
-    st = tmem__os_read_text("/proc/self/smaps_rollup", buf, sizeof buf, &len, NULL);
-    if (st == TMEM_E_NOT_FOUND) return TMEM_E_UNSUPPORTED; /* Linux < 4.14 */
+    st = tmem__os_read_text(path, buf, sizeof buf, &len, NULL);
+    if (st == TMEM_E_NOT_FOUND) {
+        /* Our own rollup missing means Linux < 4.14; another's, no process. */
+        return pid == 0 ? TMEM_E_UNSUPPORTED : TMEM_E_NOT_FOUND;
+    }
     if (st != TMEM_OK) return st == TMEM_E_PERMISSION ? st : TMEM_E_IO;
+    /* A process that has exited but not been reaped reads empty. */
+    if (len == 0) return pid == 0 ? TMEM_E_IO : TMEM_E_NOT_FOUND;
     st = tmem__os_parse_smaps_rollup(buf, len, out);
     return st == TMEM_OK ? TMEM_OK : TMEM_E_IO;
 #else
     return TMEM_E_UNSUPPORTED;
 #endif
+}
+
+tmem_status tmem__os_footprint(tmem_footprint *out) {
+    return tmem__os_footprint_pid(0, out);
+}
+
+/* TMEM_LIMIT: decimal bytes, no sign, no suffix. Anything else reads as
+ * unset (0): a supervisor writes the number, a typo must not turn into a
+ * tiny or a huge limit. */
+static uint64_t env_limit_read(void) {
+    const char *v = getenv("TMEM_LIMIT");
+    if (!v || !*v) return 0;
+    uint64_t n = 0;
+    for (const char *p = v; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        unsigned d = (unsigned)(*p - '0');
+        if (n > (UINT64_MAX - d) / 10) return 0;
+        n = n * 10 + d;
+    }
+    return n;
 }
 
 #ifdef __linux__
@@ -189,6 +217,29 @@ tmem_status tmem__os_cgroup_v2_dir(char *buf, size_t cap) {
 #endif
 }
 
+tmem_status tmem__os_cgroup_memory_dir(char *buf, size_t cap, int *version) {
+    if (version) *version = 0;
+    if (!buf || cap == 0) return TMEM_E_INVALID_ARG;
+    buf[0] = '\0';
+#ifdef __linux__
+    if (tmem__os_cgroup_v2_dir(buf, cap) == TMEM_OK) {
+        if (version) *version = 2;
+        return TMEM_OK;
+    }
+    cgroup_dirs d;
+    uint64_t v;
+    if (find_cgroup_dirs(&d) != TMEM_OK || !d.v1[0] || !cgroup_read(d.v1, "memory.limit_in_bytes", &v))
+        return TMEM_E_NOT_FOUND;
+    size_t n = strlen(d.v1);
+    if (n >= cap) return TMEM_E_NOT_FOUND;
+    memcpy(buf, d.v1, n + 1);
+    if (version) *version = 1;
+    return TMEM_OK;
+#else
+    return TMEM_E_NOT_FOUND;
+#endif
+}
+
 tmem_status tmem__os_limits(tmem_system_limits *out) {
     if (!out) return TMEM_E_INVALID_ARG;
     memset(out, 0, sizeof *out);
@@ -220,7 +271,8 @@ tmem_status tmem__os_limits(tmem_system_limits *out) {
         }
     }
     if (mst != TMEM_OK && !cg) return mst == TMEM_E_UNSUPPORTED ? TMEM_E_UNSUPPORTED : TMEM_E_IO;
-    l.effective = min_limit(l.cgroup_max, l.cgroup_high);
+    l.env_limit = env_limit_read();
+    l.effective = min_limit(min_limit(l.cgroup_max, l.cgroup_high), l.env_limit);
     if (l.effective == 0) l.effective = l.mem_available;
     *out = l;
     return TMEM_OK;

@@ -12,6 +12,19 @@ tmem_status tmem_footprint_read(tmem_footprint *out) {
     return tmem__os_footprint(out);
 }
 
+tmem_status tmem_footprint_read_pid(int pid, tmem_footprint *out) {
+    if (!out) return TMEM_E_INVALID_ARG;
+    if (pid < 0) {
+        memset(out, 0, sizeof *out);
+        return TMEM_E_INVALID_ARG;
+    }
+    return tmem__os_footprint_pid(pid, out);
+}
+
+tmem_status tmem_system_cgroup_dir(char *buf, size_t cap, int *version) {
+    return tmem__os_cgroup_memory_dir(buf, cap, version);
+}
+
 tmem_status tmem_system_limits_read(tmem_system_limits *out) {
     if (!out) return TMEM_E_INVALID_ARG;
     return tmem__os_limits(out);

@@ -239,7 +239,12 @@ tmem_status tmem_plan_problem_load_csv(const char *path, tmem_plan_problem **out
     uint64_t fsize;
     tmem_status ost = tmem__os_file_open(path, &fd, &fsize);
     if (ost != TMEM_OK) {
-        if (err) snprintf(err->message, sizeof err->message, "cannot open: %s", strerror(errno));
+        /* the status, not errno: a rejected directory or fifo sets none */
+        if (err)
+            snprintf(err->message, sizeof err->message, "cannot open: %s",
+                     ost == TMEM_E_NOT_FOUND     ? "no such file"
+                     : ost == TMEM_E_INVALID_ARG ? "not a regular file (a directory, device or fifo?)"
+                                                 : tmem_strerror(ost));
         return tmem__err(TMEM_E_IO);
     }
     size_t cap = 1 << 16, len = 0;

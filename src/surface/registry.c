@@ -107,22 +107,32 @@ void tmem__surface_registry_remove(tmem_surface *s) {
     tmem__context_unlock(s->ctx);
 }
 
-tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like) {
+tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like, bool *conflict) {
     tmem_surface *found = NULL;
+    *conflict = false;
     tmem__context_lock(ctx);
     registry *r = registry_get(ctx, false);
     /* A walk: imports per context are few (a frame pool), and this runs once
      * per received message, next to several syscalls. */
     for (size_t b = 0; r && !found && b < r->nbuckets; b++) {
         for (tmem_surface *s = r->buckets[b]; s; s = s->reg_next) {
-            if (s->backing == TMEM_SURFACE_BACKING_IMPORTED && s->uid == like->uid && s->read_only == like->read_only &&
-                s->pix_dev == like->pix_dev && s->pix_ino == like->pix_ino && s->ctl_dev == like->ctl_dev &&
-                s->ctl_ino == like->ctl_ino && tmem__surface_layout_equal(&s->layout, &like->layout)) {
+            if (s->backing != TMEM_SURFACE_BACKING_IMPORTED) continue;
+            bool same_ctl = s->ctl_dev == like->ctl_dev && s->ctl_ino == like->ctl_ino;
+            bool same_pix = s->pix_dev == like->pix_dev && s->pix_ino == like->pix_ino;
+            /* One control page belongs to one pixel file: a peer pairing a
+             * surface's control page with other pixels is forging a frame. */
+            if (same_ctl != same_pix) {
+                *conflict = true;
+                break;
+            }
+            if (same_ctl && s->uid == like->uid && s->read_only == like->read_only &&
+                tmem__surface_layout_equal(&s->layout, &like->layout)) {
                 atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
                 found = s;
                 break;
             }
         }
+        if (*conflict) break;
     }
     tmem__context_unlock(ctx);
     return found;

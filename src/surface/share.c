@@ -147,7 +147,9 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
         s->uid = w.uid;
         s->layout = w.layout;
         s->read_only = ro;
-        tmem_surface *existing = tmem__surface_registry_find_import(ctx, s);
+        bool conflict;
+        tmem_surface *existing = tmem__surface_registry_find_import(ctx, s, &conflict);
+        if (conflict) st = tmem__err(TMEM_E_CORRUPT);
         if (existing) {
             tmem__surface_free(s);
             *out = existing;

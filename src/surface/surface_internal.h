@@ -11,7 +11,8 @@
  *   share.c     export / import (fstat, seals, mapping)
  *   message.c   send / receive over a Unix socket with SCM_RIGHTS
  *   view.c      tensor views of planes and tensor surfaces
- *   convert.c   fused conversion to a normalized planar float tensor
+ *   convert.c   fused conversion to a normalized planar float tensor or patches
+ *   convert_avx2.c  its AVX2 row kernel (target attributes, run-time dispatch)
  *   half.c      IEEE half <-> float
  */
 #ifndef TMEM_SURFACE_INTERNAL_H
@@ -114,7 +115,10 @@ tmem_status tmem__surface_registry_add(tmem_surface *s);
 void tmem__surface_registry_remove(tmem_surface *s);
 /* An imported surface of ctx with this identity, files, layout and access,
  * with one more reference; NULL when none. */
-tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like);
+/* An import of the same files and layout already in ctx (one more ref), or
+ * NULL. *conflict: one of like's files is already imported here paired with
+ * a different other file (a forged pairing). */
+tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_surface *like, bool *conflict);
 
 /* ---- wire.c ----
  * Descriptor v1, little endian, TMEM_SURFACE_DESCRIPTOR_SIZE bytes:
@@ -156,8 +160,6 @@ uint16_t tmem__f32_to_f16(float f);
 float tmem__f16_to_f32(uint16_t h);
 
 /* ---- convert.c ---- */
-/* The conversion over raw memory (no surface, no lock): for tests, fuzzing
- * and the bench. scratch_ctx may be NULL (tables then come from libc). */
 /* Pieces of the fused conversion for its GPU twin (backend/vulkan_convert.c),
  * so both compute the same numbers: the affine out = v * a[c] + b[c]
  * (TMEM_E_INVALID_ARG on a bad scale/mean/std), the YUV coefficients
@@ -166,7 +168,13 @@ tmem_status tmem__convert_affine(const tmem_convert_desc *d, float a[4], float b
 void tmem__convert_yuv(tmem_yuv_matrix m, float out[6]);
 void tmem__convert_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n, tmem_resize_filter filter,
                        uint32_t *i0, uint32_t *i1, float *w);
+/* The conversion over raw memory (no surface, no lock): for tests, fuzzing
+ * and the bench. scratch_ctx may be NULL (tables then come from libc). */
 tmem_status tmem__surface_convert_raw(const tmem_surface_layout *l, const uint8_t *base, const tmem_convert_desc *desc,
                                       const tmem_tensor_view *dst, tmem_context *scratch_ctx);
+/* The patch-order conversion over raw memory (same conventions). */
+tmem_status tmem__surface_convert_patches_raw(const tmem_surface_layout *l, const uint8_t *base,
+                                              const tmem_convert_desc *desc, const tmem_patch_desc *patch,
+                                              const tmem_tensor_view *dst, tmem_context *scratch_ctx);
 
 #endif /* TMEM_SURFACE_INTERNAL_H */

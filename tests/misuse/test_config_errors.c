@@ -33,7 +33,9 @@ static const bad_case k_cases[] = {
     {"abc\0def\n", 1, "NUL byte"},
     /* values */
     {"budget = lots\n", 1, "budget 'lots': a size must start with a digit"},
-    {"budget = 3 GB\n", 1, "unknown size unit"},
+    {"budget = 3 XB\n", 1, "unknown size unit"},
+    {"budget = -5MiB\n", 1, "no sign"},
+    {"budget = 0x10\n", 1, "no hex"},
     {"budget = 1.5GiB\n", 1, "whole numbers"},
     {"budget = 18446744073709551616\n", 1, "overflows"},
     {"budget = 16777216TiB\n", 1, "overflows"},

@@ -45,28 +45,74 @@ static inline void jp_ws(jparser *j) {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')) j->p++;
 }
 
+/* Four hex digits at j->p (advanced past them); -1 if malformed. */
+static inline long jp_hex4(jparser *j) {
+    if (j->end - j->p < 4) return -1;
+    long v = 0;
+    for (int k = 0; k < 4; k++) {
+        char h = j->p[k];
+        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
+              : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    j->p += 4;
+    return v;
+}
+
+/* A \uXXXX escape (j->p after the 'u'), a surrogate pair joined, as UTF-8
+ * into out (up to 4 bytes); returns the byte count, 0 if malformed. A
+ * "\u0000" ends the C string early: fine for tests, which compare texts. */
+static inline int jp_unicode(jparser *j, char *out) {
+    long cp = jp_hex4(j);
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u') return 0;
+        j->p += 2;
+        long lo = jp_hex4(j);
+        if (lo < 0xDC00 || lo > 0xDFFF) return 0;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    } else if (cp < 0 || (cp >= 0xDC00 && cp <= 0xDFFF)) {
+        return 0;
+    }
+    if (cp < 0x80) { out[0] = (char)cp; return 1; }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6)); out[1] = (char)(0x80 | (cp & 63));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12)); out[1] = (char)(0x80 | ((cp >> 6) & 63));
+        out[2] = (char)(0x80 | (cp & 63));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18)); out[1] = (char)(0x80 | ((cp >> 12) & 63));
+    out[2] = (char)(0x80 | ((cp >> 6) & 63)); out[3] = (char)(0x80 | (cp & 63));
+    return 4;
+}
+
 static inline char *jp_string(jparser *j) {
     if (j->p >= j->end || *j->p != '"') { j->err = true; return NULL; }
     j->p++;
     size_t cap = 16, n = 0;
     char *s = malloc(cap);
     while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
-        if ((unsigned char)c < 0x20) { j->err = true; break; }
-        if (c == '\\') {
+        char buf[4];
+        int len = 1;
+        buf[0] = *j->p++;
+        if ((unsigned char)buf[0] < 0x20) { j->err = true; break; }
+        if (buf[0] == '\\') {
             if (j->p >= j->end) { j->err = true; break; }
             char e = *j->p++;
             if (e == 'u') {
-                if (j->end - j->p < 4) { j->err = true; break; }
-                for (int k = 0; k < 4; k++) if (!strchr("0123456789abcdefABCDEF", j->p[k])) j->err = true;
-                c = '?';
-                j->p += 4;
-            } else if (strchr("\"\\/bfnrt", e)) {
-                c = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+                len = jp_unicode(j, buf);
+                if (len == 0) { j->err = true; break; }
+            } else if (e && strchr("\"\\/bfnrt", e)) {
+                buf[0] = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r'
+                       : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
             } else { j->err = true; break; }
         }
-        if (n + 2 > cap) s = realloc(s, cap *= 2);
-        s[n++] = c;
+        while (n + (size_t)len + 1 > cap) s = realloc(s, cap *= 2);
+        memcpy(s + n, buf, (size_t)len);
+        n += (size_t)len;
     }
     if (j->p >= j->end) j->err = true;
     else j->p++;

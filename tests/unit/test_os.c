@@ -384,7 +384,9 @@ static void test_limits_and_info(void) {
     CHECK(l.mem_total > 0);
     CHECK(l.mem_available > 0 && l.mem_available <= l.mem_total);
     CHECK(l.effective > 0);
-    if (l.cgroup_max || l.cgroup_high) {
+    if (l.env_limit) {
+        CHECK(l.effective <= l.env_limit); /* run under a supervisor's TMEM_LIMIT */
+    } else if (l.cgroup_max || l.cgroup_high) {
         uint64_t m = l.cgroup_max && l.cgroup_high ? (l.cgroup_max < l.cgroup_high ? l.cgroup_max : l.cgroup_high)
                                                    : (l.cgroup_max ? l.cgroup_max : l.cgroup_high);
         CHECK(l.effective == m);
@@ -392,6 +394,23 @@ static void test_limits_and_info(void) {
         CHECK(l.effective == l.mem_available);
     }
     CHECK_ST(tmem_system_limits_read(NULL), TMEM_E_INVALID_ARG);
+
+    /* TMEM_LIMIT: decimal bytes bind the effective limit; anything else is
+     * ignored rather than misread. */
+    const char *saved = getenv("TMEM_LIMIT");
+    char keep[64] = "";
+    if (saved) snprintf(keep, sizeof keep, "%s", saved);
+    setenv("TMEM_LIMIT", "12345678", 1);
+    REQUIRE_OK(tmem_system_limits_read(&l));
+    CHECK(l.env_limit == 12345678 && l.effective == 12345678);
+    const char *bad[] = {"-5", "12MiB", "0x10", " 7", "99999999999999999999999", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("TMEM_LIMIT", bad[i], 1);
+        REQUIRE_OK(tmem_system_limits_read(&l));
+        CHECK_MSG(l.env_limit == 0, "'%s' read as %llu", bad[i], (unsigned long long)l.env_limit);
+    }
+    if (saved) setenv("TMEM_LIMIT", keep, 1);
+    else unsetenv("TMEM_LIMIT");
 
     tmem_system_info info;
     int64_t m0 = tmem__os_live_mappings(), f0 = tmem__os_live_fds();

@@ -31,6 +31,14 @@ static void test_smaps_rollup(void) {
     CHECK(f.anonymous == 116 * 1024);
     CHECK(f.swap == 8 * 1024);
     CHECK(f.shared_dirty == 0);
+    /* No Pss_Dirty (Linux < 6.0): the per-mapping upper bound. */
+    CHECK(f.footprint == (116 + 0 + 8) * 1024);
+
+    /* Pss_Dirty present: a page mapped twice counts once. */
+    CHECK_OK(tmem__os_parse_smaps_rollup(S("Rss: 200 kB\nPss_Dirty: 60 kB\nShared_Dirty: 100 kB\n"
+                                           "Private_Dirty: 10 kB\nSwap: 4 kB\nSwapPss: 2 kB\n"), &f));
+    CHECK(f.pss_dirty == 60 * 1024 && f.swap_pss == 2 * 1024);
+    CHECK(f.footprint == (60 + 2) * 1024);
 
     /* no trailing newline, tabs, CRLF */
     CHECK_OK(tmem__os_parse_smaps_rollup(S("Rss:\t12 kB\r\nPrivate_Dirty: 3 kB"), &f));

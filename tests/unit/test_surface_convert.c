@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Textbook BT.601 / BT.709 coefficients (Kr, Kb) and ranges, derived here
  * independently of the library's table. */
@@ -310,8 +312,167 @@ static void test_wide_output(void) {
     free(out);
 }
 
+/* A layout whose planes end exactly at a PROT_NONE page: a kernel that
+ * reads one byte past the last plane faults. */
+typedef struct guarded {
+    uint8_t *map, *base;
+    size_t map_bytes;
+} guarded;
+
+static bool guarded_alloc(guarded *g, uint64_t bytes, tmem_rng *r) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t body = ((size_t)bytes + page - 1) / page * page;
+    g->map_bytes = body + page;
+    g->map = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (g->map == MAP_FAILED) return false;
+    if (mprotect(g->map + body, page, PROT_NONE) != 0) return false;
+    g->base = g->map + body - bytes;
+    for (uint64_t i = 0; i < bytes; i++) g->base[i] = (uint8_t)tmem_rng_next(r);
+    return true;
+}
+
+/* The SIMD path (where the CPU has one) against TMEM_CONVERT_REFERENCE: the
+ * same bits, F32 and F16, every format, sizes around the 8-lane blocks,
+ * crops, both filters, upscales and downscales; planes that end at a guard
+ * page. Misaligned layouts (row alignment 1 or 2) take the scalar path and
+ * must still agree. */
+static void test_simd_bit_exact(void) {
+    printf("   conversion ISA: %s\n", tmem_surface_convert_isa());
+    tmem_rng r;
+    tmem_rng_init(&r, tmem_test_seed(77031));
+    uint64_t values = 0, differ = 0;
+    for (int it = 0; it < 300; it++) {
+        tmem_surface_desc d;
+        memset(&d, 0, sizeof d);
+        d.format = sources[tmem_rng_range(&r, 0, 5)];
+        d.width = (uint32_t)tmem_rng_range(&r, 1, 150);
+        d.height = (uint32_t)tmem_rng_range(&r, 1, 40);
+        d.row_alignment = 1u << tmem_rng_range(&r, 0, 7);
+        tmem_surface_layout l;
+        REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+        guarded g;
+        REQUIRE(guarded_alloc(&g, l.alloc_size, &r));
+        tmem_convert_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.filter = tmem_rng_range(&r, 0, 3) ? TMEM_RESIZE_BILINEAR : TMEM_RESIZE_NEAREST;
+        cd.matrix = (tmem_yuv_matrix)tmem_rng_range(&r, 0, TMEM_YUV_COUNT - 1);
+        if (tmem_rng_range(&r, 0, 1)) {
+            cd.src_rect.x = (uint32_t)tmem_rng_range(&r, 0, d.width - 1);
+            cd.src_rect.y = (uint32_t)tmem_rng_range(&r, 0, d.height - 1);
+            cd.src_rect.width = (uint32_t)tmem_rng_range(&r, 1, d.width - cd.src_rect.x);
+            cd.src_rect.height = (uint32_t)tmem_rng_range(&r, 1, d.height - cd.src_rect.y);
+        }
+        cd.mean[0] = 0.5f, cd.mean[1] = 0.25f, cd.mean[2] = 0.125f;
+        cd.std[0] = 0.5f, cd.std[1] = 0.3f, cd.std[2] = 0.7f;
+        uint64_t C = d.format == TMEM_FORMAT_GRAY8 && tmem_rng_range(&r, 0, 1) ? 1 : 3;
+        if ((d.format == TMEM_FORMAT_RGBA8 || d.format == TMEM_FORMAT_BGRA8) && tmem_rng_range(&r, 0, 1)) C = 4;
+        if (C == 3 && tmem_rng_range(&r, 0, 2) == 0) cd.flags = TMEM_CONVERT_BGR;
+        uint32_t W = (uint32_t)tmem_rng_range(&r, 1, 90), H = (uint32_t)tmem_rng_range(&r, 1, 12);
+        tmem_dtype dt = tmem_rng_range(&r, 0, 1) ? TMEM_DTYPE_F32 : TMEM_DTYPE_F16;
+        uint32_t vs = tmem_dtype_size(dt);
+        uint64_t px_stride = vs * (tmem_rng_range(&r, 0, 3) ? 1 : 2);
+        uint64_t row_stride = px_stride * W + vs * tmem_rng_range(&r, 0, 3);
+        uint64_t ch_stride = row_stride * H;
+        size_t bytes = ch_stride * C;
+        uint8_t *fast = calloc(1, bytes), *ref = calloc(1, bytes);
+        tmem_tensor_view v = {fast, dt, 3, {C, H, W, 0}, {(int64_t)ch_stride, (int64_t)row_stride, (int64_t)px_stride, 0}};
+        REQUIRE_OK(tmem__surface_convert_raw(&l, g.base, &cd, &v, NULL));
+        v.data = ref;
+        cd.flags |= TMEM_CONVERT_REFERENCE;
+        REQUIRE_OK(tmem__surface_convert_raw(&l, g.base, &cd, &v, NULL));
+        values += C * H * W;
+        for (size_t i = 0; i < bytes; i++) differ += fast[i] != ref[i];
+        free(fast), free(ref);
+        munmap(g.map, g.map_bytes);
+    }
+    printf("   %llu values, %llu bytes differ\n", (unsigned long long)values, (unsigned long long)differ);
+    CHECK_MSG(differ == 0, "%llu bytes differ between the SIMD and the reference path", (unsigned long long)differ);
+}
+
+/* Patch order against the (C, H, W) conversion rearranged by hand with
+ * HF's reshape/transpose: (t, c, H/pm, m, p, W/pm, m, p) ->
+ * (H/pm, W/pm, m, m, c, t, p, p). Both paths, F32 and F16. */
+static void test_patch_order(void) {
+    tmem_rng r;
+    tmem_rng_init(&r, tmem_test_seed(4242));
+    for (int it = 0; it < 40; it++) {
+        tmem_surface_desc d;
+        memset(&d, 0, sizeof d);
+        d.format = sources[tmem_rng_range(&r, 0, 5)];
+        d.width = (uint32_t)tmem_rng_range(&r, 8, 120);
+        d.height = (uint32_t)tmem_rng_range(&r, 8, 90);
+        tmem_surface_layout l;
+        REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+        uint8_t *base = malloc(l.alloc_size);
+        for (uint64_t i = 0; i < l.alloc_size; i++) base[i] = (uint8_t)tmem_rng_next(&r);
+        uint32_t ps = (uint32_t)tmem_rng_range(&r, 2, 16), m = (uint32_t)tmem_rng_range(&r, 1, 2);
+        uint32_t T = (uint32_t)tmem_rng_range(&r, 1, 2);
+        uint32_t W = ps * m * (uint32_t)tmem_rng_range(&r, 1, 4), H = ps * m * (uint32_t)tmem_rng_range(&r, 1, 4);
+        if (it == 0) d.width = W, d.height = H; /* identity resize */
+        uint32_t C = d.format == TMEM_FORMAT_GRAY8 ? 1 : 3;
+        tmem_dtype dt = it % 2 ? TMEM_DTYPE_F16 : TMEM_DTYPE_F32;
+        uint32_t vs = tmem_dtype_size(dt);
+        tmem_convert_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.mean[0] = cd.mean[1] = cd.mean[2] = 0.5f;
+        cd.std[0] = cd.std[1] = cd.std[2] = 0.5f;
+        if (it % 3 == 0) cd.flags = TMEM_CONVERT_REFERENCE;
+        uint8_t *chw = malloc((size_t)C * H * W * vs);
+        tmem_tensor_view cv;
+        REQUIRE_OK(tmem_tensor_view_chw(chw, dt, C, H, W, &cv));
+        REQUIRE_OK(tmem__surface_convert_raw(&l, base, &cd, &cv, NULL));
+        uint64_t cols = (uint64_t)C * T * ps * ps, rows = (uint64_t)(W / ps) * (H / ps);
+        uint64_t row_stride = cols * vs + vs * (uint64_t)(it % 4);
+        uint8_t *pat = calloc(1, rows * row_stride);
+        tmem_tensor_view pv = {pat, dt, 2, {rows, cols, 0, 0}, {(int64_t)row_stride, (int64_t)vs, 0, 0}};
+        tmem_patch_desc pd = {W, H, ps, m, T};
+        REQUIRE_OK(tmem__surface_convert_patches_raw(&l, base, &cd, &pd, &pv, NULL));
+        uint32_t bw_n = W / (ps * m), bh_n = H / (ps * m);
+        uint64_t bad = 0;
+        for (uint32_t bh = 0; bh < bh_n; bh++)
+            for (uint32_t bw = 0; bw < bw_n; bw++)
+                for (uint32_t mh = 0; mh < m; mh++)
+                    for (uint32_t mw = 0; mw < m; mw++)
+                        for (uint32_t c = 0; c < C; c++)
+                            for (uint32_t t = 0; t < T; t++)
+                                for (uint32_t py = 0; py < ps; py++)
+                                    for (uint32_t px = 0; px < ps; px++) {
+                                        uint64_t row = (((uint64_t)bh * bw_n + bw) * m + mh) * m + mw;
+                                        uint64_t col = (((uint64_t)c * T + t) * ps + py) * ps + px;
+                                        uint64_t y = ((uint64_t)bh * m + mh) * ps + py;
+                                        uint64_t x = ((uint64_t)bw * m + mw) * ps + px;
+                                        bad += memcmp(pat + row * row_stride + col * vs,
+                                                      chw + ((c * H + y) * W + x) * vs, vs) != 0;
+                                    }
+        CHECK_MSG(bad == 0, "case %d: %llu values out of place", it, (unsigned long long)bad);
+        free(pat), free(chw), free(base);
+    }
+    /* Errors: sizes off the patch*merge grid, wrong shapes. */
+    tmem_surface_desc d = {0};
+    d.format = TMEM_FORMAT_RGB8, d.width = 64, d.height = 64;
+    tmem_surface_layout l;
+    REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+    static uint8_t base[64 * 64 * 3 + 4096];
+    static float out[16 * 1536];
+    tmem_tensor_view pv = {out, TMEM_DTYPE_F32, 2, {16, 1536, 0, 0}, {1536 * 4, 4, 0, 0}};
+    tmem_patch_desc pd = {64, 64, 0, 0, 0};
+    CHECK_OK(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL));
+    pd.width = 48;
+    CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL), TMEM_E_INVALID_ARG);
+    pd.width = 64;
+    pv.shape[0] = 15;
+    CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL), TMEM_E_INVALID_ARG);
+    pv.shape[0] = 16;
+    pv.strides[1] = 8;
+    CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL), TMEM_E_INVALID_ARG);
+    pv.strides[1] = 4;
+    CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, NULL, &pv, NULL), TMEM_E_INVALID_ARG);
+}
+
 int main(void) {
     RUN(test_against_reference);
+    RUN(test_simd_bit_exact);
+    RUN(test_patch_order);
     RUN(test_hand_cases);
     RUN(test_errors);
     RUN(test_wide_output);

@@ -2,7 +2,9 @@
  * features -- and the memory types a default context creates. */
 #include "info_gpu.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "commands.h"
 #include "typedmem/typedmem.h"
 
@@ -46,6 +48,16 @@ static void print_json(tmem_context *ctx, const tmem_system_limits *lim, bool ha
            si->memfd ? "true" : "false", si->memfd_seals ? "true" : "false", si->seal_future_write ? "true" : "false",
            si->thp ? "true" : "false", si->madv_free ? "true" : "false", si->madv_cold ? "true" : "false",
            si->madv_pageout ? "true" : "false", si->psi ? "true" : "false", si->cgroup_v2 ? "true" : "false");
+    tmem_budget_info bi;
+    printf("\"budget\":%llu,\"config\":", tmem_context_budget(ctx, &bi) == TMEM_OK ? (unsigned long long)bi.budget : 0ull);
+    const char *cfg = getenv("TMEM_CONFIG");
+    if (cfg && *cfg) {
+        printf("\"");
+        for (const char *c = cfg; *c; c++) printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "?" : "%c", *c);
+        printf("\",");
+    } else {
+        printf("null,");
+    }
     printf("\"types\":[");
     for (uint32_t i = 0; i < tmem_type_count(ctx); i++) {
         tmem_type *t;
@@ -85,13 +97,21 @@ static void print_text(tmem_context *ctx, const tmem_system_limits *lim, bool ha
            yn(si->thp), yn(si->memfd), yn(si->memfd_seals), yn(si->seal_future_write));
     printf("  MADV_FREE / COLD / PAGEOUT  %s / %s / %s\n  PSI (/proc/pressure)    %s\n  cgroup v2 memory        %s\n",
            yn(si->madv_free), yn(si->madv_cold), yn(si->madv_pageout), yn(si->psi), yn(si->cgroup_v2));
-    printf("\ntypes (default context)\n  %-22s %-12s %-11s %-11s %4s  %s\n", "name", "placement", "lifetime", "reserve", "prio", "roles");
+    const char *cfg = getenv("TMEM_CONFIG");
+    tmem_budget_info bi;
+    if (tmem_context_budget(ctx, &bi) == TMEM_OK) human(a, sizeof a, bi.budget);
+    else snprintf(a, sizeof a, "?");
+    printf("\ncontext (%s)\n  budget                  %s\n", cfg && *cfg ? cfg : "defaults; TMEM_CONFIG not set", a);
+    printf("\ntypes\n  %-22s %-12s %-11s %-11s %-11s %4s  %s\n", "name", "placement", "lifetime", "reserve", "budget",
+           "prio", "roles");
     for (uint32_t i = 0; i < tmem_type_count(ctx); i++) {
         tmem_type *t;
         tmem_type_info ti;
         if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK) break;
         human(a, sizeof a, ti.reserve);
-        printf("  %-22s %-12s %-11s %-11s %4d  ", ti.name, placement_names[ti.placement], lifetime_names[ti.lifetime], a, ti.reclaim_priority);
+        human(b, sizeof b, ti.budget);
+        printf("  %-22s %-12s %-11s %-11s %-11s %4d  ", ti.name, placement_names[ti.placement],
+               lifetime_names[ti.lifetime], a, ti.budget ? b : "none", ti.reclaim_priority);
         print_roles(ctx, t, false);
         printf("\n");
     }
@@ -99,13 +119,13 @@ static void print_text(tmem_context *ctx, const tmem_system_limits *lim, bool ha
 
 int tmem_cmd_info(int argc, char **argv) {
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else {
-            fprintf(stderr, "usage: tmem info [--json]\n");
-            return 2;
-        }
-    }
+    const tmem_cli_opt opts[] = {TMEM_CLI_FLAG("--json", "print one JSON object instead of the tables", &json)};
+    tmem_cli cli = {"tmem info", "[--json]",
+                    "Limits (cgroup, MemAvailable), OS features, and the memory types, budgets and role policy\n"
+                    "of a context as TMEM_CONFIG (if set) would set it up.",
+                    opts, TMEM_CLI_COUNT(opts), NULL, 0, 0, NULL};
+    int rc = tmem_cli_parse(&cli, argc, argv);
+    if (rc != TMEM_CLI_CONTINUE) return rc;
     tmem_system_limits lim;
     bool have_lim = tmem_system_limits_read(&lim) == TMEM_OK;
     tmem_system_info si;
@@ -117,11 +137,7 @@ int tmem_cmd_info(int argc, char **argv) {
     tmem_context *ctx;
     tmem_context_desc cd = {0};
     cd.flags = TMEM_CONTEXT_READ_ENV; /* show what TMEM_CONFIG would set up */
-    st = tmem_context_create(&cd, &ctx);
-    if (st != TMEM_OK) {
-        fprintf(stderr, "tmem info: cannot create a context: %s\n", tmem_strerror(st));
-        return 1;
-    }
+    if (tmem_cli_context_create("tmem info", &cd, &ctx) != TMEM_OK) return 1;
     if (json) print_json(ctx, &lim, have_lim, &si);
     else {
         print_text(ctx, &lim, have_lim, &si);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "commands.h"
 #include "progress.h"
 #include "typedmem/plan.h"
@@ -52,80 +53,56 @@ static tmem_status solve_with_progress(const tmem_plan_problem *p, const tmem_pl
     return job.status;
 }
 
-static int usage(void) {
-    fprintf(stderr,
-            "usage: tmem plan FILE.csv [--capacity N] [--time-limit S] [--threads N] [--heuristic]\n"
-            "                 [--out plan.csv] [--json] [--svg plan.svg]\n"
-            "  --capacity N    decision mode: any plan with arena <= N (else minimise)\n"
-            "  --time-limit S  seconds for the exact search (default 2; 0 = none)\n"
-            "  --threads N     exact-search threads when minimising (default 2)\n"
-            "  --heuristic     greedy portfolio only\n"
-            "  --out F         write the plan as CSV (id,lower,upper,size,alignment,offset)\n"
-            "  --json          print a JSON summary instead of text\n"
-            "  --svg F         draw the plan (time x offset) as SVG\n");
-    return 2;
-}
-
-static bool parse_num(const char *s, unsigned long long *out) {
-    char *end;
-    errno = 0;
-    if (!s || *s == '-' || !*s) return false;
-    *out = strtoull(s, &end, 10);
-    return !errno && *end == 0;
-}
-
 int tmem_cmd_plan(int argc, char **argv) {
     const char *file = NULL, *out_csv = NULL, *svg = NULL;
-    bool json = false;
+    bool json = false, heuristic = false, have_capacity = false, have_limit = false;
+    uint64_t capacity = 0;
+    double limit = 2;
     tmem_plan_desc d = {0};
     d.threads = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--capacity") && i + 1 < argc) {
-            unsigned long long v;
-            if (!parse_num(argv[++i], &v) || v == 0) {
-                fprintf(stderr, "tmem plan: --capacity wants a positive integer\n");
-                return 2;
-            }
-            d.mode = TMEM_PLAN_DECIDE;
-            d.capacity = v;
-        } else if (!strcmp(a, "--time-limit") && i + 1 < argc) {
-            char *end;
-            double v = strtod(argv[++i], &end);
-            if (*end || v < 0) {
-                fprintf(stderr, "tmem plan: --time-limit wants seconds >= 0\n");
-                return 2;
-            }
-            d.time_limit_s = v == 0 ? -1 : v;
-        } else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            unsigned long long v;
-            if (!parse_num(argv[++i], &v) || v > 64) {
-                fprintf(stderr, "tmem plan: --threads wants 1..64\n");
-                return 2;
-            }
-            d.threads = (uint32_t)v;
-        } else if (!strcmp(a, "--heuristic")) {
-            d.flags |= TMEM_PLAN_HEURISTIC_ONLY;
-        } else if (!strcmp(a, "--out") && i + 1 < argc) {
-            out_csv = argv[++i];
-        } else if (!strcmp(a, "--svg") && i + 1 < argc) {
-            svg = argv[++i];
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (a[0] == '-' || file) {
-            fprintf(stderr, "tmem plan: unexpected argument '%s'\n", a);
-            return usage();
-        } else {
-            file = a;
-        }
+    tmem_cli_opt opts[] = {
+        TMEM_CLI_U64("--capacity", "N", "decision mode: any plan with arena <= N bytes (else minimise)", &capacity,
+                     1, 0),
+        TMEM_CLI_SECONDS("--time-limit", "seconds for the exact search (default 2; 0 = none)", &limit, 0, 86400),
+        TMEM_CLI_U32("--threads", "N", "exact-search threads when minimising (default 2)", &d.threads, 1, 64),
+        TMEM_CLI_FLAG("--heuristic", "greedy portfolio only", &heuristic),
+        TMEM_CLI_STR("--out", "FILE", "write the plan as CSV (id,lower,upper,size,alignment,offset)", &out_csv),
+        TMEM_CLI_FLAG("--json", "print a JSON summary instead of text", &json),
+        TMEM_CLI_STR("--svg", "FILE", "draw the plan (time x offset) as SVG", &svg),
+    };
+    opts[0].seen = &have_capacity;
+    opts[1].seen = &have_limit;
+    const char **pos[] = {&file};
+    tmem_cli cli = {"tmem plan", "FILE.csv [options]",
+                    "Plan buffer offsets for a MiniMalloc-format CSV (id,lower,upper,size[,alignment]);\n"
+                    "FILE '-' reads standard input. Prints lower bound, arena, ratio, optimality, time.",
+                    opts, TMEM_CLI_COUNT(opts), pos, 1, 1,
+                    "exit status: 0 planned, 3 infeasible or out of time, 2 usage error, 1 other error"};
+    int rc = tmem_cli_parse(&cli, argc, argv);
+    if (rc != TMEM_CLI_CONTINUE) return rc;
+    if (have_capacity) {
+        d.mode = TMEM_PLAN_DECIDE;
+        d.capacity = capacity;
     }
-    if (!file) return usage();
+    if (have_limit) d.time_limit_s = limit == 0 ? -1 : limit;
+    if (heuristic) d.flags |= TMEM_PLAN_HEURISTIC_ONLY;
     tmem_plan_problem *p;
     tmem_plan_error err;
-    tmem_status st = tmem_plan_problem_load_csv(file, &p, &err);
+    tmem_status st;
+    if (!strcmp(file, "-")) { /* standard input: read it whole, then the same parser */
+        size_t len = 0;
+        char *text = tmem_cli_slurp(file, &len);
+        memset(&err, 0, sizeof err);
+        if (!text) {
+            fprintf(stderr, "tmem plan: cannot read standard input: %s\n", strerror(errno));
+            return 1;
+        }
+        st = tmem_plan_problem_parse_csv(text, len, &p, &err);
+        free(text);
+        file = "<stdin>";
+    } else {
+        st = tmem_plan_problem_load_csv(file, &p, &err);
+    }
     if (st) {
         if (err.line)
             fprintf(stderr, "%s:%llu: %s%s%s\n", file, (unsigned long long)err.line, err.field[0] ? err.field : "",
@@ -143,7 +120,7 @@ int tmem_cmd_plan(int argc, char **argv) {
         tmem_plan_problem_destroy(p);
         return st == TMEM_E_INFEASIBLE || st == TMEM_E_LIMIT ? 3 : 1;
     }
-    int rc = 0;
+    rc = 0;
     tmem_plan_info in;
     if (tmem_plan_get_info(plan, &in)) rc = 1;
     if (json) {
@@ -163,7 +140,7 @@ int tmem_cmd_plan(int argc, char **argv) {
     if (out_csv) {
         FILE *f = fopen(out_csv, "w");
         if (!f || tmem_plan_write_csv(plan, f)) {
-            fprintf(stderr, "tmem plan: cannot write %s\n", out_csv);
+            fprintf(stderr, "tmem plan: cannot write %s: %s\n", out_csv, f ? "write failed" : strerror(errno));
             rc = 1;
         }
         if (f && fclose(f)) rc = 1;
@@ -173,7 +150,7 @@ int tmem_cmd_plan(int argc, char **argv) {
         tmem_plan_svg_desc sd = {0};
         sd.title = file;
         if (!f || tmem_plan_write_svg(plan, &sd, f)) {
-            fprintf(stderr, "tmem plan: cannot write %s\n", svg);
+            fprintf(stderr, "tmem plan: cannot write %s: %s\n", svg, f ? "write failed" : strerror(errno));
             rc = 1;
         }
         if (f && fclose(f)) rc = 1;

@@ -4,53 +4,24 @@
  * Reads a trace file (tmem_trace_start with a path, or tmem_trace_data_save)
  * and prints what was alive at the peak (or the summary JSON with --json);
  * writes the HTML report, Chrome/Perfetto JSON and SVG timeline on request. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "commands.h"
 #include "progress.h"
 #include "typedmem/typedmem.h"
 
-static int usage(void) {
-    fprintf(stderr,
-            "usage: tmem report TRACE [--html OUT.html] [--json] [--chrome OUT.json] [--svg OUT.svg]\n"
-            "                         [--plan PLAN.svg] [--title TEXT] [--top N]\n"
-            "  TRACE          a typedmem trace file (see docs/trace.md)\n"
-            "  --json         print the summary JSON instead of the text tables\n"
-            "  --html OUT     write the self-contained HTML report\n"
-            "  --chrome OUT   write Chrome/Perfetto trace JSON (ui.perfetto.dev, chrome://tracing)\n"
-            "  --svg OUT      write the SVG timeline\n"
-            "  --plan FILE    embed this plan picture (SVG) in the HTML report\n"
-            "  --title TEXT   title of the HTML report\n"
-            "  --top N        rows per 'alive at the peak' table (1..16, default 10)\n");
-    return 2;
-}
-
-/* Whole file as a NUL-terminated string; NULL on error. */
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 1 >= cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, ncap);
-            if (!p) break;
-            buf = p, cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (!got) break;
-    }
-    bool ok = buf && !ferror(f);
-    fclose(f);
-    if (!ok) {
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
+/* A trace file, or standard input for "-". */
+static tmem_status load_trace(const char *path, tmem_trace_data **out) {
+    if (strcmp(path, "-")) return tmem_trace_load(path, out);
+    size_t len = 0;
+    char *bytes = tmem_cli_slurp(path, &len);
+    if (!bytes) return TMEM_E_IO;
+    tmem_status st = tmem_trace_load_memory(bytes, len, out);
+    free(bytes);
+    return st;
 }
 
 static int fail(const char *what, const char *path, tmem_status st) {
@@ -62,43 +33,46 @@ int tmem_cmd_report(int argc, char **argv) {
     const char *trace = NULL, *html = NULL, *chrome = NULL, *svg = NULL, *plan = NULL;
     bool json = false;
     tmem_report_desc rd = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (!strcmp(a, "--json")) json = true;
-        else if (!strcmp(a, "--html") && has_value) html = argv[++i];
-        else if (!strcmp(a, "--chrome") && has_value) chrome = argv[++i];
-        else if (!strcmp(a, "--svg") && has_value) svg = argv[++i];
-        else if (!strcmp(a, "--plan") && has_value) plan = argv[++i];
-        else if (!strcmp(a, "--title") && has_value) rd.title = argv[++i];
-        else if (!strcmp(a, "--top") && has_value) {
-            char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end || n < 1 || n > TMEM_TRACE_TOP_MAX) return usage();
-            rd.top = (uint32_t)n;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (a[0] != '-' && !trace) trace = a;
-        else return usage();
-    }
-    if (!trace) return usage();
+    const tmem_cli_opt opts[] = {
+        TMEM_CLI_FLAG("--json", "print the summary JSON instead of the text tables", &json),
+        TMEM_CLI_STR("--html", "OUT", "write the self-contained HTML report", &html),
+        TMEM_CLI_STR("--chrome", "OUT", "write Chrome/Perfetto trace JSON (ui.perfetto.dev, chrome://tracing)", &chrome),
+        TMEM_CLI_STR("--svg", "OUT", "write the SVG timeline", &svg),
+        TMEM_CLI_STR("--plan", "FILE", "show this plan picture (SVG, '-' = stdin) in the HTML report", &plan),
+        TMEM_CLI_STR("--title", "TEXT", "title of the HTML report", &rd.title),
+        TMEM_CLI_U32("--top", "N", "rows per 'alive at the peak' table (default 10)", &rd.top, 1, TMEM_TRACE_TOP_MAX),
+    };
+    const char **pos[] = {&trace};
+    tmem_cli cli = {"tmem report", "TRACE [options]",
+                    "Read a typedmem trace file (TRACE '-' = stdin; see docs/trace.md), print what was alive\n"
+                    "at the peak, and write the HTML report, Chrome/Perfetto JSON or SVG timeline on request.",
+                    opts, TMEM_CLI_COUNT(opts), pos, 1, 1, NULL};
+    int cli_rc = tmem_cli_parse(&cli, argc, argv);
+    if (cli_rc != TMEM_CLI_CONTINUE) return cli_rc;
+    if (plan && trace && !strcmp(plan, "-") && !strcmp(trace, "-"))
+        return tmem_cli_usage_error(&cli, "TRACE and --plan cannot both be standard input");
 
     tmem_progress prog;
     tmem_progress_begin(&prog, "report", 2u + (html != NULL) + (chrome != NULL) + (svg != NULL));
     char *plan_text = NULL;
-    if (plan && !(plan_text = slurp(plan))) {
+    if (plan && !(plan_text = tmem_cli_slurp(plan, NULL))) {
         tmem_progress_end(&prog);
-        return fail("cannot read plan", plan, TMEM_E_IO);
+        fprintf(stderr, "tmem report: cannot read plan %s: %s\n", plan, strerror(errno));
+        return 1;
     }
     rd.plan_svg = plan_text;
     tmem_trace_data *data;
-    tmem_status st = tmem_trace_load(trace, &data);
+    tmem_status st = load_trace(trace, &data);
     uint64_t step = 1;
     tmem_progress_update(&prog, step++);
     if (st != TMEM_OK) {
         tmem_progress_end(&prog);
         free(plan_text);
+        const char *why = tmem_cli_path_problem(trace);
+        if (why) {
+            fprintf(stderr, "tmem report: cannot load %s: %s\n", trace, why);
+            return 1;
+        }
         return fail("cannot load", trace, st);
     }
     int rc = 0;
@@ -117,7 +91,14 @@ int tmem_cmd_report(int argc, char **argv) {
         if (!outs[i].path) continue;
         st = tmem_trace_export_file(data, outs[i].format, &rd, outs[i].path);
         tmem_progress_update(&prog, step++);
-        if (st != TMEM_OK) rc = fail("cannot write", outs[i].path, st);
+        /* With the HTML format, an invalid argument can only be the plan picture. */
+        if (st == TMEM_E_INVALID_ARG && outs[i].format == TMEM_TRACE_FORMAT_HTML && plan) {
+            fprintf(stderr, "tmem report: plan %s is not an SVG picture (one <svg> element); %s not written\n",
+                    plan, outs[i].path);
+            rc = 1;
+        } else if (st != TMEM_OK) {
+            rc = fail("cannot write", outs[i].path, st);
+        }
         else snprintf(done[ndone++], sizeof done[0], "%s: %s", outs[i].what, outs[i].path);
     }
     tmem_progress_end(&prog);

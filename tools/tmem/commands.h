@@ -20,5 +20,6 @@ int tmem_cmd_demo(int argc, char **argv);
 int tmem_cmd_plan(int argc, char **argv);
 int tmem_cmd_fit(int argc, char **argv);
 int tmem_cmd_report(int argc, char **argv);
+int tmem_cmd_watch(int argc, char **argv);
 
 #endif

@@ -1,11 +1,14 @@
 /* tmem: the typedmem command line. Dispatches to cmd_<name>.c. */
 #include <stdio.h>
 #include <string.h>
+#include "cli.h"
 #include "commands.h"
 #include "typedmem/typedmem.h"
 
 static int cmd_version(int argc, char **argv) {
-    (void)argc; (void)argv;
+    tmem_cli cli = {"tmem version", "", "Print the library version.", NULL, 0, NULL, 0, 0, NULL};
+    int rc = tmem_cli_parse(&cli, argc, argv);
+    if (rc != TMEM_CLI_CONTINUE) return rc;
     printf("typedmem %d.%d.%d\n", TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH);
     return 0;
 }
@@ -20,12 +23,14 @@ static const tmem_cmd commands[] = {
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
     {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
     {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
+    {"watch", "tmem watch --limit SIZE [--cgroup] -- CMD...  run CMD under a jetsam-style footprint limit", tmem_cmd_watch},
 };
 
 static void usage(FILE *f) {
     fprintf(f, "typedmem %d.%d.%d -- typed memory for on-device inference\n\nusage:\n",
             TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(f, "  %s\n", commands[i].usage);
+    fprintf(f, "\n  tmem --version | tmem CMD --help   (every command: its options, on stdout)\n");
 }
 
 int main(int argc, char **argv) {
@@ -33,6 +38,7 @@ int main(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) return cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "tmem: unknown command '%s'\n\n", argv[1]);

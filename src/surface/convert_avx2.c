@@ -1,0 +1,214 @@
+/*
+ * The fused conversion's AVX2 row: eight output pixels at a time.
+ *
+ * The library is built for the baseline ISA, so the kernel carries
+ * __attribute__((target)) and runs only after __builtin_cpu_supports says
+ * the CPU has AVX2, FMA and F16C (no global state: the answer is the CPU's).
+ *
+ * Source taps are fetched with 32-bit gathers of the aligned word that holds
+ * the wanted byte(s), then shifted: a gather never reads outside its plane
+ * (planes are 4-aligned with 4-multiple pitches, tmem__convert_avx2_fits),
+ * whatever the column. RGB8's three bytes may straddle two words: a second,
+ * masked gather fetches the next word only for the lanes that need it.
+ *
+ * Arithmetic mirrors the scalar row operation for operation (separate
+ * multiply and add, same association, min/max clamps that agree with the
+ * scalar comparisons on every value that occurs), so the results are the
+ * same bits; F16 stores use F16C's round-to-nearest-even, as the scalar
+ * converter does.
+ */
+#include "surface/convert_internal.h"
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TMEM_CONVERT_HAVE_AVX2_CODE 1
+#endif
+
+bool tmem__convert_avx2_fits(const tmem__convert_plan *p) {
+    uint32_t planes = p->format == TMEM_FORMAT_NV12 ? 2 : p->format == TMEM_FORMAT_I420 ? 3 : 1;
+    for (uint32_t i = 0; i < planes; i++)
+        if ((uintptr_t)p->plane[i] % 4 || p->bpr[i] % 4) return false;
+    return true;
+}
+
+#ifndef TMEM_CONVERT_HAVE_AVX2_CODE
+
+bool tmem__convert_have_avx2(void) { return false; }
+
+uint32_t tmem__convert_row_avx2(const tmem__convert_plan *p, const tmem__convert_row *r) {
+    (void)p, (void)r;
+    return 0;
+}
+
+#else
+
+bool tmem__convert_have_avx2(void) {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+/* Byte `byte_index` of each lane's row, as an int32 (0..255). */
+AVX2 static inline __m256i gather_byte(const uint8_t *row, __m256i byte_index) {
+    __m256i word = _mm256_and_si256(byte_index, _mm256_set1_epi32(~3));
+    __m256i shift = _mm256_slli_epi32(_mm256_and_si256(byte_index, _mm256_set1_epi32(3)), 3);
+    __m256i g = _mm256_i32gather_epi32((const int *)(const void *)row, word, 1);
+    return _mm256_and_si256(_mm256_srlv_epi32(g, shift), _mm256_set1_epi32(0xFF));
+}
+
+/* The four bytes from `byte_index` on (only those inside the pixel are used). */
+AVX2 static inline __m256i gather_bytes(const uint8_t *row, __m256i byte_index, bool straddle) {
+    __m256i low3 = _mm256_and_si256(byte_index, _mm256_set1_epi32(3));
+    __m256i word = _mm256_sub_epi32(byte_index, low3);
+    __m256i shift = _mm256_slli_epi32(low3, 3);
+    const int *base = (const int *)(const void *)row;
+    __m256i v = _mm256_srlv_epi32(_mm256_i32gather_epi32(base, word, 1), shift);
+    if (!straddle) return v;
+    /* Lanes whose pixel starts at byte 2 or 3 of its word also need the next
+     * word; the others must not read it (it may lie past the plane). */
+    __m256i need = _mm256_cmpgt_epi32(low3, _mm256_set1_epi32(1));
+    __m256i next = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), base, _mm256_add_epi32(word, _mm256_set1_epi32(4)),
+                                               need, 1);
+    /* srlv/sllv give 0 for counts >= 32: lanes at byte 0 take nothing from next. */
+    return _mm256_or_si256(v, _mm256_sllv_epi32(next, _mm256_sub_epi32(_mm256_set1_epi32(32), shift)));
+}
+
+AVX2 static inline __m256 byte_f(__m256i v, int shift) {
+    return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(0xFF)));
+}
+
+AVX2 static inline __m256 clamp255(__m256 v) {
+    return _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(255.0f));
+}
+
+/* YUV -> RGB, the scalar fetch's expressions. */
+AVX2 static inline void yuv_rgb(const tmem__convert_plan *p, __m256 y, __m256 u, __m256 v, __m256 px[4]) {
+    __m256 l = _mm256_mul_ps(_mm256_set1_ps(p->ky), _mm256_sub_ps(y, _mm256_set1_ps(p->y0)));
+    u = _mm256_sub_ps(u, _mm256_set1_ps(128.0f));
+    v = _mm256_sub_ps(v, _mm256_set1_ps(128.0f));
+    px[0] = clamp255(_mm256_add_ps(l, _mm256_mul_ps(_mm256_set1_ps(p->rv), v)));
+    __m256 g = _mm256_add_ps(l, _mm256_mul_ps(_mm256_set1_ps(p->gu), u));
+    px[1] = clamp255(_mm256_add_ps(g, _mm256_mul_ps(_mm256_set1_ps(p->gv), v)));
+    px[2] = clamp255(_mm256_add_ps(l, _mm256_mul_ps(_mm256_set1_ps(p->bu), u)));
+    px[3] = _mm256_set1_ps(255.0f);
+}
+
+/* Eight source pixels (columns xi, source row y) as R, G, B, A floats. */
+AVX2 __attribute__((always_inline)) static inline void fetch8(const tmem__convert_plan *p, tmem_pixel_format format,
+                                                              __m256i xi, uint32_t y, __m256 px[4]) {
+    const uint8_t *row0 = p->plane[0] + y * p->bpr[0];
+    __m256i w;
+    switch (format) {
+    case TMEM_FORMAT_RGBA8:
+    case TMEM_FORMAT_BGRA8:
+        w = _mm256_i32gather_epi32((const int *)(const void *)row0, _mm256_slli_epi32(xi, 2), 1);
+        px[format == TMEM_FORMAT_RGBA8 ? 0 : 2] = byte_f(w, 0);
+        px[1] = byte_f(w, 8);
+        px[format == TMEM_FORMAT_RGBA8 ? 2 : 0] = byte_f(w, 16);
+        px[3] = _mm256_cvtepi32_ps(_mm256_srli_epi32(w, 24));
+        return;
+    case TMEM_FORMAT_RGB8:
+        w = gather_bytes(row0, _mm256_mullo_epi32(xi, _mm256_set1_epi32(3)), true);
+        px[0] = byte_f(w, 0), px[1] = byte_f(w, 8), px[2] = byte_f(w, 16);
+        px[3] = _mm256_set1_ps(255.0f);
+        return;
+    case TMEM_FORMAT_GRAY8:
+        px[0] = px[1] = px[2] = _mm256_cvtepi32_ps(gather_byte(row0, xi));
+        px[3] = _mm256_set1_ps(255.0f);
+        return;
+    case TMEM_FORMAT_NV12: {
+        __m256 yv = _mm256_cvtepi32_ps(gather_byte(row0, xi));
+        const uint8_t *uv = p->plane[1] + (y >> 1) * p->bpr[1];
+        /* U, V at byte 2*(x/2): even, so both bytes sit in one aligned word. */
+        w = gather_bytes(uv, _mm256_slli_epi32(_mm256_srli_epi32(xi, 1), 1), false);
+        yuv_rgb(p, yv, byte_f(w, 0), byte_f(w, 8), px);
+        return;
+    }
+    default: { /* I420 */
+        __m256 yv = _mm256_cvtepi32_ps(gather_byte(row0, xi));
+        __m256i half = _mm256_srli_epi32(xi, 1);
+        __m256 u = _mm256_cvtepi32_ps(gather_byte(p->plane[1] + (y >> 1) * p->bpr[1], half));
+        __m256 v = _mm256_cvtepi32_ps(gather_byte(p->plane[2] + (y >> 1) * p->bpr[2], half));
+        yuv_rgb(p, yv, u, v, px);
+        return;
+    }
+    }
+}
+
+AVX2 static inline __m256 lerp(__m256 a, __m256 b, __m256 w) {
+    return _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), w));
+}
+
+/* Write eight values of one channel (and its temporal copies). */
+AVX2 static inline void store8(const tmem__convert_plan *p, uint8_t *first, const int64_t *xoff, bool contiguous,
+                               uint32_t c, __m256 o) {
+    int64_t ch = (int64_t)c * p->cstride;
+    float lanes[8];
+    uint16_t halves[8];
+    __m128i h = _mm_setzero_si128();
+    if (p->f32)
+        _mm256_storeu_ps(lanes, o);
+    else {
+        h = _mm256_cvtps_ph(o, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128((__m128i *)(void *)halves, h);
+    }
+    for (uint32_t t = 0; t < p->copies; t++) {
+        int64_t at = ch + (int64_t)t * p->tstride;
+        if (contiguous) {
+            if (p->f32)
+                _mm256_storeu_ps((float *)(void *)(first + at), o);
+            else
+                _mm_storeu_si128((__m128i *)(void *)(first + at), h);
+            continue;
+        }
+        for (int i = 0; i < 8; i++) {
+            uint8_t *q = first + (xoff[i] - xoff[0]) + at;
+            if (p->f32)
+                memcpy(q, &lanes[i], sizeof(float));
+            else
+                memcpy(q, &halves[i], sizeof(uint16_t));
+        }
+    }
+}
+
+AVX2 __attribute__((always_inline)) static inline uint32_t row_format(const tmem__convert_plan *p,
+                                                                      const tmem__convert_row *r,
+                                                                      tmem_pixel_format format) {
+    uint32_t n = p->width & ~7u;
+    int64_t step = p->f32 ? 4 : 2;
+    __m256 wy = _mm256_set1_ps(r->w);
+    for (uint32_t x = 0; x < n; x += 8) {
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(p->xi0 + x));
+        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(p->xi1 + x));
+        __m256 wx = _mm256_loadu_ps(p->xw + x);
+        __m256 p00[4], p01[4], p10[4], p11[4], v[4];
+        fetch8(p, format, x0, r->y0, p00);
+        fetch8(p, format, x1, r->y0, p01);
+        fetch8(p, format, x0, r->y1, p10);
+        fetch8(p, format, x1, r->y1, p11);
+        for (int k = 0; k < 4; k++) v[k] = lerp(lerp(p00[k], p01[k], wx), lerp(p10[k], p11[k], wx), wy);
+        const int64_t *xoff = p->xoff + x;
+        bool contiguous = true;
+        for (int i = 1; i < 8; i++) contiguous &= xoff[i] - xoff[i - 1] == step;
+        uint8_t *first = r->out + xoff[0];
+        for (uint32_t c = 0; c < p->channels; c++) {
+            __m256 o = _mm256_add_ps(_mm256_mul_ps(v[p->map[c]], _mm256_set1_ps(p->a[c])), _mm256_set1_ps(p->b[c]));
+            store8(p, first, xoff, contiguous, c, o);
+        }
+    }
+    return n;
+}
+
+AVX2 uint32_t tmem__convert_row_avx2(const tmem__convert_plan *p, const tmem__convert_row *r) {
+    switch (p->format) {
+    case TMEM_FORMAT_NV12: return row_format(p, r, TMEM_FORMAT_NV12);
+    case TMEM_FORMAT_I420: return row_format(p, r, TMEM_FORMAT_I420);
+    case TMEM_FORMAT_RGBA8: return row_format(p, r, TMEM_FORMAT_RGBA8);
+    case TMEM_FORMAT_BGRA8: return row_format(p, r, TMEM_FORMAT_BGRA8);
+    case TMEM_FORMAT_RGB8: return row_format(p, r, TMEM_FORMAT_RGB8);
+    default: return row_format(p, r, TMEM_FORMAT_GRAY8);
+    }
+}
+
+#endif

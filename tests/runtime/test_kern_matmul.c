@@ -1,0 +1,158 @@
+/* test_kern_matmul: kern_matmul (SIMD where the CPU has it) against the
+ * scalar kern_matmul_ref on random shapes of every weight type: n_in odd
+ * multiples of the block (plus odd float widths), odd n_out, n_tok 1..37,
+ * padded ldx/ldy and weight rows; y's padding untouched; the same bits for
+ * 1..4 threads; kern_get_row. Tolerance: |dy| <= 1e-5 * sum_i |W x| (f32
+ * reassociation; the integer block sums are exact). Fixed seed. */
+#include "kern_test_util.h"
+
+static uint64_t seed;
+
+/* sum_i |W[o][i] * x[i]| with W dequantised: the scale of the rounding. */
+static double magnitude(const kern_wmat *w, const float *wrow_f32, const float *x) {
+    double m = 0.0;
+    for (int64_t i = 0; i < w->n_in; i++) m += fabs((double)wrow_f32[i] * x[i]);
+    return m;
+}
+
+static void check_shape(tmem_rng *r, uint32_t type, int64_t n_in, int64_t n_out, int64_t n_tok,
+                        kern_pool **pools, int n_pools) {
+    const size_t ldx = (size_t)n_in + tmem_rng_range(r, 0, 9);
+    const size_t ldy = (size_t)n_out + tmem_rng_range(r, 0, 5);
+    const size_t wpad = (size_t)tmem_rng_range(r, 0, 1) * 64;
+    kern_wmat w = kern_test_wmat(r, type, n_in, n_out, wpad, 0.1f, NULL);
+    float *x = kern_test_alloc(ldx * (size_t)n_tok * sizeof(float));
+    kern_test_fill(r, x, (int64_t)(ldx * (size_t)n_tok), 1.0f);
+    float *want = kern_test_alloc(ldy * (size_t)n_tok * sizeof(float));
+    float *got = kern_test_alloc(ldy * (size_t)n_tok * sizeof(float));
+    float *first = kern_test_alloc(ldy * (size_t)n_tok * sizeof(float));
+    float *wrow = kern_test_alloc((size_t)n_in * sizeof(float));
+    void *scratch = kern_test_alloc(kern_matmul_scratch_bytes(&w, n_tok, 4));
+    kern_matmul_ref(&w, x, ldx, n_tok, want, ldy);
+
+    for (int p = 0; p < n_pools; p++) {
+        for (size_t i = 0; i < ldy * (size_t)n_tok; i++) got[i] = -12345.0f;
+        kern_matmul(&w, x, ldx, n_tok, got, ldy, scratch, pools[p]);
+        int bad = 0, pad_bad = 0;
+        for (int64_t t = 0; t < n_tok; t++)
+            for (size_t o = (size_t)n_out; o < ldy; o++)
+                if (got[(size_t)t * ldy + o] != -12345.0f) pad_bad++;
+        if (p == 0) {
+            double worst = 0.0;
+            for (int64_t o = 0; o < n_out; o++) {
+                kern_get_row(&w, o, wrow);
+                for (int64_t t = 0; t < n_tok; t++) {
+                    double mag = magnitude(&w, wrow, x + (size_t)t * ldx);
+                    double d = fabs((double)got[(size_t)t * ldy + (size_t)o] -
+                                    want[(size_t)t * ldy + (size_t)o]);
+                    if (d > 1e-5 * mag + 1e-30) bad++;
+                    if (mag > 0) worst = fmax(worst, d / mag);
+                }
+            }
+            memcpy(first, got, ldy * (size_t)n_tok * sizeof(float));
+            CHECK_MSG(bad == 0, "%s %lldx%lld tok %lld: %d outputs off the reference (worst %.3g)",
+                      kern_test_type_name(type), (long long)n_out, (long long)n_in,
+                      (long long)n_tok, bad, worst);
+        } else {
+            for (int64_t t = 0; t < n_tok; t++)
+                if (memcmp(first + (size_t)t * ldy, got + (size_t)t * ldy,
+                           (size_t)n_out * sizeof(float)))
+                    bad++;
+            CHECK_MSG(bad == 0, "%s %lldx%lld tok %lld: %d token rows differ with %d threads",
+                      kern_test_type_name(type), (long long)n_out, (long long)n_in,
+                      (long long)n_tok, bad, kern_pool_threads(pools[p]));
+        }
+        CHECK_MSG(pad_bad == 0, "%s: %d padding floats of y written", kern_test_type_name(type),
+                  pad_bad);
+    }
+    free((void *)w.data);
+    free(x);
+    free(want);
+    free(got);
+    free(first);
+    free(wrow);
+    free(scratch);
+}
+
+static void test_random_shapes(void) {
+    tmem_rng r;
+    tmem_rng_init(&r, seed);
+    void *mem[4];
+    kern_pool *pools[5] = {NULL};
+    for (int n = 1; n <= 4; n++) pools[n] = kern_test_pool(n, &mem[n - 1]);
+    for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
+        uint32_t type = kern_test_types[ti];
+        const kern_type_traits *tr = kern__traits(type);
+        for (int trial = 0; trial < 14; trial++) {
+            int64_t n_in;
+            if (tr->block == 1)
+                n_in = trial % 3 == 0 ? (int64_t)tmem_rng_range(&r, 1, 67)
+                                      : 64 * (int64_t)tmem_rng_range(&r, 1, 24) + (trial & 1);
+            else
+                n_in = tr->block * (2 * (int64_t)tmem_rng_range(&r, 0, tr->block == 32 ? 40 : 8) + 1);
+            int64_t n_out = 2 * (int64_t)tmem_rng_range(&r, 0, 40) + 1;
+            int64_t n_tok = trial < 4 ? 1 : (int64_t)tmem_rng_range(&r, 1, 37);
+            check_shape(&r, type, n_in, n_out, n_tok, pools, 5);
+        }
+        /* one bigger than the reference's 4096-element x slice */
+        check_shape(&r, type, tr->block == 1 ? 4801 : 4864 + (tr->block == 32 ? 32 : 0), 37, 5,
+                    pools, 5);
+    }
+    for (int n = 1; n <= 4; n++) {
+        kern_pool_fini(pools[n]);
+        free(mem[n - 1]);
+    }
+}
+
+/* The reference itself against a double-precision dequantised product. */
+static void test_ref_vs_dense(void) {
+    tmem_rng r;
+    tmem_rng_init(&r, seed + 7);
+    for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
+        uint32_t type = kern_test_types[ti];
+        int64_t n_in = 512, n_out = 9, n_tok = 3;
+        kern_wmat w = kern_test_wmat(&r, type, n_in, n_out, 0, 0.1f, NULL);
+        float x[3 * 512], y[3 * 9], wrow[512];
+        kern_test_fill(&r, x, n_in * n_tok, 1.0f);
+        kern_matmul_ref(&w, x, (size_t)n_in, n_tok, y, (size_t)n_out);
+        int bad = 0;
+        for (int64_t o = 0; o < n_out; o++) {
+            kern_get_row(&w, o, wrow);
+            for (int64_t t = 0; t < n_tok; t++) {
+                double exact = 0.0, mag = 0.0;
+                for (int64_t i = 0; i < n_in; i++) {
+                    exact += (double)wrow[i] * x[t * n_in + i];
+                    mag += fabs((double)wrow[i] * x[t * n_in + i]);
+                }
+                /* x's Q8 rounding: at most half a step of 1/127 of the block max (<= 4.4) */
+                double tol = kern__traits(type)->xform == KERN_X_F32 ? 1e-5 * mag : 0.02 * mag;
+                if (fabs(y[t * n_out + o] - exact) > tol) bad++;
+            }
+        }
+        CHECK_MSG(bad == 0, "%s: %d reference outputs off the dense product",
+                  kern_test_type_name(type), bad);
+        free((void *)w.data);
+    }
+}
+
+static void test_scratch_and_support(void) {
+    kern_wmat w = {.type = TMEM_GGML_F16, .n_in = 1024, .n_out = 8, .row_bytes = 2048};
+    CHECK(kern_matmul_scratch_bytes(&w, 7, 2) == 0);
+    w.type = TMEM_GGML_Q8_0;
+    CHECK(kern_matmul_scratch_bytes(&w, 3, 2) == (3 * 32 * 34 + 63) / 64 * 64);
+    w.type = TMEM_GGML_Q4_K;
+    CHECK(kern_matmul_scratch_bytes(&w, 2, 1) == (2 * 4 * 292 + 63) / 64 * 64);
+    CHECK(kern_type_supported(TMEM_GGML_Q6_K, 512));
+    CHECK(!kern_type_supported(TMEM_GGML_Q6_K, 500));
+    CHECK(!kern_type_supported(TMEM_GGML_Q4_0, 512));
+    CHECK(kern_type_supported(TMEM_GGML_BF16, 7));
+    CHECK(!kern_type_supported(TMEM_GGML_F32, 0));
+}
+
+int main(void) {
+    seed = tmem_test_seed(0x6d61746d756c3031ull);
+    RUN(test_scratch_and_support);
+    RUN(test_ref_vs_dense);
+    RUN(test_random_shapes);
+    return tmem_test_finish();
+}
