@@ -5,6 +5,7 @@
 set(TMEM_GPU_SOURCES ${PROJECT_SOURCE_DIR}/src/backend/gpu.c)
 set(TMEM_GPU_DEFS "")
 set(TMEM_GPU_INCLUDES "")
+set(TMEM_GPU_SHADER_DIR "")
 
 option(TMEM_VULKAN "Build the Vulkan backend when the headers are found" ON)
 find_path(TMEM_VULKAN_INCLUDE vulkan/vulkan.h)
@@ -29,7 +30,7 @@ if(TMEM_VULKAN AND TMEM_VULKAN_INCLUDE)
       COMMENT "glslangValidator nv12_to_chw.comp")
     list(APPEND TMEM_GPU_SOURCES ${_spv_dir}/nv12_to_chw.spv.h)
   endif()
-  list(APPEND TMEM_GPU_INCLUDES ${_spv_dir})
+  set(TMEM_GPU_SHADER_DIR ${_spv_dir})
   message(STATUS "typedmem_gpu: Vulkan backend (shader from ${_spv_dir})")
 else()
   unset(TMEM_GLSLANG CACHE)
@@ -51,12 +52,23 @@ else()
 endif()
 
 add_library(typedmem_gpu STATIC ${TMEM_GPU_SOURCES})
-target_include_directories(typedmem_gpu PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_include_directories(typedmem_gpu
+  PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+  PRIVATE ${PROJECT_SOURCE_DIR}/src)
 # Vulkan/CUDA headers are system headers: their own warnings are not ours.
 target_include_directories(typedmem_gpu SYSTEM PUBLIC ${TMEM_GPU_INCLUDES})
+if(TMEM_GPU_SHADER_DIR)
+  target_include_directories(typedmem_gpu PRIVATE ${TMEM_GPU_SHADER_DIR})
+endif()
 target_compile_definitions(typedmem_gpu PUBLIC ${TMEM_GPU_DEFS})
 set_target_properties(typedmem_gpu PROPERTIES C_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON)
 # Like the runtime: the tests' copy of the library for targets with the
 # TMEM_TESTING property, typedmem_static otherwise.
 target_link_libraries(typedmem_gpu PUBLIC typedmem_for_runtime ${CMAKE_DL_LIBS})
 target_link_libraries(tmem PRIVATE typedmem_gpu)
+add_library(typedmem::gpu ALIAS typedmem_gpu)
+if(TMEM_INSTALL)
+  # find_package(typedmem) -> typedmem::gpu (install.cmake exports the set)
+  set_target_properties(typedmem_gpu PROPERTIES EXPORT_NAME gpu)
+  install(TARGETS typedmem_gpu EXPORT typedmemTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
