@@ -547,6 +547,21 @@ static void test_cached_and_lifetime(void) {
         REQUIRE_OK(tmem_type_device_info(t, &mi));
         CHECK(mi.property_flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     }
+    /* the same from a config file: placement and flag by name */
+    static const char cfg[] = "[type /memory/readback2]\nplacement = device_host_visible\nflags = host_cached\n"
+                              "reserve = 1MiB\n";
+    tmem_config_error ce;
+    CHECK_OK(tmem_config_load_string(ctx, cfg, sizeof cfg - 1, &ce));
+    tmem_type *t2;
+    if (tmem_type_find(ctx, "/memory/readback2", &t2) == TMEM_OK) {
+        tmem_type_info ti;
+        CHECK_OK(tmem_type_get_info(t2, &ti));
+        CHECK(ti.flags & TMEM_TYPE_HOST_CACHED);
+        CHECK_OK(tmem_type_device_info(t2, &mi));
+        CHECK(mi.property_flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    } else {
+        CHECK_MSG(0, "config type not created");
+    }
     tmem_gpu_release(gpu);
     /* released: new device types have no backend */
     tmem_type_desc td = {0};
