@@ -115,6 +115,19 @@ TMEM_API void tmem_gpu_release(tmem_gpu *gpu);
  *  @return TMEM_OK | TMEM_E_INVALID_ARG */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_get_info(tmem_gpu *gpu, tmem_gpu_info *out);
 
+/** @brief Read the driver's budget of the memory types the gpu serves
+ *  (VK_EXT_memory_budget's heapBudget/heapUsage; CUDA: cuMemGetInfo) and
+ *  fold it into the context's pressure level: usage at or above the
+ *  context's warning fraction of the budget is WARNING, at or above the
+ *  critical fraction CRITICAL; the effective level is the highest of this,
+ *  the context budget's and the OS's (tmem_context_poll_os_pressure). May run
+ *  the pressure callback. Poll it when convenient (per frame, per step).
+ *  @param[out] level  may be NULL; the effective level after the poll.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (no memory type
+ *          has a driver budget, e.g. lavapipe without VK_EXT_memory_budget:
+ *          *level is then the context's level without a device part) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_pressure *level);
+
 /** @brief Export the device memory object holding [offset, offset + size) of
  *  a heap as a POSIX fd another process can import (Vulkan: OPAQUE_FD of the
  *  chunk's VkDeviceMemory; CUDA: the chunk's physical allocation).

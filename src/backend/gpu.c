@@ -125,6 +125,36 @@ tmem_status tmem_gpu_get_info(tmem_gpu *gpu, tmem_gpu_info *out) {
     return gpu->ops->info(gpu, out);
 }
 
+/* The level of usage against budget with the context's fractions. */
+static tmem_pressure level_of(uint64_t usage, uint64_t budget, float warning, float critical) {
+    if (!budget) return TMEM_PRESSURE_NORMAL;
+    double u = (double)usage, b = (double)budget;
+    return u >= b * critical ? TMEM_PRESSURE_CRITICAL : u >= b * warning ? TMEM_PRESSURE_WARNING : TMEM_PRESSURE_NORMAL;
+}
+
+tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_pressure *level) {
+    if (level) *level = TMEM_PRESSURE_NORMAL;
+    if (!gpu_valid(gpu)) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_gpu_info gi;
+    tmem_status st = tmem_gpu_get_info(gpu, &gi);
+    if (st != TMEM_OK) return st;
+    float w, c;
+    tmem__pressure_fractions(gpu->ctx, &w, &c);
+    tmem_pressure worst = TMEM_PRESSURE_NORMAL;
+    bool any = false;
+    for (uint32_t i = 0; i < gi.type_count; i++) {
+        uint64_t usage = gi.types[i].usage, budget = gi.types[i].budget;
+        if (gpu->fake_budget) usage = gpu->fake_usage, budget = gpu->fake_budget;
+        else if (!gi.types[i].budget_from_driver) continue;
+        any = true;
+        tmem_pressure l = level_of(usage, budget, w, c);
+        if (l > worst) worst = l;
+    }
+    if (any) tmem__pressure_set_device(gpu->ctx, worst);
+    if (level) *level = tmem__pressure_level(gpu->ctx);
+    return any ? TMEM_OK : tmem__err(TMEM_E_UNSUPPORTED);
+}
+
 tmem_status tmem_gpu_export_fd(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, uint64_t size, int *fd,
                                uint64_t *memory_offset, uint64_t *memory_size) {
     if (fd) *fd = -1;

@@ -53,6 +53,9 @@ static void test_info(void) {
            (unsigned long long)gi.chunk_size, (unsigned long long)g_cu->granularity);
     CHECK(gi.api == TMEM_GPU_CUDA && gi.type_count >= 1);
     CHECK(gi.types[0].budget_from_driver && gi.types[0].heap_size > 0);
+    tmem_pressure lvl;
+    CHECK_OK(tmem_gpu_poll_pressure(g_gpu, &lvl)); /* cuMemGetInfo is a driver budget */
+    CHECK((unsigned)lvl <= TMEM_PRESSURE_CRITICAL);
     for (uint32_t i = 0; i < gi.type_count; i++)
         printf("  type %u flags 0x%x heap %llu budget %llu usage %llu\n", gi.types[i].memory_type,
                gi.types[i].property_flags, (unsigned long long)gi.types[i].heap_size,

@@ -534,6 +534,36 @@ static void test_export(void) {
     tmem_context_destroy(ctx); /* the gpu goes with its last pool */
 }
 
+/* The driver's budget as a pressure source (faked: lavapipe has none). */
+static int g_pressure_calls;
+static tmem_pressure g_pressure_last;
+static void on_pressure(tmem_context *ctx, tmem_pressure level, void *user) {
+    (void)ctx, (void)user;
+    g_pressure_calls++;
+    g_pressure_last = level;
+}
+
+static void test_pressure(void) {
+    tmem_pressure lvl;
+    tmem_gpu_info gi;
+    REQUIRE_OK(tmem_gpu_get_info(g_gpu, &gi));
+    tmem_status st = tmem_gpu_poll_pressure(g_gpu, &lvl);
+    CHECK(st == (gi.types[0].budget_from_driver ? TMEM_OK : TMEM_E_UNSUPPORTED));
+    REQUIRE_OK(tmem_context_set_pressure_callback(g_ctx, on_pressure, NULL));
+    g_gpu->fake_budget = 1000;
+    g_gpu->fake_usage = 850; /* >= 0.80: warning */
+    CHECK_OK(tmem_gpu_poll_pressure(g_gpu, &lvl));
+    CHECK(lvl == TMEM_PRESSURE_WARNING && g_pressure_calls == 1 && g_pressure_last == TMEM_PRESSURE_WARNING);
+    g_gpu->fake_usage = 990; /* >= 0.95: critical */
+    CHECK_OK(tmem_gpu_poll_pressure(g_gpu, &lvl));
+    CHECK(lvl == TMEM_PRESSURE_CRITICAL && g_pressure_last == TMEM_PRESSURE_CRITICAL);
+    g_gpu->fake_usage = 10;
+    CHECK_OK(tmem_gpu_poll_pressure(g_gpu, &lvl));
+    CHECK(lvl == TMEM_PRESSURE_NORMAL && g_pressure_calls == 3);
+    g_gpu->fake_budget = 0;
+    REQUIRE_OK(tmem_context_set_pressure_callback(g_ctx, NULL, NULL));
+}
+
 /* HOST_CACHED types, and release before the context: pools keep the device. */
 static void test_cached_and_lifetime(void) {
     tmem_context *ctx = new_ctx();
@@ -603,6 +633,7 @@ int main(int argc, char **argv) {
     RUN(test_buffers);
     RUN(test_budget_and_faults);
     RUN(test_convert);
+    RUN(test_pressure);
     RUN(test_export);
     RUN(test_cached_and_lifetime);
     tmem_gpu_release(g_gpu);
