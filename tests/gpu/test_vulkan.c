@@ -534,6 +534,76 @@ static void test_export(void) {
     tmem_context_destroy(ctx); /* the gpu goes with its last pool */
 }
 
+/* Misuse: clean statuses, outputs cleared, nothing created. */
+static void test_misuse(void) {
+    tmem_gpu *gpu = (tmem_gpu *)(uintptr_t)1;
+    tmem_gpu_desc gd = {0};
+    CHECK_ST(tmem_gpu_attach(NULL, &gd, &gpu), TMEM_E_INVALID_ARG);
+    CHECK(gpu == NULL);
+    CHECK_ST(tmem_gpu_attach(g_ctx, &gd, NULL), TMEM_E_INVALID_ARG);
+    gd.api = TMEM_GPU_API_COUNT;
+    CHECK_ST(tmem_gpu_attach(g_ctx, &gd, &gpu), TMEM_E_INVALID_ARG);
+    gd.api = TMEM_GPU_VULKAN;
+    gd.flags = 0x80;
+    CHECK_ST(tmem_gpu_attach(g_ctx, &gd, &gpu), TMEM_E_INVALID_ARG);
+    gd.flags = 0;
+    gd.chunk_size = 3 << 20; /* not a power of two */
+    CHECK_ST(tmem_gpu_attach(g_ctx, &gd, &gpu), TMEM_E_INVALID_ARG);
+    gd.chunk_size = 0;
+    gd.api = TMEM_GPU_CUDA;
+    gd.native = &gd; /* CUDA takes no native handle */
+    CHECK_ST(tmem_gpu_attach(g_ctx, &gd, &gpu), TMEM_E_INVALID_ARG);
+    CHECK(tmem_gpu_api_name(TMEM_GPU_API_COUNT) == NULL && !strcmp(tmem_gpu_api_name(TMEM_GPU_VULKAN), "vulkan"));
+    tmem_gpu_info gi;
+    CHECK_ST(tmem_gpu_get_info(NULL, &gi), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_gpu_poll_pressure(NULL, NULL), TMEM_E_INVALID_ARG);
+    tmem_gpu_release(NULL);
+    /* spans: a host heap has none; out of range; not committed */
+    tmem_type_desc td = {0};
+    td.name = "/memory/host-misuse";
+    td.reserve = 4 * MiB;
+    tmem_type *ht;
+    REQUIRE_OK(tmem_type_create(g_ctx, &td, &ht));
+    tmem_heap_desc hd = {0};
+    hd.type = ht;
+    hd.size = MiB;
+    tmem_heap *hh;
+    REQUIRE_OK(tmem_heap_create(g_ctx, &hd, &hh));
+    tmem_device_span sp;
+    CHECK_ST(tmem_heap_device_span(hh, 0, 64, &sp), TMEM_E_UNSUPPORTED);
+    CHECK(sp.backend == NULL && sp.memory == 0);
+    CHECK_ST(tmem_type_device_info(ht, NULL), TMEM_E_INVALID_ARG);
+    tmem_device_memory_info mi;
+    CHECK_ST(tmem_type_device_info(ht, &mi), TMEM_E_UNSUPPORTED);
+    tmem_size_align sa;
+    CHECK_OK(tmem_type_resource_size_and_align(ht, TMEM_RESOURCE_BUFFER, 100, 0, &sa)); /* host: the generic answer */
+    CHECK(sa.size == 112 && sa.alignment == 16);
+    CHECK_ST(tmem_type_resource_size_and_align(ht, TMEM_RESOURCE_KIND_COUNT, 100, 0, &sa), TMEM_E_INVALID_ARG);
+    VkBuffer b = (VkBuffer)(uintptr_t)1;
+    CHECK_ST(tmem_vk_buffer_create(g_gpu, hh, 0, 64, VK_BUFFER_USAGE_TRANSFER_DST_BIT, &b), TMEM_E_UNSUPPORTED);
+    CHECK(b == VK_NULL_HANDLE);
+    tmem_heap_destroy(hh);
+    tmem_type *dt;
+    REQUIRE_OK(tmem_type_find(g_ctx, "/memory/vk-dev", &dt));
+    hd.type = dt;
+    hd.size = 4 * MiB;
+    tmem_heap *dh;
+    REQUIRE_OK(tmem_heap_create(g_ctx, &hd, &dh));
+    CHECK_ST(tmem_heap_device_span(dh, 0, 64, &sp), TMEM_E_STATE); /* nothing committed yet */
+    CHECK_ST(tmem_heap_device_span(dh, 4 * MiB - 32, 64, &sp), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_heap_device_span(dh, 0, 0, &sp), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_heap_device_span(NULL, 0, 64, &sp), TMEM_E_INVALID_ARG);
+    int fd = 7;
+    uint64_t mo, ms;
+    CHECK_ST(tmem_gpu_export_fd(g_gpu, dh, 0, 64, &fd, &mo, &ms), TMEM_E_UNSUPPORTED); /* not EXPORTABLE */
+    CHECK(fd == -1);
+    tmem_vk_surface_memory sm;
+    CHECK_ST(tmem_vk_surface_import(g_gpu, NULL, &sm), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_vk_convert_nv12(g_gpu, &sm, NULL, VK_NULL_HANDLE, 0, 8, 8), TMEM_E_INVALID_ARG);
+    tmem_heap_destroy(dh);
+    CHECK_OK(tmem_context_check(g_ctx));
+}
+
 /* The driver's budget as a pressure source (faked: lavapipe has none). */
 static int g_pressure_calls;
 static tmem_pressure g_pressure_last;
@@ -634,6 +704,7 @@ int main(int argc, char **argv) {
     RUN(test_budget_and_faults);
     RUN(test_convert);
     RUN(test_pressure);
+    RUN(test_misuse);
     RUN(test_export);
     RUN(test_cached_and_lifetime);
     tmem_gpu_release(g_gpu);
