@@ -209,8 +209,10 @@ tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
         free(vk);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
+    size_t objects_before = tmem__vk_objects_loaded();
     tmem_status st = tmem__vk_load(vk);
     if (st == TMEM_OK) st = desc->native ? adopt(vk, desc->native) : create_own(vk, desc->device_index);
+    tmem__vk_pin_objects_since(objects_before); /* the loader and the driver stay mapped */
     if (st != TMEM_OK) {
         vk_close(vk);
         return st;

@@ -89,6 +89,9 @@ tmem_status tmem__vk_load(tmem__vk *vk);
 void tmem__vk_load_instance(tmem__vk *vk);
 void tmem__vk_load_device(tmem__vk *vk);
 void tmem__vk_unload(tmem__vk *vk);
+/* Shared objects loaded now; pin (RTLD_NODELETE) those loaded since. */
+size_t tmem__vk_objects_loaded(void);
+void tmem__vk_pin_objects_since(size_t before);
 /* VkResult -> tmem_status. */
 tmem_status tmem__vk_status(VkResult r);
 /* The pool's backend (vulkan_backend.c): fills gpu->backends. */

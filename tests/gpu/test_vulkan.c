@@ -7,7 +7,6 @@
  * for bit against the CPU conversion. Skips (77) without a Vulkan device. */
 #include <stdlib.h>
 #include <string.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -673,15 +672,7 @@ static void test_cached_and_lifetime(void) {
     tmem_context_destroy(ctx);
 }
 
-/* The Vulkan loader unloads the driver at vkDestroyInstance; keep Mesa's
- * lavapipe mapped so LeakSanitizer can name its one-time allocations (in
- * libxml2/ICU under LLVM), which tests/gpu/lsan.supp then suppresses. */
-static void keep_driver_mapped(void) {
-    (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_NODELETE | RTLD_LOCAL);
-}
-
 int main(int argc, char **argv) {
-    keep_driver_mapped();
     if (argc == 5 && !strcmp(argv[1], "--import-child"))
         return child_import(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
     g_ctx = new_ctx();
