@@ -32,6 +32,12 @@ uint64_t tmem__gpu_pow2_ceil(uint64_t x) {
     return p;
 }
 
+tmem_status tmem__gpu_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice) {
+    (void)be, (void)r, (void)off, (void)size;
+    if (advice == TMEM__ADVICE_VOLATILE || advice == TMEM__ADVICE_EMPTY) return tmem__err(TMEM_E_UNSUPPORTED);
+    return TMEM_OK;
+}
+
 void tmem__gpu_retain(tmem_gpu *gpu) { atomic_fetch_add(&gpu->refs, 1); }
 
 void tmem__gpu_unref(tmem_gpu *gpu) {

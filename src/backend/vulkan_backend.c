@@ -132,13 +132,6 @@ static tmem_status vk_decommit(const tmem__backend *be, tmem__region *r, uint64_
     return TMEM_OK;
 }
 
-static tmem_status vk_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice) {
-    (void)be, (void)r, (void)off, (void)size;
-    /* Device memory cannot be made volatile: no driver call drops it lazily. */
-    if (advice == TMEM__ADVICE_VOLATILE || advice == TMEM__ADVICE_EMPTY) return tmem__err(TMEM_E_UNSUPPORTED);
-    return TMEM_OK;
-}
-
 static tmem_status vk_residency(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, uint64_t *out) {
     (void)be;
     const tmem__vk_region *vr = region_of(r);
@@ -216,7 +209,7 @@ static tmem_status vk_memory_info(const tmem__backend *be, const tmem__region *r
 void tmem__vk_backend_init(tmem_gpu *gpu) {
     for (unsigned p = TMEM_PLACEMENT_DEVICE; p <= TMEM_PLACEMENT_DEVICE_HOST_VISIBLE; p++) {
         tmem__backend *be = &gpu->backends[p];
-        *be = (tmem__backend){"vulkan", vk_reserve, vk_release, vk_commit, vk_decommit, vk_advise, vk_residency, gpu,
+        *be = (tmem__backend){"vulkan", vk_reserve, vk_release, vk_commit, vk_decommit, tmem__gpu_advise, vk_residency, gpu,
                               vk_locate, vk_size_and_align, vk_memory_info};
     }
 }

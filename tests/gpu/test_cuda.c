@@ -7,12 +7,10 @@
  * or a device. */
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
 #include "backend/cuda_internal.h"
+#include "gpu_test_util.h"
 
 #define MiB (1ull << 20)
 
@@ -259,21 +257,6 @@ static int child_import(int fd, uint64_t msize, uint64_t off) {
     return r != CUDA_SUCCESS ? 4 : bad ? 5 : 0;
 }
 
-static int spawn_importer(int fd, uint64_t msize, uint64_t off) {
-    (void)fcntl(fd, F_SETFD, 0); /* inherited by the child */
-    char a1[32], a2[32], a3[32];
-    snprintf(a1, sizeof a1, "%d", fd);
-    snprintf(a2, sizeof a2, "%llu", (unsigned long long)msize);
-    snprintf(a3, sizeof a3, "%llu", (unsigned long long)off);
-    char *argv[] = {(char *)"test_cuda", (char *)"--import-child", a1, a2, a3, NULL};
-    extern char **environ;
-    pid_t pid;
-    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0) return -1;
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-    return WEXITSTATUS(status);
-}
-
 static void test_export(void) {
     tmem_context *ctx = NULL;
     tmem_context_desc cd = {0};
@@ -292,17 +275,10 @@ static void test_export(void) {
     REQUIRE_OK(st);
     tmem_type *t = mk_type(ctx, "/memory/cu-shared", TMEM_PLACEMENT_DEVICE, 8 * MiB, 0);
     REQUIRE(t);
-    tmem_heap_desc hd = {0};
-    hd.type = t;
-    hd.size = 2 * MiB;
     tmem_heap *h;
-    REQUIRE_OK(tmem_heap_create(ctx, &hd, &h));
-    tmem_alloc_desc ad = {0};
-    ad.size = 65536;
     tmem_alloc_info ai;
-    REQUIRE_OK(tmem_heap_alloc_ex(h, &ad, &ai));
     tmem_device_span sp;
-    REQUIRE_OK(tmem_heap_device_span(h, ai.offset, 65536, &sp));
+    REQUIRE_OK(gpu_one_alloc(ctx, t, 2 * MiB, 65536, &h, &ai, &sp));
     uint8_t pat[256];
     for (int i = 0; i < 256; i++) pat[i] = (uint8_t)(255 - i);
     CHECK(put(sp.address, pat, 256) == CUDA_SUCCESS);
@@ -319,17 +295,17 @@ static void test_export(void) {
     CHECK_MSG(r == CUDA_SUCCESS, "import/map: %d", (int)r);
     CHECK(memcmp(back, pat, 256) == 0);
     /* another process: the fd crosses exec, the bytes are the same */
-    int child = spawn_importer(fd, msize, moff);
+    int child = gpu_spawn_importer("test_cuda", fd, msize, moff); /* closes fd */
     CHECK_MSG(child == 0, "importer process exited %d", child);
-    close(fd);
     CHECK_ST(tmem_gpu_export_fd(g_gpu, h, ai.offset, 65536, &fd, &moff, &msize), TMEM_E_UNSUPPORTED);
     tmem_gpu_release(gpu);
     tmem_context_destroy(ctx);
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && !strcmp(argv[1], "--import-child"))
-        return child_import(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
+    int cfd;
+    uint64_t csize, coff;
+    if (gpu_is_import_child(argc, argv, &cfd, &csize, &coff)) return child_import(cfd, csize, coff);
     tmem_context_desc cd = {0};
     cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
     cd.budget = 64ull << 30;

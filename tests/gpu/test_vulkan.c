@@ -7,12 +7,10 @@
  * for bit against the CPU conversion. Skips (77) without a Vulkan device. */
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
 #include "backend/vulkan_internal.h"
+#include "gpu_test_util.h"
 
 #define MiB (1ull << 20)
 
@@ -429,48 +427,35 @@ static void test_convert(void) {
     convert_case(320, 240, 96, 64, &cd); /* crop + nearest */
 }
 
-/* The other process: import the fd into its own device, map, compare. */
-static int child_import(int fd, uint64_t size, uint64_t offset) {
-    tmem_context *ctx = new_ctx();
-    tmem_gpu *gpu;
-    if (!ctx || tmem_gpu_attach(ctx, NULL, &gpu) != TMEM_OK) return 2;
-    tmem__vk *vk = tmem__vk_of(gpu);
+/* Import an OPAQUE_FD (taking it), map it, count bytes != 0xA5 in 64 KiB at
+ * `offset`; -1 when the import or the map fails. */
+static int64_t import_and_check(tmem__vk *vk, int fd, uint64_t size, uint64_t offset) {
     VkImportMemoryFdInfoKHR imp = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
                                    .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, .fd = fd};
     VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &imp, .allocationSize = size,
                                 .memoryTypeIndex = vk->type_of[TMEM_PLACEMENT_DEVICE_HOST_VISIBLE]};
     VkDeviceMemory m;
     void *map = NULL;
-    if (vk->fn.vkAllocateMemory(vk->device, &mai, NULL, &m) != VK_SUCCESS) return 3;
-    if (vk->fn.vkMapMemory(vk->device, m, 0, VK_WHOLE_SIZE, 0, &map) != VK_SUCCESS) return 4;
-    int bad = 0;
-    for (int i = 0; i < 65536; i++) bad += ((const uint8_t *)map)[offset + i] != 0xA5;
-    vk->fn.vkUnmapMemory(vk->device, m);
+    if (vk->fn.vkAllocateMemory(vk->device, &mai, NULL, &m) != VK_SUCCESS) return -1;
+    int64_t bad = -1;
+    if (vk->fn.vkMapMemory(vk->device, m, 0, VK_WHOLE_SIZE, 0, &map) == VK_SUCCESS) {
+        bad = 0;
+        for (int i = 0; i < 65536; i++) bad += ((const uint8_t *)map)[offset + i] != 0xA5;
+        vk->fn.vkUnmapMemory(vk->device, m);
+    }
     vk->fn.vkFreeMemory(vk->device, m, NULL);
-    tmem_gpu_release(gpu);
-    tmem_context_destroy(ctx);
-    return bad ? 5 : 0;
+    return bad;
 }
 
-/* Export again and hand the fd to a new process (fd inherited across exec). */
-static int spawn_importer(tmem_gpu *gpu, const tmem_heap *h, uint64_t off) {
-    int fd = -1;
-    uint64_t moff, msize;
-    if (tmem_gpu_export_fd(gpu, h, off, 65536, &fd, &moff, &msize) != TMEM_OK) return -1;
-    (void)fcntl(fd, F_SETFD, 0); /* inherited by the child */
-    char a1[32], a2[32], a3[32];
-    snprintf(a1, sizeof a1, "%d", fd);
-    snprintf(a2, sizeof a2, "%llu", (unsigned long long)msize);
-    snprintf(a3, sizeof a3, "%llu", (unsigned long long)moff);
-    char *argv[] = {(char *)"test_vulkan", (char *)"--import-child", a1, a2, a3, NULL};
-    extern char **environ;
-    pid_t pid;
-    int rc = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
-    close(fd);
-    if (rc != 0) return -1;
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-    return WEXITSTATUS(status);
+/* The other process: import the fd into its own device. */
+static int child_import(int fd, uint64_t size, uint64_t offset) {
+    tmem_context *ctx = new_ctx();
+    tmem_gpu *gpu;
+    if (!ctx || tmem_gpu_attach(ctx, NULL, &gpu) != TMEM_OK) return 2;
+    int64_t bad = import_and_check(tmem__vk_of(gpu), fd, size, offset);
+    tmem_gpu_release(gpu);
+    tmem_context_destroy(ctx);
+    return bad < 0 ? 3 : bad ? 5 : 0;
 }
 
 /* Export a chunk as an fd and import it again: the same bytes. */
@@ -490,40 +475,20 @@ static void test_export(void) {
     REQUIRE_OK(st);
     tmem_type *t = dev_type(ctx, "/memory/vk-shared", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 4 * MiB, 0, 0);
     REQUIRE(t);
-    tmem_heap_desc hd = {0};
-    hd.type = t;
-    hd.size = 4 * MiB;
     tmem_heap *h;
-    REQUIRE_OK(tmem_heap_create(ctx, &hd, &h));
-    tmem_alloc_desc ad = {0};
-    ad.size = 65536;
     tmem_alloc_info ai;
-    REQUIRE_OK(tmem_heap_alloc_ex(h, &ad, &ai));
     tmem_device_span sp;
-    REQUIRE_OK(tmem_heap_device_span(h, ai.offset, 65536, &sp));
+    REQUIRE_OK(gpu_one_alloc(ctx, t, 4 * MiB, 65536, &h, &ai, &sp));
     REQUIRE(sp.host);
     memset(sp.host, 0xA5, 65536);
     int fd = -1;
     uint64_t moff, msize;
     REQUIRE_OK(tmem_gpu_export_fd(gpu, h, ai.offset, 65536, &fd, &moff, &msize));
     CHECK(fd >= 0 && moff == sp.offset && msize == sp.memory_size);
-    tmem__vk *vk = tmem__vk_of(gpu);
-    VkImportMemoryFdInfoKHR imp = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-                                   .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT, .fd = fd};
-    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &imp, .allocationSize = msize,
-                                .memoryTypeIndex = vk->type_of[TMEM_PLACEMENT_DEVICE_HOST_VISIBLE]};
-    VkDeviceMemory m;
-    REQUIRE(vk->fn.vkAllocateMemory(vk->device, &mai, NULL, &m) == VK_SUCCESS); /* takes the fd */
-    void *map;
-    REQUIRE(vk->fn.vkMapMemory(vk->device, m, 0, VK_WHOLE_SIZE, 0, &map) == VK_SUCCESS);
-    const uint8_t *b = (const uint8_t *)map + moff;
-    uint64_t bad = 0;
-    for (int i = 0; i < 65536; i++) bad += b[i] != 0xA5;
-    CHECK(bad == 0);
-    vk->fn.vkUnmapMemory(vk->device, m);
-    vk->fn.vkFreeMemory(vk->device, m, NULL);
+    CHECK(import_and_check(tmem__vk_of(gpu), fd, msize, moff) == 0); /* takes the fd */
     /* another process, its own device: the same bytes */
-    int child = spawn_importer(gpu, h, ai.offset);
+    REQUIRE_OK(tmem_gpu_export_fd(gpu, h, ai.offset, 65536, &fd, &moff, &msize));
+    int child = gpu_spawn_importer("test_vulkan", fd, msize, moff);
     CHECK_MSG(child == 0, "importer process exited %d", child);
     /* a gpu attached without EXPORTABLE, or another gpu's heap: refused */
     CHECK_ST(tmem_gpu_export_fd(g_gpu, h, ai.offset, 65536, &fd, &moff, &msize), TMEM_E_UNSUPPORTED);
@@ -673,8 +638,9 @@ static void test_cached_and_lifetime(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && !strcmp(argv[1], "--import-child"))
-        return child_import(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
+    int cfd;
+    uint64_t csize, coff;
+    if (gpu_is_import_child(argc, argv, &cfd, &csize, &coff)) return child_import(cfd, csize, coff);
     g_ctx = new_ctx();
     if (!g_ctx) return 1;
     tmem_gpu_desc gd = {0};
