@@ -13,6 +13,21 @@
 #include <unistd.h>
 #include "typedmem/gpu.h"
 
+/* A type, or NULL with the reason printed. */
+static inline tmem_type *gpu_type(tmem_context *ctx, const char *name, tmem_placement pl, uint64_t reserve,
+                                  uint64_t budget, uint32_t flags) {
+    tmem_type_desc td = {0};
+    td.name = name;
+    td.placement = pl;
+    td.reserve = reserve;
+    td.budget = budget;
+    td.flags = flags;
+    tmem_type *t = NULL;
+    tmem_status st = tmem_type_create(ctx, &td, &t);
+    if (st != TMEM_OK) printf("type %s: %s\n", name, tmem_status_name(st));
+    return t;
+}
+
 /* A heap of heap_size over `type` with one allocation of `size` bytes. */
 static inline tmem_status gpu_one_alloc(tmem_context *ctx, tmem_type *type, uint64_t heap_size, uint64_t size,
                                         tmem_heap **heap, tmem_alloc_info *ai, tmem_device_span *span) {

@@ -18,17 +18,6 @@ static tmem_context *g_ctx;
 static tmem_gpu *g_gpu;
 static tmem__cu *g_cu;
 
-static tmem_type *mk_type(tmem_context *ctx, const char *name, tmem_placement pl, uint64_t reserve, uint64_t budget) {
-    tmem_type_desc td = {0};
-    td.name = name;
-    td.placement = pl;
-    td.reserve = reserve;
-    td.budget = budget;
-    tmem_type *t = NULL;
-    tmem_status st = tmem_type_create(ctx, &td, &t);
-    if (st != TMEM_OK) printf("type %s: %s\n", name, tmem_status_name(st));
-    return t;
-}
 
 static CUresult put(uint64_t addr, const void *src, size_t n) {
     if (!tmem__cu_enter(g_cu)) return CUDA_ERROR_UNKNOWN;
@@ -61,7 +50,7 @@ static void test_info(void) {
 }
 
 static void test_vmm_commit_decommit(void) {
-    tmem_type *t = mk_type(g_ctx, "/memory/cu-dev", TMEM_PLACEMENT_DEVICE, 256 * MiB, 0);
+    tmem_type *t = gpu_type(g_ctx, "/memory/cu-dev", TMEM_PLACEMENT_DEVICE, 256 * MiB, 0, 0);
     REQUIRE(t);
     uint64_t chunk = g_gpu->chunk, dev0 = tmem__gpu_device_bytes(g_gpu);
     tmem_heap_desc hd = {0};
@@ -148,7 +137,7 @@ static void test_alias(void) {
 
 static void test_budget_faults(void) {
     uint64_t chunk = g_gpu->chunk;
-    tmem_type *t = mk_type(g_ctx, "/memory/cu-budget", TMEM_PLACEMENT_DEVICE, 16 * chunk, 2 * chunk);
+    tmem_type *t = gpu_type(g_ctx, "/memory/cu-budget", TMEM_PLACEMENT_DEVICE, 16 * chunk, 2 * chunk, 0);
     REQUIRE(t);
     tmem_heap_desc hd = {0};
     hd.type = t;
@@ -179,7 +168,7 @@ static void test_budget_faults(void) {
 }
 
 static void test_pinned(void) {
-    tmem_type *t = mk_type(g_ctx, "/memory/cu-pinned", TMEM_PLACEMENT_PINNED, 8 * MiB, 8 * MiB);
+    tmem_type *t = gpu_type(g_ctx, "/memory/cu-pinned", TMEM_PLACEMENT_PINNED, 8 * MiB, 8 * MiB, 0);
     REQUIRE(t);
     tmem_heap_desc hd = {0};
     hd.type = t;
@@ -273,7 +262,7 @@ static void test_export(void) {
         return;
     }
     REQUIRE_OK(st);
-    tmem_type *t = mk_type(ctx, "/memory/cu-shared", TMEM_PLACEMENT_DEVICE, 8 * MiB, 0);
+    tmem_type *t = gpu_type(ctx, "/memory/cu-shared", TMEM_PLACEMENT_DEVICE, 8 * MiB, 0, 0);
     REQUIRE(t);
     tmem_heap *h;
     tmem_alloc_info ai;

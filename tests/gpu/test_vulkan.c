@@ -26,19 +26,6 @@ static tmem_context *new_ctx(void) {
     return ctx;
 }
 
-static tmem_type *dev_type(tmem_context *ctx, const char *name, tmem_placement pl, uint64_t reserve, uint64_t budget,
-                           uint32_t flags) {
-    tmem_type_desc td = {0};
-    td.name = name;
-    td.placement = pl;
-    td.reserve = reserve;
-    td.budget = budget;
-    td.flags = flags;
-    tmem_type *t = NULL;
-    tmem_status st = tmem_type_create(ctx, &td, &t);
-    if (st != TMEM_OK) printf("type %s: %s\n", name, tmem_status_name(st));
-    return t;
-}
 
 static void test_info(void) {
     tmem_gpu_info gi;
@@ -60,7 +47,7 @@ static void test_info(void) {
 /* Commit on demand: a heap's first allocation allocates the chunk, the
  * heap's destroy frees it; the gpu's device bytes track the pool exactly. */
 static void test_commit_on_demand(void) {
-    tmem_type *t = dev_type(g_ctx, "/memory/vk-dev", TMEM_PLACEMENT_DEVICE, 64 * MiB, 0, 0);
+    tmem_type *t = gpu_type(g_ctx, "/memory/vk-dev", TMEM_PLACEMENT_DEVICE, 64 * MiB, 0, 0);
     REQUIRE(t);
     tmem_type_stats s0;
     REQUIRE_OK(tmem_type_get_stats(t, &s0));
@@ -124,7 +111,7 @@ static void record_fill_copy(VkCommandBuffer cb, void *u) {
 static void test_buffers(void) {
     tmem_type *dev, *vis;
     REQUIRE(tmem_type_find(g_ctx, "/memory/vk-dev", &dev) == TMEM_OK);
-    vis = dev_type(g_ctx, "/memory/vk-visible", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 16 * MiB, 0, 0);
+    vis = gpu_type(g_ctx, "/memory/vk-visible", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 16 * MiB, 0, 0);
     REQUIRE(vis);
     tmem_size_align sa, generic;
     REQUIRE_OK(tmem_type_resource_size_and_align(dev, TMEM_RESOURCE_BUFFER, 1000, 0, &sa));
@@ -201,7 +188,7 @@ static void test_buffers(void) {
 /* Budgets on device bytes, and an allocation failure of the driver (fault
  * injected: VK_ERROR_OUT_OF_DEVICE_MEMORY) -> a clean status, state unchanged. */
 static void test_budget_and_faults(void) {
-    tmem_type *t = dev_type(g_ctx, "/memory/vk-budget", TMEM_PLACEMENT_DEVICE, 64 * MiB, 2 * MiB, 0);
+    tmem_type *t = gpu_type(g_ctx, "/memory/vk-budget", TMEM_PLACEMENT_DEVICE, 64 * MiB, 2 * MiB, 0);
     REQUIRE(t);
     tmem_heap_desc hd = {0};
     hd.kind = TMEM_HEAP_LINEAR;
@@ -304,7 +291,7 @@ static uint32_t ulp_diff(float a, float b) {
 static void convert_case(uint32_t sw, uint32_t sh, uint32_t ow, uint32_t oh, const tmem_convert_desc *cd) {
     tmem_context *hctx = new_ctx();
     REQUIRE(hctx);
-    tmem_type *img = dev_type(hctx, "/memory/image", TMEM_PLACEMENT_HOST_SHARED, 64 * MiB, 0, 0);
+    tmem_type *img = gpu_type(hctx, "/memory/image", TMEM_PLACEMENT_HOST_SHARED, 64 * MiB, 0, 0);
     REQUIRE(img);
     tmem_surface_desc sd = {0};
     sd.width = sw;
@@ -473,7 +460,7 @@ static void test_export(void) {
         return;
     }
     REQUIRE_OK(st);
-    tmem_type *t = dev_type(ctx, "/memory/vk-shared", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 4 * MiB, 0, 0);
+    tmem_type *t = gpu_type(ctx, "/memory/vk-shared", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 4 * MiB, 0, 0);
     REQUIRE(t);
     tmem_heap *h;
     tmem_alloc_info ai;
@@ -604,7 +591,7 @@ static void test_cached_and_lifetime(void) {
     REQUIRE(ctx);
     tmem_gpu *gpu;
     REQUIRE_OK(tmem_gpu_attach(ctx, NULL, &gpu));
-    tmem_type *t = dev_type(ctx, "/memory/readback", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 1 * MiB, 0, TMEM_TYPE_HOST_CACHED);
+    tmem_type *t = gpu_type(ctx, "/memory/readback", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 1 * MiB, 0, TMEM_TYPE_HOST_CACHED);
     CHECK(t != NULL);
     tmem_device_memory_info mi;
     if (t) {
