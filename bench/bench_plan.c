@@ -154,7 +154,13 @@ typedef struct row {
     double secs, cpu;
 } row;
 
-static bool run_file(const char *path, const char *name, const char *suite, double limit, uint32_t threads, row *r) {
+static uint64_t bench_clock_ns(void *user) {
+    (void)user;
+    return (uint64_t)(now_s() * 1e9);
+}
+
+static bool run_file(const char *path, const char *name, const char *suite, double limit, uint64_t nodes,
+                     uint32_t threads, row *r) {
     tmem_plan_problem *p;
     tmem_plan_error err;
     if (tmem_plan_problem_load_csv(path, &p, &err)) {
@@ -181,6 +187,8 @@ static bool run_file(const char *path, const char *name, const char *suite, doub
     free(v);
     tmem_plan_desc d = {0};
     d.time_limit_s = limit;
+    d.node_limit = nodes;
+    d.clock_ns = bench_clock_ns;
     d.threads = threads;
     tmem_plan *pl;
     double t0 = now_s(), c0 = cpu_s();
@@ -268,12 +276,14 @@ static double random_heuristic(uint32_t n, uint64_t *arena, uint64_t *lb) {
 }
 
 int tmem_bench_plan(int argc, char **argv, bool json) {
-    double limit = 3.3;
+    double limit = 0;
+    uint64_t nodes = 0; /* the library's default budget */
     uint32_t threads = 2;
     const char *shared = getenv("TMEM_SHARED_DIR");
     if (!shared) shared = "../shared";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) limit = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (uint32_t)atoi(argv[++i]);
     }
@@ -296,7 +306,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         for (uint32_t i = 0; i < counts[s]; i++) {
             char path[2048];
             snprintf(path, sizeof path, "%s/%s", dirs[s], names[s][i]);
-            if (nr < 64 && run_file(path, names[s][i], suites[s].suite, limit, threads, &rows[nr])) nr++;
+            if (nr < 64 && run_file(path, names[s][i], suites[s].suite, limit, nodes, threads, &rows[nr])) nr++;
             free(names[s][i]);
             tmem_progress_update(&prog, ++seen);
         }
