@@ -360,7 +360,7 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, cons
 
 /** @brief Free what tmem_plan_heap_bind_ex bound.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap) | what
- *          tmem_heap_free_offset returns (TMEM_E_NOT_FOUND: nothing bound
+ *          tmem_heap_free_offset returns (TMEM_E_FOREIGN: nothing bound
  *          there); per buffer, every buffer is freed and the first error is
  *          returned
  *  @par Threads as the heap */
