@@ -107,8 +107,9 @@ static void test_config_errors_named(void) {
     snprintf(env, sizeof env, "TMEM_CONFIG='%s'", conf);
     for (int i = 0; i < 2; i++) {
         int rc = run(env, i ? "stats" : "info", true);
-        CHECK_MSG(rc == 1 && strstr(out, conf) && strstr(out, "line 2: unknown key 'budjet'"), "%s: exit %d, '%.200s'",
-                  i ? "stats" : "info", rc, out);
+        CHECK_MSG(rc == 1 && strstr(out, conf) && strstr(out, "line 2: unknown key 'budjet'") &&
+                      strstr(out, i ? "tmem stats: config " : "tmem info: config "),
+                  "%s: exit %d, '%.200s'", i ? "stats" : "info", rc, out);
     }
     /* budgets from a good config are shown: the context's and a type's */
     f = fopen(conf, "w");
