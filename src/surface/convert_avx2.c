@@ -21,6 +21,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define TMEM_CONVERT_HAVE_AVX2_CODE 1
 #endif
@@ -43,8 +44,15 @@ uint32_t tmem__convert_row_avx2(const tmem__convert_plan *p, const tmem__convert
 
 #else
 
+/* F16C from CPUID leaf 1 (ECX bit 29): clang before 15 has no "f16c" for
+ * __builtin_cpu_supports, and the fuzz builds use clang. */
+static bool cpu_has_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
 bool tmem__convert_have_avx2(void) {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
 }
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
