@@ -575,6 +575,14 @@ typedef enum tmem_model_layer_kind {
 /** @brief Graph options. */
 typedef enum tmem_model_graph_flag {
     TMEM_MODEL_GRAPH_NO_FLASH_ATTN = 1u << 0, /**< materialise KQ scores (n_head x tokens x ctx f32) */
+    /** The chunked delta rule run one 64-token chunk at a time (the reference
+     *  runtime's schedule, runtime/src/forward/deltanet.c) instead of all
+     *  chunks at once (llama.cpp's graph): the intra-chunk buffers (k_beta,
+     *  v_beta, decay_mask, chunk_attn, u, w, chunk_qk, v_new) hold one chunk
+     *  of every value head and live, with q, k, v, beta and the gates, through
+     *  the chunk loop that writes core_out. */
+    TMEM_MODEL_GRAPH_CHUNKED_DELTA = 1u << 1,
+    TMEM_MODEL_GRAPH_FLAG_MASK = 0x3u
 } tmem_model_graph_flag;
 
 /** @brief The per-layer buffer graph (f32 activations) for a chunk of
@@ -604,6 +612,9 @@ typedef struct tmem_fit_desc {
     uint32_t graph_flags;     /**< tmem_model_graph_flag */
     uint32_t state_snapshots; /**< recurrent-state snapshots kept per sequence
                                    (tmem_kv_snapshot_take); 0 = none */
+    uint64_t scratch_bytes;   /**< per-step scratch the runtime reserves besides the
+                                   planned arena (kernel scratch, sampler), as a
+                                   "scratch" line (SCRATCH role); 0 = no line */
 } tmem_fit_desc;
 
 /** @brief One line of the breakdown. */
@@ -640,7 +651,20 @@ typedef struct tmem_fit_result {
                                    the model's n_ctx_train (when known); 0 = none */
     uint32_t max_image_width, max_image_height; /**< largest same-aspect image (sides multiples of
                                                      patch*merge) that fits at ctx; 0 = none */
+    /** Dirty bytes at the peak of a run that encodes the image before the
+     *  text session's memory exists and frees the encoder's memory before the
+     *  prefill (what `tmem run --image` does): the image embeddings plus the
+     *  larger of the text phase (KV, state, activations, logits, scratch,
+     *  tokens) and the encoder phase (the largest of: decoded image +
+     *  pixel_values, pixel_values + the two rows the patch embedding writes,
+     *  the vision arena). total_dirty sums both phases (the conservative
+     *  figure budgets use); without an image the two are equal. */
+    uint64_t peak_dirty_encode_first;
 } tmem_fit_result;
+
+/** Work budget (search nodes) of the planner runs inside tmem_fit and the
+ *  activation graphs: fixed, so a prediction never depends on machine load. */
+#define TMEM_FIT_PLAN_NODES 100000ull
 
 /** @brief Compute the memory of a request by type and role and whether it fits.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, no model, zero ctx, image on a

@@ -9,8 +9,13 @@ static const tmem_bench benches[] = {
     {"heap", "general heap vs glibc malloc, mimalloc, jemalloc: mixed sizes, ops/s and latency", tmem_bench_heap},
     {"plan", "lifetime planner vs TFLite greedy-by-size and online best fit", tmem_bench_plan},
     {"surface", "image pipeline: copies, peak and cross-process hand-off, naive vs surfaces", tmem_bench_surface},
+    {"vision", "vision encoder on one image: peak dirty, copies, time, typed vs naive", tmem_bench_vision},
     {"trace", "cost of tracing: off vs stopped vs ring vs file, and export speed", tmem_bench_trace},
     {"kv", "paged KV cache vs contiguous max-length buffers: waste, CoW fork savings", tmem_bench_kv},
+    {"kern", "runtime matmul kernels: decode GB/s vs a streaming read, prefill GFLOP/s vs scalar", tmem_bench_kern},
+    {"run", "the runtime on the Qwen3.5-0.8B shape: typed vs naive memory, speed, fit vs OS peak", tmem_bench_run},
+    {"tok", "tokenizer tables indexed in the mapped GGUF vs strings copied: dirty bytes, encode/decode", tmem_bench_tok},
+    {"gpu", "model graphs on CUDA: planned typed heap vs cudaMalloc per tensor vs cudaMallocAsync", tmem_bench_gpu},
     {NULL, NULL, NULL}
 };
 

@@ -128,11 +128,11 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
         printf("%s\"%s\":%" PRIu64, first ? "" : ",", role_label(r->items[i].role), sum);
         first = 0;
     }
-    printf("},\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
+    printf("},\"peak_dirty_encode_first\":%" PRIu64 ",\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
            "\"max_ctx_tokens\":%" PRIu64 ",\"max_image\":{\"width\":%u,\"height\":%u},"
            "\"activation\":{\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64 ",\"vision_lower_bound\":%" PRIu64
            ",\"vision_arena\":%" PRIu64 ",\"from_planner\":%s}}\n",
-           r->total, r->total_dirty, r->budget, r->fits ? "true" : "false", r->max_ctx_tokens, r->max_image_width,
+           r->peak_dirty_encode_first, r->total, r->total_dirty, r->budget, r->fits ? "true" : "false", r->max_ctx_tokens, r->max_image_width,
            r->max_image_height, r->activation_lower_bound, r->activation_arena, r->vision_lower_bound,
            r->vision_arena, r->arena_from_planner ? "true" : "false");
 }
@@ -176,6 +176,9 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     }
     printf("%-62s %16" PRIu64 " %11.2f\n", "total", r->total, mib(r->total));
     printf("%-62s %16" PRIu64 " %11.2f\n", "  of which private dirty", r->total_dirty, mib(r->total_dirty));
+    if (r->image_tokens)
+        printf("%-62s %16" PRIu64 " %11.2f\n", "  dirty peak, image encoded before the prefill (tmem run)",
+               r->peak_dirty_encode_first, mib(r->peak_dirty_encode_first));
     printf("\nprefill activation arena %.2f MiB, vision encoder arena %.2f MiB (%s)\n", mib(r->activation_arena),
            mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner could not answer");
     if (!r->budget) return;

@@ -139,7 +139,7 @@ static bool parse_frame(const char *v, void *out, const char **why) {
     return tmem_cli_parse_dims(v, 16, 8192, &o->frame_width, &o->frame_height, why);
 }
 
-int tmem_cmd_demo(int argc, char **argv) {
+int tmem_demo_bookkeeping(int argc, char **argv) {
     tmem_demo_options o = {0};
     o.prompt_tokens = 512;
     o.decode_tokens = 64;
@@ -171,9 +171,10 @@ int tmem_cmd_demo(int argc, char **argv) {
     opts[6].seen = &have_prompt;
     opts[7].seen = &have_decode;
     opts[8].seen = &have_side;
-    tmem_cli cli = {"tmem demo", "[options]",
-                    "A Qwen3.5-0.8B-shaped VLM session in typed memory (generated GGUF weights, a camera\n"
-                    "frame, planned arenas, paged KV), accounted vs measured, against a naive session.",
+    tmem_cli cli = {"tmem demo --bookkeeping", "[options]",
+                    "The memory bookkeeping of a Qwen3.5-0.8B-shaped VLM session without the model math\n"
+                    "(generated GGUF weights, a camera frame, planned arenas, paged KV), accounted vs\n"
+                    "measured, against a naive session. `tmem demo` alone runs the real model.",
                     opts, TMEM_CLI_COUNT(opts), NULL, 0, 0, "exit status: 0 ok, 1 a session failed, 2 usage error"};
     int rc = tmem_cli_parse(&cli, argc, argv);
     if (rc != TMEM_CLI_CONTINUE) return rc;
