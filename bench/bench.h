@@ -25,5 +25,6 @@ int tmem_bench_kern(int argc, char **argv, bool json);
 int tmem_bench_run(int argc, char **argv, bool json);
 int tmem_bench_tok(int argc, char **argv, bool json);
 int tmem_bench_vision(int argc, char **argv, bool json);
+int tmem_bench_gpu(int argc, char **argv, bool json);
 
 #endif
