@@ -45,14 +45,14 @@ static bool run_model(int cfg, run_opts o, rows *out) {
     md.path = model_path[cfg];
     md.memory = o.memory;
     bool ok = tmrt_model_open(ctx, &md, &m, &e) == TMEM_OK;
-    CHECK_MSG(ok, "open: %s", e.message);
+    CHECK_MSG(ok, "open: %.200s", e.message);
     tmrt_session_desc sd = {0};
     sd.n_ctx = 256;
     sd.chunk = o.chunk;
     sd.threads = o.threads;
     if (ok) {
         ok = tmrt_session_create(m, &sd, &s, NULL, &e) == TMEM_OK;
-        CHECK_MSG(ok, "session: %s", e.message);
+        CHECK_MSG(ok, "session: %.200s", e.message);
     }
     uint32_t first = o.decode_from ? o.decode_from : PROMPT;
     if (ok) {
@@ -61,7 +61,7 @@ static bool run_model(int cfg, run_opts o, rows *out) {
         b.n_tokens = first;
         b.logits = TMRT_LOGITS_ALL;
         ok = tmrt_session_eval(s, &b, keep_row, out, &e) == TMEM_OK;
-        CHECK_MSG(ok, "eval: %s", e.message);
+        CHECK_MSG(ok, "eval: %.200s", e.message);
     }
     for (uint32_t t = first; ok && t < PROMPT; t++) {
         /* teacher forcing: one token at a time, through the recurrent form */
@@ -73,7 +73,7 @@ static bool run_model(int cfg, run_opts o, rows *out) {
         b.n_tokens = 1;
         b.logits = TMRT_LOGITS_LAST;
         ok = tmrt_session_eval(s, &b, keep_row, &shifted, &e) == TMEM_OK;
-        CHECK_MSG(ok, "decode: %s", e.message);
+        CHECK_MSG(ok, "decode: %.200s", e.message);
     }
     tmrt_session_destroy(s);
     tmrt_model_close(m);
