@@ -65,10 +65,10 @@
  *   tmem_surface *s;
  *   if (tmem_surface_create(ctx, &d, &s) != TMEM_OK) return;
  *   uint32_t seed;
- *   (void)tmem_surface_lock(s, 0, &seed);           // read-write
+ *   TMEM_IGNORE(tmem_surface_lock(s, 0, &seed));           // read-write
  *   uint8_t *y = tmem_surface_plane_ptr(s, 0);      // fill the frame
- *   (void)tmem_surface_unlock(s, 0, &seed);          // seed + 1
- *   (void)tmem_surface_send(s, sock, TMEM_SHARE_READ_ONLY);
+ *   TMEM_IGNORE(tmem_surface_unlock(s, 0, &seed));          // seed + 1
+ *   TMEM_IGNORE(tmem_surface_send(s, sock, TMEM_SHARE_READ_ONLY));
  *   tmem_surface_release(s);
  * @endcode
  */

@@ -78,7 +78,8 @@ typedef struct tmrt_acts {
  * per attention layer, K rows then V rows (f16). */
 typedef struct tmrt_kv_view {
     uint32_t block_tokens;
-    size_t row_bytes;                              /* kv heads x head_dim x 2 */
+    size_t row_bytes;                              /* kv heads x head_dim x (2 or 4) */
+    bool f32;                                      /* rows are f32 (else f16) */
     const uint32_t *block_ids;                     /* typed: the block table */
     void *flat;                                    /* naive: one max-length buffer */
     size_t block_bytes;
@@ -87,7 +88,7 @@ typedef struct tmrt_kv_view {
 
 /* K and V rows of token `t` in attention layer `l` (index among the
  * attention layers). */
-void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, uint16_t **k, uint16_t **v);
+void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, void **k, void **v);
 
 /* The run state the forward pass reads and writes. */
 typedef struct tmrt_run {

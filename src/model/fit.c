@@ -19,7 +19,7 @@
 
 /* The builtin type of each role (src/core/defaults.c), for requests made
  * without a context. */
-static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
+static const char *const default_type[TMEM_ROLE_BUILTIN_END] = {
     [TMEM_ROLE_WEIGHTS] = "/memory/weights",   [TMEM_ROLE_KV_CACHE] = "/memory/kv",
     [TMEM_ROLE_RECURRENT_STATE] = "/memory/state", [TMEM_ROLE_ACTIVATION] = "/memory/activations",
     [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
@@ -51,7 +51,7 @@ static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
         snprintf(out, cap, "%s", info.name);
         return;
     }
-    snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
+    snprintf(out, cap, "%s", r >= TMEM_ROLE_BUILTIN_FIRST && r < TMEM_ROLE_BUILTIN_END ? default_type[r] : "?");
 }
 
 #define MEMO_CAP 16u
@@ -362,7 +362,9 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     res.budget = d->budget;
     res.fits = d->budget == 0 || res.total <= d->budget;
     if (d->budget) {
-        uint64_t cap = d->ctx_tokens > d->model->n_ctx_train ? d->ctx_tokens : d->model->n_ctx_train;
+        /* never past the model's trained context (a request above it is the
+         * caller's choice, but it is not a context the model supports) */
+        uint64_t cap = d->model->n_ctx_train ? d->model->n_ctx_train : d->ctx_tokens;
         res.max_ctx_tokens = search_ctx(&r, d->budget, cap, d->image_width, d->image_height, res.image_tokens);
         if (d->image_width)
             search_image(&r, d->budget, d->ctx_tokens, d->image_width, d->image_height, &res.max_image_width,

@@ -247,6 +247,84 @@ static void test_budget_refusal(void) {
     tmem_context_destroy(ctx);
 }
 
+/* A budget between the fit at the asked chunk and at a smaller one: the
+ * session shrinks the prefill chunk (and says so) instead of refusing; with
+ * NO_CHUNK_SHRINK it refuses. */
+static void test_chunk_shrink(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 30;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmrt_model *m;
+    tmrt_error e;
+    tmrt_model_desc md = {0};
+    md.path = model_path[0];
+    REQUIRE_OK(tmrt_model_open(ctx, &md, &m, &e));
+    tmrt_session *s;
+    tmrt_session_desc sd = {0};
+    sd.n_ctx = 256;
+    sd.chunk = 256;
+    tmrt_session_info big;
+    REQUIRE_OK(tmrt_session_create(m, &sd, &s, &big, &e));
+    tmrt_session_destroy(s);
+    sd.budget = big.fit.total - 1;
+    tmrt_session_info info;
+    CHECK_OK(tmrt_session_create(m, &sd, &s, &info, &e));
+    CHECK_MSG(info.chunk < 256 && info.chunk_asked == 256 && info.fit.fits && info.fit.total <= sd.budget,
+              "chunk %u of %u, total %llu", info.chunk, info.chunk_asked, (unsigned long long)info.fit.total);
+    tmrt_session_destroy(s);
+    sd.flags = TMRT_SESSION_NO_CHUNK_SHRINK;
+    CHECK_ST(tmrt_session_create(m, &sd, &s, &info, &e), TMEM_E_BUDGET);
+    tmrt_model_close(m);
+    tmem_context_destroy(ctx);
+}
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+/* The forward pass keeps nothing from malloc: decoding tokens inside one KV
+ * block (no new block, no table growth) leaves the C heap's bytes in use as
+ * they were. (A malloc freed before returning would not show here; there is
+ * no malloc call under runtime/src/forward/ or runtime/src/sample/.) */
+static void test_no_malloc(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 30;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmrt_model *m;
+    tmrt_error e;
+    tmrt_model_desc md = {0};
+    md.path = model_path[0];
+    REQUIRE_OK(tmrt_model_open(ctx, &md, &m, &e));
+    tmrt_session *s;
+    tmrt_session_desc sd = {0};
+    sd.n_ctx = 64;
+    sd.chunk = 16;
+    sd.threads = 2;
+    REQUIRE_OK(tmrt_session_create(m, &sd, &s, NULL, &e));
+    tmrt_batch b = {0};
+    b.tokens = prompt;
+    b.n_tokens = 17; /* blocks 0 and 1 exist now */
+    b.logits = TMRT_LOGITS_LAST;
+    REQUIRE_OK(tmrt_session_eval(s, &b, NULL, NULL, &e));
+    struct mallinfo2 before = mallinfo2();
+    tmrt_sampler sp;
+    tmrt_sampler_init(&sp, NULL);
+    for (int i = 17; i < 32; i++) {
+        b.tokens = prompt + i;
+        b.n_tokens = 1;
+        REQUIRE_OK(tmrt_session_eval(s, &b, NULL, NULL, &e));
+        int32_t t;
+        REQUIRE_OK(tmrt_session_sample(s, &sp, &t));
+    }
+    struct mallinfo2 after = mallinfo2();
+    CHECK_MSG(after.uordblks == before.uordblks && after.hblkhd == before.hblkhd,
+              "the C heap changed during decode: %zu -> %zu bytes in use", before.uordblks, after.uordblks);
+    tmrt_session_destroy(s);
+    tmrt_model_close(m);
+    tmem_context_destroy(ctx);
+}
+#endif
+
 int main(void) {
     char dir[400];
     if (!tmem_test_tmpdir(dir, sizeof dir)) return 1;
@@ -266,6 +344,10 @@ int main(void) {
     RUN(test_typed_naive_identical);
     RUN(test_greedy_and_fit);
     RUN(test_budget_refusal);
+    RUN(test_chunk_shrink);
+#if defined(__GLIBC__)
+    RUN(test_no_malloc);
+#endif
     for (int i = 0; i < 2; i++) remove(model_path[i]);
     remove(dir);
     return tmem_test_finish();

@@ -95,7 +95,8 @@ static tmem_status keep(void *user, uint32_t index, const float *logits, uint32_
 }
 
 /* All-position logits: prefill in `chunk`s up to decode_from (0 = all), then one token at a time. */
-static bool run(const char *gguf, const ref *r, uint32_t chunk, uint32_t decode_from, float *out) {
+static bool run(const char *gguf, const ref *r, uint32_t chunk, uint32_t decode_from, tmem_kv_dtype kv,
+                float *out) {
     tmem_context *ctx;
     tmem_context_desc cd = {0};
     if (tmem_context_create(&cd, &ctx)) return false;
@@ -110,6 +111,7 @@ static bool run(const char *gguf, const ref *r, uint32_t chunk, uint32_t decode_
     sd.n_ctx = 1024;
     sd.chunk = chunk;
     sd.threads = 2;
+    sd.kv_dtype = kv;
     if (ok) {
         ok = tmrt_session_create(m, &sd, &s, NULL, &e) == TMEM_OK;
         CHECK_MSG(ok, "session: %s", e.message);
@@ -155,21 +157,26 @@ static void parity(const char *label, const char *gguf, const ref *r, float rel,
     float *full = calloc(cells, sizeof *full), *other = calloc(cells, sizeof *other);
     REQUIRE(full && other);
     float bound = rel * r->max_abs;
-    if (run(gguf, r, 512, 0, full)) {
+    if (run(gguf, r, 512, 0, TMEM_KV_DTYPE_F16, other)) { /* the default: f16 K/V rows, as llama.cpp */
+        float d = max_diff(other, r->prefill, cells);
+        printf("   %-28s f16 KV prefill max|diff| %.3g\n", label, d);
+        CHECK_MSG(d <= bound, "%s: f16 KV prefill max |diff| %g > %g", label, d, bound);
+    }
+    if (run(gguf, r, 512, 0, TMEM_KV_DTYPE_F32, full)) {
         float d = max_diff(full, r->prefill, cells);
         printf("   %-28s prefill      max|diff| %.3g (bound %.3g, max|logit| %.3g)\n", label, d, bound, r->max_abs);
         CHECK_MSG(d <= bound, "%s: prefill max |diff| %g > %g", label, d, bound);
     }
     uint32_t chunks[] = {1, 7, 16, 64};
     for (int i = 0; i < 4; i++) {
-        if (!run(gguf, r, chunks[i], 0, other)) continue;
+        if (!run(gguf, r, chunks[i], 0, TMEM_KV_DTYPE_F32, other)) continue;
         float d = max_diff(other, r->chunked, cells), self = max_diff(other, full, cells);
         printf("   %-28s chunk %-4u   max|diff| %.3g vs HF chunked, %.3g vs our full prefill\n", label, chunks[i], d,
                self);
         CHECK_MSG(d <= bound, "%s chunk %u: max |diff| %g > %g", label, chunks[i], d, bound);
         CHECK_MSG(self <= rel_self * r->max_abs, "%s chunk %u vs chunk 512: %g", label, chunks[i], self);
     }
-    if (run(gguf, r, 512, r->prefill_n, other)) {
+    if (run(gguf, r, 512, r->prefill_n, TMEM_KV_DTYPE_F32, other)) {
         float d = max_diff(other, r->decode, cells);
         printf("   %-28s decode-from %-3u max|diff| %.3g\n", label, r->prefill_n, d);
         CHECK_MSG(d <= bound, "%s: decode max |diff| %g > %g", label, d, bound);

@@ -311,6 +311,12 @@ static void test_qwen35_sized_memory(void) {
            (unsigned long long)(d1 - d0), (unsigned long long)in.table_bytes, (unsigned long long)in.load_peak_bytes,
            (unsigned long long)in.string_bytes);
     CHECK(d1 - d0 <= 8ull << 20 && in.load_peak_bytes <= 8ull << 20);
+    /* the prediction a memory plan can use before loading */
+    uint64_t predicted = tmrt_tokenizer_table_bytes(in.n_vocab, in.n_merges, in.n_specials);
+    CHECK_MSG(predicted == in.table_bytes, "predicted %llu, loaded %llu", (unsigned long long)predicted,
+              (unsigned long long)in.table_bytes);
+    CHECK(d1 - d0 >= predicted && d1 - d0 <= predicted + (64u << 10) + 4096);
+    CHECK(tmrt_tokenizer_table_bytes(0, 1, 1) == 0 && tmrt_tokenizer_table_bytes(1u << 21, 1, 1) == 0);
     CHECK(in.string_bytes > 3ull << 20); /* the strings were not copied */
     tmem_role_stats rs;
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_OUTPUT_TOKENS, &rs));

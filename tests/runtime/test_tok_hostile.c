@@ -15,8 +15,8 @@ static void expect(const mini *m, tmem_status want, const char *needle) {
     CHECK_OK(tmem_context_accounted(ctx, &d0, &c0));
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_OUTPUT_TOKENS, &rs0));
     tmem_status st = mini_load(ctx, m, &img, &g, &tok, err, sizeof err);
-    CHECK_MSG(st == want, "got %s, want %s (%s)", tmem_status_name(st), tmem_status_name(want), err);
-    CHECK_MSG(strstr(err, needle) != NULL, "message '%s' lacks '%s'", err, needle);
+    CHECK_MSG(st == want, "got %s, want %s (%.160s)", tmem_status_name(st), tmem_status_name(want), err);
+    CHECK_MSG(strstr(err, needle) != NULL, "message '%.120s' lacks '%.80s'", err, needle);
     CHECK(tok == NULL);
     CHECK_OK(tmem_context_accounted(ctx, &d1, &c1));
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_OUTPUT_TOKENS, &rs1));

@@ -12,6 +12,8 @@
  *   tok_check bench GGUF CORPUS [copy]    load memory (library accounting) and
  *                                         encode speed
  *   tok_check synth N_VOCAB OUT.gguf      tmrt_tokenizer_synth_write's vocabulary
+ *   tok_check split qwen2|qwen35 CORPUS OUT  our pre-tokenizer's pieces per line
+ *                                         (split_js.js writes JavaScript's)
  * Exit 0 on agreement, 1 on a mismatch or error (the first mismatches are
  * printed with both id lists). */
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "tmemrt/tokenizer.h"
+#include "tok/tok_internal.h"
 #include "tok/unicode.h"
 
 static char *read_file(const char *path, size_t *len) {
@@ -97,6 +100,14 @@ static int cmd_gguf(const char *dump, const char *out) {
     if (tmem_gguf_writer_write(w, img, need, &need) != TMEM_OK || write_file(out, img, need))
         return fprintf(stderr, "tok_check: cannot write %s\n", out), 1;
     fprintf(stderr, "tok_check: %s: %zu tokens, %zu merges, %zu bytes\n", out, nt, nm, need);
+    for (size_t i = 0; i < nt; i++) free(tokens[i]);
+    for (size_t i = 0; i < nm; i++) free(merges[i]);
+    free(tokens);
+    free(merges);
+    free(types);
+    free(img);
+    free(text);
+    tmem_gguf_writer_destroy(w);
     return 0;
 }
 
@@ -124,7 +135,10 @@ static int cmd_jsview(const char *in, const char *out) {
     if (!s) return 1;
     uint8_t *o = malloc(3 * len + 1);
     size_t n = jsview(s, len, o);
-    return write_file(out, o, n) ? 1 : 0;
+    int rc = write_file(out, o, n) ? 1 : 0;
+    free(s);
+    free(o);
+    return rc;
 }
 
 static tmem_context *ctx;
@@ -248,6 +262,10 @@ static int cmd_compare(const char *path, const char *corpus, const char *expecte
            lines, invalid_lines, tokens, bad, rt_bad, all_ok ? "identical" : "DIFFERENT", whole_rt ? "ok" : "FAILED");
     tmrt_tokenizer_destroy(tok);
     tmem_context_destroy(ctx);
+    free(raw);
+    free(exp);
+    free(view);
+    free(want);
     return bad || rt_bad || !all_ok || !whole_rt ? 1 : 0;
 }
 
@@ -291,6 +309,8 @@ static int cmd_bench(const char *path, const char *corpus, bool copy) {
            copy ? "copied" : "in_place", in.n_vocab, in.n_merges, (unsigned long long)(d1 - d0),
            (unsigned long long)in.table_bytes, (unsigned long long)in.load_peak_bytes,
            (unsigned long long)in.string_bytes, t_load, len, n, best, (double)len / best / 1e6, (double)n / best);
+    free(ids);
+    free(text);
     tmrt_tokenizer_destroy(tok);
     tmem_context_destroy(ctx);
     return 0;
@@ -310,13 +330,39 @@ static int cmd_synth(const char *count, const char *out) {
     return 0;
 }
 
+/* Our pre-tokenizer's pieces of each line, in split_js.js's format. */
+static int cmd_split(const char *kind, const char *corpus, const char *out) {
+    tmrt_pretok k = !strcmp(kind, "qwen35") ? TMRT_PRETOK_QWEN35 : TMRT_PRETOK_QWEN2;
+    size_t len;
+    char *text = read_file(corpus, &len);
+    FILE *f = fopen(out, "wb");
+    if (!text || !f) return 1;
+    if (len && text[len - 1] == '\n') len--;
+    for (size_t a = 0; a <= len;) {
+        char *nl = memchr(text + a, '\n', len - a);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        for (size_t pos = a; pos < end;) {
+            size_t next = tmrt__pretok_next(k, (const uint8_t *)text, end, pos);
+            if (pos > a) fputc(' ', f);
+            for (size_t i = pos; i < next; i++) fprintf(f, "%02x", (uint8_t)text[i]);
+            pos = next;
+        }
+        fputc('\n', f);
+        if (!nl) break;
+        a = end + 1;
+    }
+    free(text);
+    return fclose(f) ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 5 && !strcmp(argv[1], "split")) return cmd_split(argv[2], argv[3], argv[4]);
     if (argc >= 4 && !strcmp(argv[1], "synth")) return cmd_synth(argv[2], argv[3]);
     if (argc >= 4 && !strcmp(argv[1], "gguf")) return cmd_gguf(argv[2], argv[3]);
     if (argc >= 4 && !strcmp(argv[1], "jsview")) return cmd_jsview(argv[2], argv[3]);
     if (argc >= 5 && !strcmp(argv[1], "compare")) return cmd_compare(argv[2], argv[3], argv[4]);
     if (argc >= 4 && !strcmp(argv[1], "bench")) return cmd_bench(argv[2], argv[3], argc >= 5 && !strcmp(argv[4], "copy"));
     fprintf(stderr, "usage: tok_check gguf DUMP OUT | jsview CORPUS OUT | compare GGUF CORPUS IDS | "
-                    "bench GGUF CORPUS [copy] | synth N_VOCAB OUT\n");
+                    "bench GGUF CORPUS [copy] | synth N_VOCAB OUT | split KIND CORPUS OUT\n");
     return 2;
 }

@@ -33,12 +33,37 @@ static void summary(const char *verb, const char *path, const tmrt_convert_resul
     if (r->mmproj_bytes) printf("  mmproj: %.1f MiB\n", (double)r->mmproj_bytes / 1048576.0);
 }
 
-static tmem_context *make_context(const char *cmd) {
-    tmem_context_desc cd = {0};
+/* Run a conversion (cd) or a generation (gd) with a progress bar; the exit code. */
+static int run(const char *cmd, tmrt_convert_desc *cd, tmrt_gen_desc *gd) {
+    tmem_context_desc xd = {0};
     tmem_context *ctx = NULL;
-    tmem_status st = tmem_context_create(&cd, &ctx);
-    if (st) fprintf(stderr, "tmem %s: cannot create a context: %s\n", cmd, tmem_strerror(st));
-    return ctx;
+    tmem_status st = tmem_context_create(&xd, &ctx);
+    if (st) {
+        fprintf(stderr, "tmem %s: cannot create a context: %s\n", cmd, tmem_strerror(st));
+        return 1;
+    }
+    tmem_progress bar;
+    tmem_progress_begin(&bar, cd ? "converting" : "generating", 0);
+    tmrt_convert_result r;
+    tmrt_convert_error e = {{0}};
+    if (cd) {
+        cd->progress = on_progress;
+        cd->progress_user = &bar;
+        st = tmrt_convert(ctx, cd, &r, &e);
+    } else {
+        gd->progress = on_progress;
+        gd->progress_user = &bar;
+        st = tmrt_gen(ctx, gd, &r, &e);
+    }
+    tmem_progress_end(&bar);
+    tmem_context_destroy(ctx);
+    if (st) {
+        fprintf(stderr, "tmem %s: %s (%s)\n", cmd, e.message[0] ? e.message : "failed", tmem_strerror(st));
+        return 1;
+    }
+    summary("wrote", cd ? cd->out_path : gd->out_path, &r);
+    if (gd) printf("  random weights (seed %" PRIu64 "): text generated from them is noise\n", gd->seed);
+    return 0;
 }
 
 static void convert_usage(FILE *f) {
@@ -79,23 +104,7 @@ int tmem_cmd_convert(int argc, char **argv) {
     }
     d.hf_dir = pos[0];
     d.out_path = pos[1];
-    tmem_context *ctx = make_context("convert");
-    if (!ctx) return 1;
-    tmem_progress bar;
-    tmem_progress_begin(&bar, "converting", 0);
-    d.progress = on_progress;
-    d.progress_user = &bar;
-    tmrt_convert_result r;
-    tmrt_convert_error e = {{0}};
-    tmem_status st = tmrt_convert(ctx, &d, &r, &e);
-    tmem_progress_end(&bar);
-    tmem_context_destroy(ctx);
-    if (st) {
-        fprintf(stderr, "tmem convert: %s (%s)\n", e.message[0] ? e.message : "failed", tmem_strerror(st));
-        return 1;
-    }
-    summary("wrote", d.out_path, &r);
-    return 0;
+    return run("convert", &d, NULL);
 }
 
 /* ---- gen ---- */
@@ -215,22 +224,5 @@ int tmem_cmd_gen(int argc, char **argv) {
     if (untied) m.tied_embeddings = false;
     d.model = &m;
     d.out_path = out;
-    tmem_context *ctx = make_context("gen");
-    if (!ctx) return 1;
-    tmem_progress bar;
-    tmem_progress_begin(&bar, "generating", 0);
-    d.progress = on_progress;
-    d.progress_user = &bar;
-    tmrt_convert_result r;
-    tmrt_convert_error e = {{0}};
-    tmem_status st = tmrt_gen(ctx, &d, &r, &e);
-    tmem_progress_end(&bar);
-    tmem_context_destroy(ctx);
-    if (st) {
-        fprintf(stderr, "tmem gen: %s (%s)\n", e.message[0] ? e.message : "failed", tmem_strerror(st));
-        return 1;
-    }
-    summary("wrote", out, &r);
-    printf("  random weights (seed %" PRIu64 "): text generated from them is noise\n", d.seed);
-    return 0;
+    return run("gen", NULL, &d);
 }

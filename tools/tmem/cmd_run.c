@@ -105,6 +105,13 @@ static int parse(int argc, char **argv, run_args *a) {
     return 0;
 }
 
+/* The longest batch the prefill will evaluate: the prompt up to
+ * --decode-from (the rest goes one token at a time). */
+static uint32_t first_span(const run_args *a, uint32_t n_prompt) {
+    uint32_t n = a->decode_from && a->decode_from < n_prompt ? (uint32_t)a->decode_from : n_prompt;
+    return n ? n : 1;
+}
+
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -224,6 +231,9 @@ int tmem_cmd_run(int argc, char **argv) {
     tmrt_session_desc sd = {0};
     sd.n_ctx = a.ctx ? (uint32_t)a.ctx : 0;
     sd.chunk = (uint32_t)a.chunk;
+    /* a prompt shorter than the chunk needs no arena for the full chunk */
+    uint32_t prefill_span = first_span(&a, n_prompt);
+    if (prefill_span < (sd.chunk ? sd.chunk : 512u)) sd.chunk = prefill_span;
     sd.threads = (uint32_t)a.threads;
     sd.budget = a.budget;
     if (!sd.n_ctx) { /* default: what this request needs, at least 4096 when the model allows */
@@ -322,7 +332,9 @@ int tmem_cmd_run(int argc, char **argv) {
             fprintf(stderr, "tmem run: %s\n", e.message);
             goto done;
         }
-        run_report_sample(&rep);
+        /* smaps_rollup walks every page of the 1.5 GB mapping: sample every
+         * 8th token (the KV grows by a block per 16, the peak is kept) */
+        if (n_gen % 8 == 7) run_report_sample(&rep);
     }
     rep.decode_s = now_s() - t0;
     rep.generated_tokens = n_gen;
@@ -339,6 +351,12 @@ int tmem_cmd_run(int argc, char **argv) {
         lf.f = NULL;
     }
     run_report_sample(&rep);
+    {
+        tmrt_session_info si;
+        if (tmrt_session_get_info(s, &si) == TMEM_OK && si.n_past &&
+            tmrt_session_fit(s, si.n_past, &rep.used) != TMEM_OK)
+            memset(&rep.used, 0, sizeof rep.used);
+    }
     run_report_finish(&rep, ctx, tok, gen, n_gen, a.json);
     if (image && !a.json) run_vision_report(&a.vision, stderr);
     rc = 0;

@@ -16,6 +16,7 @@ void run_report_begin(run_report *r, const char *model, bool naive) {
 
 void run_report_sample(run_report *r) {
     tmem_footprint fp;
+    r->n_samples++;
     if (tmem_footprint_read(&fp) != TMEM_OK) return;
     if (fp.private_dirty > r->peak_dirty) r->peak_dirty = fp.private_dirty;
     if (fp.rss > r->peak_rss) r->peak_rss = fp.rss;
@@ -65,8 +66,9 @@ static uint64_t type_peak(tmem_context *ctx, const char *name, uint64_t *dirty) 
 
 void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *tok, const int32_t *gen,
                        uint32_t n_gen, bool json) {
-    const tmem_fit_result *fit = &r->info.fit;
-    uint64_t predicted = fit->total_dirty + r->tokenizer_bytes;
+    const tmem_fit_result *fit = &r->info.fit, *used = r->used.item_count ? &r->used : fit;
+    uint64_t predicted = used->total_dirty + r->tokenizer_bytes;
+    uint64_t predicted_ctx = fit->total_dirty + r->tokenizer_bytes;
     uint64_t committed = 0;
     if (r->naive) {
         committed = r->info.naive_bytes + r->tokenizer_bytes;
@@ -88,21 +90,23 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
         printf("{\"model\": \"%s\", \"memory\": \"%s\", \"n_ctx\": %u, \"chunk\": %u, \"chunk_asked\": %u, "
                "\"threads\": %u, \"prompt_tokens\": %u, \"generated_tokens\": %u, \"prefill_s\": %.6f, "
                "\"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
-               "\"predicted_dirty\": %llu, \"tokenizer_bytes\": %llu, \"committed_dirty_peak\": %llu, "
+               "\"predicted_dirty\": %llu, \"predicted_dirty_ctx\": %llu, \"tokens_held\": %llu, \"tokenizer_bytes\": %llu, \"committed_dirty_peak\": %llu, "
                "\"os_private_dirty_peak\": %llu, \"os_rss_peak\": %llu, \"os_baseline_private_dirty\": %llu, "
                "\"os_vs_predicted_pct\": %.3f, \"weights_bytes\": %llu, \"items\": [",
                r->model, r->naive ? "naive" : "typed", r->info.n_ctx, r->info.chunk, r->info.chunk_asked,
                r->info.threads, r->prompt_tokens, n_gen, r->prefill_s, pf, r->decode_s, dc,
-               (unsigned long long)predicted, (unsigned long long)r->tokenizer_bytes, (unsigned long long)committed,
+               (unsigned long long)predicted, (unsigned long long)predicted_ctx,
+               (unsigned long long)used->kv_tokens, (unsigned long long)r->tokenizer_bytes, (unsigned long long)committed,
                (unsigned long long)r->peak_dirty, (unsigned long long)r->peak_rss,
                (unsigned long long)r->baseline_dirty, os_vs_pred,
                (unsigned long long)(fit->item_count ? fit->items[0].bytes : 0));
         for (uint32_t i = 0; i < fit->item_count; i++) {
             uint64_t d, peak = r->naive ? 0 : type_peak(ctx, fit->items[i].type_name, &d);
-            printf("%s{\"what\": \"%s\", \"type\": \"%s\", \"predicted\": %llu, \"type_committed_peak\": %llu, "
-                   "\"clean\": %s}",
+            uint64_t u = i < used->item_count ? used->items[i].bytes : 0;
+            printf("%s{\"what\": \"%s\", \"type\": \"%s\", \"predicted_ctx\": %llu, \"predicted\": %llu, "
+                   "\"type_committed_peak\": %llu, \"clean\": %s}",
                    i ? ", " : "", fit->items[i].what, fit->items[i].type_name,
-                   (unsigned long long)fit->items[i].bytes, (unsigned long long)peak,
+                   (unsigned long long)fit->items[i].bytes, (unsigned long long)u, (unsigned long long)peak,
                    fit->items[i].clean ? "true" : "false");
         }
         printf("], \"tokens\": [");
@@ -117,10 +121,17 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
             r->info.chunk != r->info.chunk_asked ? " (shrunk to fit the budget)" : "");
     fprintf(f, "prefill: %u tokens in %.3f s = %.1f tok/s;  decode: %u tokens in %.3f s = %.1f tok/s\n",
             r->prompt_tokens, r->prefill_s, pf, r->decoded_tokens, r->decode_s, dc);
-    fprintf(f, "memory predicted by tmem fit for this run (the naive twin allocates its own way):\n");
-    fit_lines(f, fit);
-    if (r->tokenizer_bytes) fprintf(f, "  %-18s %-22s %10.2f MiB\n", "tokenizer", "(tables)", mib(r->tokenizer_bytes));
-    fprintf(f, "private dirty: predicted %.2f MiB, committed peak %.2f MiB, OS-measured peak %.2f MiB (%+.1f%%; "
+    fprintf(f, "memory predicted by tmem fit: for --ctx %u | for the %llu tokens this run held%s\n", r->info.n_ctx,
+            (unsigned long long)used->kv_tokens, r->naive ? " (the naive twin allocates its own way)" : "");
+    for (uint32_t i = 0; i < fit->item_count; i++) {
+        const tmem_fit_item *it = &fit->items[i];
+        fprintf(f, "  %-18s %-22s %10.2f | %10.2f MiB%s\n", it->what, it->type_name, mib(it->bytes),
+                mib(i < used->item_count ? used->items[i].bytes : it->bytes), it->clean ? "  (clean file pages)" : "");
+    }
+    if (r->tokenizer_bytes)
+        fprintf(f, "  %-18s %-22s %10.2f | %10.2f MiB\n", "tokenizer", "(tables)", mib(r->tokenizer_bytes),
+                mib(r->tokenizer_bytes));
+    fprintf(f, "private dirty: predicted %.2f MiB at --ctx, %.2f MiB for this run; committed peak %.2f MiB, OS-measured peak %.2f MiB (%+.1f%%; "
                "process baseline %.2f MiB); RSS peak %.2f MiB\n",
-            mib(predicted), mib(committed), mib(r->peak_dirty), os_vs_pred, mib(r->baseline_dirty), mib(r->peak_rss));
+            mib(predicted_ctx), mib(predicted), mib(committed), mib(r->peak_dirty), os_vs_pred, mib(r->baseline_dirty), mib(r->peak_rss));
 }

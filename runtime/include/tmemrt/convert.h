@@ -50,7 +50,8 @@ typedef struct tmrt_convert_desc {
     const char *hf_dir;       /**< required: config.json + *.safetensors (sharded:
                                    model.safetensors.index.json) [+ tokenizer files] */
     const char *out_path;     /**< required: the text model GGUF */
-    const char *mmproj_path;  /**< optional: also write the vision tower (mmproj GGUF) */
+    const char *mmproj_path;  /**< optional: also write the vision tower (mmproj GGUF);
+                                   if that fails the text model is removed too */
     tmem_weight_dtype dtype;  /**< DEFAULT = F16; F32, F16, BF16 or Q8_0 for the 2-D
                                  weights (1-D tensors, norms and conv1d stay F32,
                                  Q8_0 rows not a multiple of 32 fall back to F16,
@@ -86,13 +87,15 @@ typedef struct tmrt_gen_desc {
     const char *mmproj_path;  /**< optional: a random vision tower too */
     tmem_weight_dtype dtype;  /**< DEFAULT = F16; as tmrt_convert_desc::dtype */
     uint64_t seed;            /**< same seed, same bytes */
-    bool no_tokenizer;        /**< leave tokenizer.ggml.* out */
+    bool no_tokenizer;        /**< leave tokenizer.ggml.* out (also left out when
+                                   n_vocab < 283: too small for the synthetic BPE) */
     tmrt_progress_fn progress;
     void *progress_user;
 } tmrt_gen_desc;
 
-/** @brief Write a GGUF with the qwen35 layout of `model` and deterministic
- *  random weights at a scale that keeps activations finite through every
+/** @brief Write a GGUF with the qwen35 layout of `model`, a synthetic
+ *  byte-level BPE tokenizer of its vocabulary size (tmrt_tokenizer_synth_write,
+ *  so `tmem run -p TEXT` works on it) and deterministic random weights at a scale that keeps activations finite through every
  *  layer (docs/convert.md: projections uniform with std 1/sqrt(fan_in),
  *  output projections further divided by sqrt(2 x layers), norms near 1,
  *  A and dt_bias in the ranges Qwen3.5 initialises them to). Rope theta

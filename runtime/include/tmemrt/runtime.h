@@ -156,6 +156,7 @@ typedef struct tmrt_session_desc {
     uint64_t budget;            /**< bytes the session may use (weights included);
                                      0 = the context's budget (typed), none (naive) */
     uint32_t flags;             /**< tmrt_session_flag bits */
+    tmem_kv_dtype kv_dtype;     /**< K/V rows: DEFAULT = F16 (llama.cpp's), or F32 */
 } tmrt_session_desc;
 
 /** @brief Session flags. */
@@ -195,6 +196,13 @@ TMEM_API void tmrt_session_destroy(tmrt_session *s);
 
 /** @brief Read-back (sizes, fit, current length). @return TMEM_OK | TMEM_E_INVALID_ARG */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out);
+
+/** @brief The fit of this session (same model, chunk, dtypes, scratch) at
+ *  `n_tokens` of context instead of n_ctx: what a run that reached n_tokens
+ *  holds (the paged cache commits only the blocks it uses).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | the errors of tmem_fit */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens,
+                                                     tmem_fit_result *out);
 
 /** @brief Which positions of a batch get logits. */
 typedef enum tmrt_logits_mode {

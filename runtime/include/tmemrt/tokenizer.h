@@ -53,7 +53,7 @@
  * The token strings are not copied: the tokenizer keeps a 4-byte index per
  * token into the mapped GGUF (clean file pages) and, per merge, the ids of
  * its pair and result (8 bytes) plus an open-addressing pair -> rank table
- * (about 5.5 bytes per merge). Qwen3.5's 248,320 tokens and 247,587 merges
+ * (6 bytes per merge). Qwen3.5's 248,320 tokens and 247,587 merges
  * take about 4.3 MiB of dirty memory (docs/tokenizer.md has the measured
  * figures). The tables are one LINEAR heap of the type given in the desc
  * (default: the type of TMEM_ROLE_OUTPUT_TOKENS, "/memory/tokens": host,
@@ -168,6 +168,18 @@ TMEM_API void tmrt_tokenizer_destroy(tmrt_tokenizer *tok);
 /** @brief Facts and sizes. @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_get_info(const tmrt_tokenizer *tok,
                                                             tmrt_tokenizer_info *out);
+
+/** @brief The resident table bytes (tmrt_tokenizer_info::table_bytes) of a
+ *  vocabulary of n_vocab tokens, n_merges merges (as stored, repeats
+ *  included) and n_specials control / user-defined / unknown tokens, in the
+ *  default in-place layout, before loading it: what a memory plan adds for
+ *  the tokenizer. The heap commits whole chunks, so the dirty bytes the
+ *  library accounts are this rounded up to at most 64 KiB more; the load
+ *  briefly needs (n_vocab * 3 / 2 + 1) * 4 + n_specials * 8 more in the
+ *  scratch type. Qwen3.5 (248,320 / 247,587 / ~300): about 4.3 MiB.
+ *  @return bytes; 0 when n_vocab is 0 or >= 2^21 - 1, or n_merges > 2^31.
+ *  @par Threads safe */
+TMEM_API uint64_t tmrt_tokenizer_table_bytes(uint32_t n_vocab, uint64_t n_merges, uint32_t n_specials);
 
 /** @brief Vocabulary size (0 for NULL). @par Threads safe */
 TMEM_API uint32_t tmrt_tokenizer_n_vocab(const tmrt_tokenizer *tok);

@@ -6,6 +6,7 @@
  * shards. Any failure removes the partial output.
  */
 #include "convert_internal.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,13 +21,28 @@ static tmem_status check_dtype(tmem_weight_dtype *d, tmrt_convert_error *err) {
 static const char *const skipped_text[] = {"model.visual.", "visual.", "mtp.", "model.mtp.", NULL};
 static const char *const skipped_tied[] = {"model.visual.", "visual.", "mtp.", "model.mtp.", "lm_head.", NULL};
 
+tmem_status cv_writer_new(const cv_hparams *h, tmem_weight_dtype dtype, tmem_gguf_writer **w, tmrt_convert_error *err) {
+    tmem_status st = tmem_gguf_writer_create(NULL, 0, w);
+    if (st) return cv_fail(err, st, "out of memory for the GGUF writer");
+    if ((st = cv_layout_metadata(*w, h, dtype))) {
+        tmem_gguf_writer_destroy(*w);
+        *w = NULL;
+        return cv_fail(err, st, "writing the metadata failed: %s", tmem_strerror(st));
+    }
+    return TMEM_OK;
+}
+
 tmem_status cv_write_model(tmem_gguf_writer *w, const char *path, const cv_tensor *t, size_t n, const cv_hparams *h,
                            const tmem_safetensors_tensor *src, uint64_t seed, tmrt_progress_fn fn, void *user,
                            uint64_t *file_bytes, tmrt_convert_error *err) {
+    tmem_status st = TMEM_OK;
+    for (size_t i = 0; i < n; i++)
+        if ((st = tmem_gguf_writer_add_tensor_info(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne)))
+            return cv_fail(err, st, "declaring tensor '%s' failed: %s", t[i].name, tmem_strerror(st));
     cv_progress p = {fn, user, 0, 0, 0};
     for (size_t i = 0; i < n; i++) p.total += cv_tensor_bytes(&t[i]);
     tmem_gguf_stream *s;
-    tmem_status st = tmem_gguf_stream_begin(w, path, &s);
+    st = tmem_gguf_stream_begin(w, path, &s);
     if (st) return cv_fail(err, st, "%s: cannot create: %s", path, tmem_strerror(st));
     for (size_t i = 0; i < n && !st; i++)
         st = src ? cv_rows_convert(s, &t[i], h, &src[i], &p, err) : cv_rows_generate(s, &t[i], h, seed, &p, err);
@@ -95,21 +111,8 @@ tmem_status tmrt_convert(tmem_context *ctx, const tmrt_convert_desc *desc, tmrt_
         st = cv_fail(err, TMEM_E_CORRUPT, "checkpoint tensor '%s' has no place in the qwen35 layout", left);
         goto done;
     }
-    if ((st = tmem_gguf_writer_create(NULL, 0, &w))) {
-        st = cv_fail(err, st, "out of memory for the GGUF writer");
-        goto done;
-    }
-    if ((st = cv_layout_metadata(w, &h, dtype))) {
-        st = cv_fail(err, st, "writing the metadata failed: %s", tmem_strerror(st));
-        goto done;
-    }
+    if ((st = cv_writer_new(&h, dtype, &w, err))) goto done;
     if ((st = cv_tokenizer_convert(ctx, w, desc->hf_dir, &h, &tok, err))) goto done;
-    for (size_t i = 0; i < n && !st; i++)
-        st = tmem_gguf_writer_add_tensor_info(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne);
-    if (st) {
-        st = cv_fail(err, st, "declaring the tensors failed: %s", tmem_strerror(st));
-        goto done;
-    }
     if ((st = cv_write_model(w, desc->out_path, t, n, &h, views, 0, desc->progress, desc->progress_user, &bytes, err)))
         goto done;
     cv_fill_result(out, t, n, &h, bytes, tok);
@@ -117,6 +120,10 @@ tmem_status tmrt_convert(tmem_context *ctx, const tmrt_convert_desc *desc, tmrt_
         uint64_t mb = 0;
         st = cv_vision_convert(ctx, desc->hf_dir, desc->mmproj_path, dtype, &mb, err);
         if (out) out->mmproj_bytes = mb;
+        if (st) { /* all or nothing: no text model without the tower asked for */
+            (void)remove(desc->out_path);
+            if (out) memset(out, 0, sizeof *out);
+        }
     }
 done:
     tmem_gguf_writer_destroy(w);

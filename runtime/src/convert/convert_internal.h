@@ -123,7 +123,10 @@ tmem_status cv_rows_generate(tmem_gguf_stream *s, const cv_tensor *t, const cv_h
 /* Bytes of a tensor of the layout. */
 uint64_t cv_tensor_bytes(const cv_tensor *t);
 
-/* Stream the tensors (src: their checkpoint views, NULL = generate). */
+/* A writer holding the layout's metadata for h. */
+tmem_status cv_writer_new(const cv_hparams *h, tmem_weight_dtype dtype, tmem_gguf_writer **w, tmrt_convert_error *err);
+/* Declare the tensors on w and stream them to path (src: their checkpoint
+ * views, NULL = generate with seed). */
 tmem_status cv_write_model(tmem_gguf_writer *w, const char *path, const cv_tensor *t, size_t n, const cv_hparams *h,
                            const tmem_safetensors_tensor *src, uint64_t seed, tmrt_progress_fn fn, void *user,
                            uint64_t *file_bytes, tmrt_convert_error *err);

@@ -6,11 +6,14 @@
  * kernel). Memory: two rows of f32 and a 4 MiB output buffer.
  */
 #include "convert_internal.h"
+#include "kern/kern.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define OUT_BUF (4u << 20)
+/* Largest finite f16: a larger weight would silently become infinity. */
+#define F16_MAX 65504.0f
 
 void cv_progress_add(cv_progress *p, uint64_t bytes) {
     p->done += bytes;
@@ -31,9 +34,10 @@ static uint64_t reorder_src(const cv_reorder *r, const cv_hparams *h, uint64_t o
     return r->start + (k * R + v) * r->hd + i;
 }
 
-/* Encode one f32 row as `type`. Q8_0 takes the runtime kernels' quantizer. */
+/* Encode one f32 row as `type`: the float types through the library, Q8_0
+ * through the kernels' quantizer (the one the matmuls are tested against). */
 static tmem_status encode_row(uint32_t type, const float *x, void *dst, uint64_t n) {
-    if (type == TMEM_GGML_Q8_0) return TMEM_E_UNSUPPORTED; /* kern_quantize_row: rt-kern */
+    if (type == TMEM_GGML_Q8_0) return kern_quantize_row(type, x, dst, (int64_t)n) ? TMEM_OK : TMEM_E_UNSUPPORTED;
     return tmem_ggml_row_from_f32(type, x, dst, n);
 }
 
@@ -199,6 +203,12 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
                                  "transformed for '%s'", t->hf, (unsigned long long)o, (unsigned long long)i, t->name);
                     goto done;
                 }
+                if (t->type == TMEM_GGML_F16 && fabsf(x[i]) > F16_MAX) {
+                    st = cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': value %g at row %llu, column %llu does not fit "
+                                 "f16 (max 65504): convert with --dtype bf16 or f32", t->hf, (double)x[i],
+                                 (unsigned long long)o, (unsigned long long)i);
+                    goto done;
+                }
             }
         } else {
             gen_row(t, h, &rng, x, n);
@@ -206,8 +216,8 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
         uint8_t *dst = rb_row(&rb, (size_t)row_bytes, &st);
         if (!dst) break;
         if ((st = encode_row(t->type, x, dst, n)))
-            st = cv_fail(err, st, "tensor '%s': cannot encode type %u (q8_0 needs the kernels' quantizer)", t->name,
-                         t->type);
+            st = cv_fail(err, st, "tensor '%s': cannot encode %llu values as type %u", t->name,
+                         (unsigned long long)n, t->type);
     }
     if (!st) st = rb_flush(&rb);
     if (st && err && !err->message[0]) cv_fail(err, st, "tensor '%s': writing failed: %s", t->name, tmem_strerror(st));

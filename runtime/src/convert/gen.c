@@ -6,8 +6,13 @@
  * sections [11, 11, 10, 0], RMS eps 1e-6.
  */
 #include "convert_internal.h"
+#include "tmemrt/tokenizer.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* tmrt_tokenizer_synth_write's smallest vocabulary (bytes + specials + 1). */
+#define GEN_MIN_TOKENIZER_VOCAB 283u
 
 static tmem_status hparams_of(const tmem_model_desc *m, cv_hparams *h, tmrt_convert_error *err) {
     memset(h, 0, sizeof *h);
@@ -62,28 +67,25 @@ tmem_status tmrt_gen(tmem_context *ctx, const tmrt_gen_desc *desc, tmrt_convert_
     tmem_gguf_writer *w = NULL;
     uint64_t bytes = 0;
     if ((st = cv_layout_tensors(&h, dtype, &t, &n, err))) return st;
-    if ((st = tmem_gguf_writer_create(NULL, 0, &w))) {
-        st = cv_fail(err, st, "out of memory for the GGUF writer");
-        goto done;
-    }
-    if ((st = cv_layout_metadata(w, &h, dtype))) {
-        st = cv_fail(err, st, "writing the metadata failed: %s", tmem_strerror(st));
-        goto done;
-    }
-    for (size_t i = 0; i < n && !st; i++)
-        st = tmem_gguf_writer_add_tensor_info(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne);
-    if (st) {
-        st = cv_fail(err, st, "declaring the tensors failed: %s", tmem_strerror(st));
+    if ((st = cv_writer_new(&h, dtype, &w, err))) goto done;
+    /* the synthetic byte-level BPE needs room for 256 bytes and the specials */
+    bool tok = !desc->no_tokenizer && h.n_vocab >= GEN_MIN_TOKENIZER_VOCAB;
+    if (tok && (st = tmrt_tokenizer_synth_write(w, h.n_vocab))) {
+        st = cv_fail(err, st, "writing the synthetic tokenizer failed: %s", tmem_strerror(st));
         goto done;
     }
     if ((st = cv_write_model(w, desc->out_path, t, n, &h, NULL, desc->seed, desc->progress, desc->progress_user,
                              &bytes, err)))
         goto done;
-    cv_fill_result(out, t, n, &h, bytes, false);
+    cv_fill_result(out, t, n, &h, bytes, tok);
     if (desc->mmproj_path) {
         uint64_t mb = 0;
         st = cv_vision_gen(ctx, desc->model, desc->mmproj_path, dtype, desc->seed, &mb, err);
         if (out) out->mmproj_bytes = mb;
+        if (st) { /* all or nothing: no text model without the tower asked for */
+            (void)remove(desc->out_path);
+            if (out) memset(out, 0, sizeof *out);
+        }
     }
 done:
     tmem_gguf_writer_destroy(w);

@@ -2,7 +2,7 @@
  * build_layer_attn): the joint Q + gate projection (per head: head_dim
  * query values, then head_dim gate values), K and V projections, RMS norm of
  * each q and k head, partial M-RoPE, the new K/V rows stored in the cache
- * (f16), then causal GQA attention over the cache with an online softmax
+ * (f16, or f32), then causal GQA attention over the cache with an online softmax
  * (one pass over the rows, never a ctx x ctx matrix), the sigmoid output
  * gate and the output projection. */
 #include <math.h>
@@ -14,12 +14,45 @@ typedef struct attn_task {
     const tmrt_step *st;
     tmrt_acts *a;
     uint32_t kv_layer;
+    bool simd;          /* F16C + FMA loops for f16 rows */
 } attn_task;
 
-static float dot_f16(const float *q, const uint16_t *k, uint32_t n) {
+#if TMRT_HAVE_AVX2
+float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
+void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
+#define SIMD_F16 1
+#else
+#define SIMD_F16 0
+#endif
+
+static float dot_row(const float *q, const void *k, uint32_t n, bool f32, bool simd) {
+    if (f32) return kern_dot(q, k, n);
+#if SIMD_F16
+    if (simd) return tmrt__dot_f16_avx2(q, k, n);
+#else
+    (void)simd;
+#endif
+    const uint16_t *h = k;
     float s = 0;
-    for (uint32_t i = 0; i < n; i++) s += q[i] * tmrt__f16_to_f32(k[i]);
+    for (uint32_t i = 0; i < n; i++) s += q[i] * tmrt__f16_to_f32(h[i]);
     return s;
+}
+
+static void axpy_row(float *acc, float p, const void *v, uint32_t n, bool f32, bool simd) {
+    if (f32) {
+        kern_axpy(acc, p, v, n);
+        return;
+    }
+#if SIMD_F16
+    if (simd) {
+        tmrt__axpy_f16_avx2(acc, p, v, n);
+        return;
+    }
+#else
+    (void)simd;
+#endif
+    const uint16_t *h = v;
+    for (uint32_t i = 0; i < n; i++) acc[i] += p * tmrt__f16_to_f32(h[i]);
 }
 
 /* One (token, head) pair per item: out = softmax(q K^T / sqrt(d)) V over
@@ -37,11 +70,12 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
         memset(acc, 0, hd * sizeof *acc);
         float m = -INFINITY, l = 0;
         uint32_t last = at->st->n_past + t;
+        bool f32 = at->r->kv.f32, simd = at->simd;
+        size_t head_off = (size_t)kvh * hd * (f32 ? 4 : 2);
         for (uint32_t s = 0; s <= last; s++) {
-            uint16_t *k, *v;
+            void *k, *v;
             tmrt__kv_rows(&at->r->kv, at->kv_layer, s, &k, &v);
-            float x = dot_f16(q, k + (size_t)kvh * hd, hd) * scale;
-            const uint16_t *vr = v + (size_t)kvh * hd;
+            float x = dot_row(q, (const char *)k + head_off, hd, f32, simd) * scale;
             if (x > m) { /* rescale what was summed under the old max */
                 float c = expf(m - x);
                 l *= c;
@@ -50,7 +84,7 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
             }
             float p = expf(x - m);
             l += p;
-            for (uint32_t i = 0; i < hd; i++) acc[i] += p * tmrt__f16_to_f32(vr[i]);
+            axpy_row(acc, p, (const char *)v + head_off, hd, f32, simd);
         }
         float inv = 1.0f / l;
         for (uint32_t i = 0; i < hd; i++) acc[i] *= inv;
@@ -85,7 +119,7 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
             kern_rmsnorm(q, q, qn, hd, hp->rms_eps);
             tmrt__rope(q, hp, pos);
         }
-        uint16_t *kr, *vr;
+        void *kr, *vr;
         tmrt__kv_rows(&r->kv, kv_layer, st->n_past + t, &kr, &vr);
         for (uint32_t h = 0; h < Hkv; h++) {
             float *k = a->k + (size_t)t * Hkv * hd + (size_t)h * hd;
@@ -94,14 +128,22 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
         }
         const float *v = a->v + (size_t)t * Hkv * hd;
         const float *k = a->k + (size_t)t * Hkv * hd;
-        for (uint32_t i = 0; i < Hkv * hd; i++) {
-            kr[i] = tmrt__f32_to_f16(k[i]);
-            vr[i] = tmrt__f32_to_f16(v[i]);
+        if (r->kv.f32) {
+            memcpy(kr, k, (size_t)Hkv * hd * 4);
+            memcpy(vr, v, (size_t)Hkv * hd * 4);
+        } else {
+            for (uint32_t i = 0; i < Hkv * hd; i++) {
+                ((uint16_t *)kr)[i] = tmrt__f32_to_f16(k[i]);
+                ((uint16_t *)vr)[i] = tmrt__f32_to_f16(v[i]);
+            }
         }
     }
     tmrt__scratch_reset(r);
 
-    attn_task at = {r, st, a, kv_layer};
+    attn_task at = {r, st, a, kv_layer, false};
+#if SIMD_F16
+    at.simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#endif
     kern_pool_for(r->pool, (int64_t)n * H, 1, attend, &at);
 
     /* the output gate: attn *= sigmoid(gate), the gate being each head's

@@ -5,11 +5,11 @@
  * consecutive blocks of one max-length buffer. */
 #include "rt_internal.h"
 
-void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, uint16_t **k, uint16_t **v) {
+void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, void **k, void **v) {
     uint32_t b = t / kv->block_tokens, in = t % kv->block_tokens;
     uint8_t *block = kv->flat ? (uint8_t *)kv->flat + (size_t)b * kv->block_bytes
                               : tmem_kv_block_ptr(kv->cache, kv->block_ids[b]);
     uint8_t *kr = block + ((size_t)l * 2 * kv->block_tokens + in) * kv->row_bytes;
-    *k = (uint16_t *)kr;
-    *v = (uint16_t *)(kr + (size_t)kv->block_tokens * kv->row_bytes);
+    *k = kr;
+    *v = kr + (size_t)kv->block_tokens * kv->row_bytes;
 }

@@ -15,19 +15,46 @@
 #define DEFAULT_CHUNK 512u
 #define MIN_CHUNK 16u
 
-static tmem_status fit_at(tmrt_session *s, uint32_t chunk, uint64_t budget, uint64_t scratch,
-                          tmem_fit_result *out) {
+static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, uint32_t chunk, uint64_t budget,
+                              uint64_t scratch, tmem_fit_result *out) {
     tmem_fit_desc f = {0};
     f.model = &s->model->mdesc;
     f.ctx = s->memory == TMRT_MEMORY_TYPED ? s->ctx : NULL;
-    f.ctx_tokens = s->n_ctx;
+    f.ctx_tokens = n_tokens;
     f.budget = budget;
     f.prefill_chunk = chunk;
     f.graph_flags = TMRT_GRAPH_FLAGS;
-    f.kv_dtype = TMEM_KV_DTYPE_F16;
+    f.kv_dtype = s->kv_dtype;
     f.state_dtype = TMEM_KV_DTYPE_F32;
     f.scratch_bytes = scratch;
     return tmem_fit(&f, out);
+}
+
+static tmem_status fit_at(tmrt_session *s, uint32_t chunk, uint64_t budget, uint64_t scratch,
+                          tmem_fit_result *out) {
+    return fit_tokens(s, s->n_ctx, chunk, budget, scratch, out);
+}
+
+tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens, tmem_fit_result *out) {
+    if (!s || !out || !n_tokens) return TMEM_E_INVALID_ARG;
+    /* the prefill chunk of the session, even when n_tokens is smaller: its arena is what was bound */
+    tmem_status st = fit_tokens(s, n_tokens < s->chunk ? s->chunk : n_tokens, s->chunk, 0, s->info.scratch_bytes,
+                                out);
+    if (st || n_tokens >= s->chunk) return st;
+    /* ...with the KV and token lines of n_tokens */
+    tmem_fit_result small;
+    if ((st = fit_tokens(s, n_tokens, s->chunk, 0, s->info.scratch_bytes, &small))) return st;
+    out->total = out->total_dirty = 0;
+    for (uint32_t i = 0; i < out->item_count; i++) {
+        for (uint32_t j = 0; j < small.item_count; j++)
+            if (!strcmp(small.items[j].what, out->items[i].what) &&
+                (!strcmp(out->items[i].what, "kv_cache") || !strcmp(out->items[i].what, "tokens")))
+                out->items[i].bytes = small.items[j].bytes;
+        out->total += out->items[i].bytes;
+        if (!out->items[i].clean) out->total_dirty += out->items[i].bytes;
+    }
+    out->kv_tokens = small.kv_tokens;
+    return TMEM_OK;
 }
 
 static uint64_t fit_line(const tmem_fit_result *r, const char *what) {
@@ -80,7 +107,7 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
     tmem_kv_layout kl = {0};
     tmem_recurrent_layout rl = {0};
     tmem_status st;
-    if (full && (st = tmem_model_kv_layout(&s->model->mdesc, TMEM_KV_DTYPE_F16, 0, &kl)))
+    if (full && (st = tmem_model_kv_layout(&s->model->mdesc, s->kv_dtype, 0, &kl)))
         return tmrt__fail(err, st, "KV layout: %s", tmem_strerror(st));
     if (linear && (st = tmem_model_recurrent_layout(&s->model->mdesc, TMEM_KV_DTYPE_F32, &rl)))
         return tmrt__fail(err, st, "recurrent layout: %s", tmem_strerror(st));
@@ -89,7 +116,8 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
         uint64_t bb;
         if ((st = tmem_kv_layout_block_bytes(&kl, &bb))) return tmrt__fail(err, st, "KV block size");
         kv->block_tokens = kl.block_tokens ? kl.block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
-        kv->row_bytes = (size_t)hp->n_head_kv * hp->head_dim * 2;
+        kv->f32 = s->kv_dtype == TMEM_KV_DTYPE_F32;
+        kv->row_bytes = (size_t)hp->n_head_kv * hp->head_dim * (kv->f32 ? 4 : 2);
         kv->block_bytes = (size_t)bb;
     }
     if (s->memory == TMRT_MEMORY_NAIVE) {
@@ -175,11 +203,16 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     if (!m || !desc || !out || (desc->flags & ~(uint32_t)TMRT_SESSION_NO_CHUNK_SHRINK))
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: bad arguments");
     if (desc->threads > 64) return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: %u threads (1..64)", desc->threads);
+    if (desc->kv_dtype != TMEM_KV_DTYPE_DEFAULT && desc->kv_dtype != TMEM_KV_DTYPE_F16 &&
+        desc->kv_dtype != TMEM_KV_DTYPE_F32)
+        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "session: KV rows in %s (f16 or f32 supported)",
+                          tmem_kv_dtype_name(desc->kv_dtype));
     tmrt_session *s = calloc(1, sizeof *s);
     if (!s) return tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the session");
     s->model = m;
     s->ctx = m->ctx;
     s->memory = m->memory;
+    s->kv_dtype = desc->kv_dtype == TMEM_KV_DTYPE_F32 ? TMEM_KV_DTYPE_F32 : TMEM_KV_DTYPE_F16;
     s->n_ctx = desc->n_ctx ? desc->n_ctx : (m->hp.n_ctx_train < DEFAULT_CTX ? m->hp.n_ctx_train : DEFAULT_CTX);
     uint32_t chunk = desc->chunk ? desc->chunk : DEFAULT_CHUNK;
     s->info.chunk_asked = chunk;

@@ -13,6 +13,7 @@ struct tmrt_session {
     tmem_context *ctx;
     tmrt_memory_mode memory;
     uint32_t n_ctx, chunk, n_past;
+    tmem_kv_dtype kv_dtype;
     tmrt_session_info info;
     tmrt_run run;
     bool have_logits;

@@ -14,12 +14,15 @@
 uint32_t tmrt__bpe_rank(const tmrt_tokenizer *t, uint32_t l, uint32_t r) {
     uint32_t cap = t->pair_cap;
     if (!cap) return TOK_NONE;
-    uint32_t b = tok_bucket(tok_pair_hash(l, r), cap);
+    uint32_t h = tok_pair_hash(l, r), b = tok_bucket(h, cap);
     for (;;) {
         uint32_t v = t->pair_slots[b];
         if (!v) return TOK_NONE;
-        uint64_t m = t->merges[v - 1];
-        if (merge_left(m) == l && merge_right(m) == r) return v - 1;
+        if (tok_slot_fp_is(v, h)) {
+            uint32_t rank = tok_slot_value(v) - 1;
+            uint64_t m = t->merges[rank];
+            if (merge_left(m) == l && merge_right(m) == r) return rank;
+        }
         if (++b == cap) b = 0;
     }
 }

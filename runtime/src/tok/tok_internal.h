@@ -6,7 +6,8 @@
  * checks that this holds for every element. index[i] packs off(i) in its
  * low 28 bits and the token type in the high 4. Merge k packs its left,
  * right and result ids in 21 bits each. The pair table maps (left, right)
- * to k + 1 by open addressing (linear probing, multiply-shift bucket). */
+ * to k + 1 by open addressing (linear probing, multiply-shift bucket,
+ * fingerprinted slots: tok_slot). */
 #ifndef TMRT_TOK_INTERNAL_H
 #define TMRT_TOK_INTERNAL_H
 
@@ -29,7 +30,7 @@ struct tmrt_tokenizer {
     const char *strings;         /* first token's bytes (mapped, or the copy) */
     const uint32_t *index;       /* n_vocab + 1 entries */
     const uint64_t *merges;      /* n_merges */
-    const uint32_t *pair_slots;  /* pair_cap entries: merge rank + 1, 0 = empty */
+    const uint32_t *pair_slots;  /* pair_cap entries: tok_slot(rank + 1, hash), 0 = empty */
     uint32_t pair_cap;
     const uint32_t *specials;    /* ids, longest text first */
     uint8_t special_first[32];   /* bitmap of the specials' first bytes */
@@ -62,6 +63,15 @@ static inline uint32_t tok_pair_hash(uint32_t l, uint32_t r) {
     return (uint32_t)(x >> 32) ^ (uint32_t)x;
 }
 static inline uint32_t tok_bucket(uint32_t h, uint32_t cap) { return (uint32_t)(((uint64_t)h * cap) >> 32); }
+
+/* A hash-table slot: a 21-bit value (id or rank, + 1 so 0 means empty) and
+ * 11 bits of the key's hash, so a probe that meets another key is rejected
+ * without reading that key (a cache miss saved per collision). The bucket
+ * uses the hash's high bits, the fingerprint its low ones. */
+#define TOK_FP_SHIFT TOK_ID_BITS
+static inline uint32_t tok_slot(uint32_t v, uint32_t h) { return v | (h & 0x7FFu) << TOK_FP_SHIFT; }
+static inline uint32_t tok_slot_value(uint32_t s) { return s & TOK_ID_MASK; }
+static inline bool tok_slot_fp_is(uint32_t s, uint32_t h) { return (s >> TOK_FP_SHIFT) == (h & 0x7FFu); }
 
 /* GPT-2's bytes_to_unicode: bytes '!'..'~', 0xA1..0xAC and 0xAE..0xFF stand
  * for themselves; the other 68 bytes, in order, for U+0100 + k. */

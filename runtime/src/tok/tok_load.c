@@ -151,21 +151,23 @@ static uint32_t str_hash(const uint8_t *a, size_t na, const uint8_t *b, size_t n
 }
 
 /* Slot of the token whose string is a ++ b, or of the empty slot it would take. */
-static uint32_t vocab_slot(const loader *L, const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
-    uint32_t s = tok_bucket(str_hash(a, na, b, nb), L->vocab_cap);
+static uint32_t vocab_slot(const loader *L, uint32_t h, const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
+    uint32_t s = tok_bucket(h, L->vocab_cap);
     for (;;) {
         uint32_t v = L->vocab_slots[s];
         if (!v) return s;
-        uint32_t len;
-        const uint8_t *str = (const uint8_t *)tok_str(L->t, v - 1, &len);
-        if (len == na + nb && !memcmp(str, a, na) && (!nb || !memcmp(str + na, b, nb))) return s;
+        if (tok_slot_fp_is(v, h)) {
+            uint32_t len;
+            const uint8_t *str = (const uint8_t *)tok_str(L->t, tok_slot_value(v) - 1, &len);
+            if (len == na + nb && !memcmp(str, a, na) && (!nb || !memcmp(str + na, b, nb))) return s;
+        }
         if (++s == L->vocab_cap) s = 0;
     }
 }
 
 static uint32_t vocab_find(const loader *L, const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
-    uint32_t v = L->vocab_slots[vocab_slot(L, a, na, b, nb)];
-    return v ? v - 1 : TOK_NONE;
+    uint32_t v = L->vocab_slots[vocab_slot(L, str_hash(a, na, b, nb), a, na, b, nb)];
+    return v ? tok_slot_value(v) - 1 : TOK_NONE;
 }
 
 /* ---- passes ---- */
@@ -245,11 +247,11 @@ static tmem_status build_vocab(loader *L) {
     for (uint32_t i = 0; i < L->n_vocab; i++) {
         uint32_t len;
         const uint8_t *s = (const uint8_t *)tok_str(L->t, i, &len);
-        uint32_t slot = vocab_slot(L, s, len, NULL, 0);
+        uint32_t h = str_hash(s, len, NULL, 0), slot = vocab_slot(L, h, s, len, NULL, 0);
         if (L->vocab_slots[slot])
             return fail(L, TMEM_E_CORRUPT, "%s[%u] '%s': duplicates token %u", K_TOKENS, i,
-                        quote(q, sizeof q, (const char *)s, len), L->vocab_slots[slot] - 1);
-        L->vocab_slots[slot] = i + 1;
+                        quote(q, sizeof q, (const char *)s, len), tok_slot_value(L->vocab_slots[slot]) - 1);
+        L->vocab_slots[slot] = tok_slot(i + 1, h);
     }
     for (int b = 0; b < 256; b++) {
         uint32_t cp = tok_byte_to_cp((uint8_t)b);
@@ -280,24 +282,25 @@ static tmem_status read_merges(loader *L) {
         const uint8_t *s = (const uint8_t *)v.v.s.data;
         uint64_t len = v.v.s.len, sp = 1;
         while (sp < len && s[sp] != ' ') sp++;
-        quote(q, sizeof q, v.v.s.data, len);
         if (len < 3 || sp + 1 >= len)
-            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': not 'LEFT RIGHT'", K_MERGES, (unsigned long long)i, q);
+            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': not 'LEFT RIGHT'", K_MERGES, (unsigned long long)i,
+                        quote(q, sizeof q, v.v.s.data, len));
         const uint8_t *a = s, *b = s + sp + 1;
         size_t na = (size_t)sp, nb = (size_t)(len - sp - 1);
         uint32_t l = vocab_find(L, a, na, NULL, 0), r = vocab_find(L, b, nb, NULL, 0);
         uint32_t res = vocab_find(L, a, na, b, nb);
         if (l == TOK_NONE || r == TOK_NONE)
-            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': '%s' is not a token", K_MERGES, (unsigned long long)i, q,
+            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': '%s' is not a token", K_MERGES, (unsigned long long)i,
+                        quote(q, sizeof q, v.v.s.data, len),
                         l == TOK_NONE ? quote(q2, sizeof q2, (const char *)a, na)
                                       : quote(q2, sizeof q2, (const char *)b, nb));
         if (res == TOK_NONE)
             return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': the merged text is not a token", K_MERGES,
-                        (unsigned long long)i, q);
-        uint32_t slot = tok_bucket(tok_pair_hash(l, r), L->t->pair_cap);
+                        (unsigned long long)i, quote(q, sizeof q, v.v.s.data, len));
+        uint32_t h = tok_pair_hash(l, r), slot = tok_bucket(h, L->t->pair_cap);
         bool dup = false;
         while (L->pair_slots[slot]) {
-            uint64_t m = L->merges[L->pair_slots[slot] - 1];
+            uint64_t m = L->merges[tok_slot_value(L->pair_slots[slot]) - 1];
             if (merge_left(m) == l && merge_right(m) == r) {
                 dup = true; /* a repeated pair keeps its first (lowest) rank */
                 break;
@@ -305,8 +308,10 @@ static tmem_status read_merges(loader *L) {
             if (++slot == L->t->pair_cap) slot = 0;
         }
         if (dup) continue;
+        if (kept == TOK_MAX_VOCAB)
+            return fail(L, TMEM_E_UNSUPPORTED, "%s: more than %u distinct merges", K_MERGES, TOK_MAX_VOCAB);
         L->merges[kept] = merge_pack(l, r, res);
-        L->pair_slots[slot] = ++kept;
+        L->pair_slots[slot] = tok_slot(++kept, h);
     }
     L->t->info.n_merges = kept;
     return TMEM_OK;
@@ -434,10 +439,18 @@ static tmem_status resolve_types(loader *L, const tmrt_tokenizer_desc *d) {
     return TMEM_OK;
 }
 
+static uint32_t pair_capacity(uint64_t m) { return (uint32_t)(m + m / 2 + 1); }
+
+uint64_t tmrt_tokenizer_table_bytes(uint32_t n_vocab, uint64_t n_merges, uint32_t n_specials) {
+    if (!n_vocab || n_vocab >= TOK_MAX_VOCAB || n_merges > UINT32_MAX / 2) return 0;
+    return sizeof(tmrt_tokenizer) + ((uint64_t)n_vocab + 1) * 4 + n_merges * 8 +
+           (uint64_t)pair_capacity(n_merges) * 4 + (uint64_t)n_specials * 4;
+}
+
 static tmem_status create_heaps(loader *L) {
     uint64_t n = L->n_vocab, m = L->n_merges_raw;
     if (m > UINT32_MAX / 2) return fail(L, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES, (unsigned long long)m);
-    uint32_t pair_cap = (uint32_t)(m + m / 2 + 1);
+    uint32_t pair_cap = pair_capacity(m);
     uint64_t copy = (L->flags & TMRT_TOKENIZER_COPY_STRINGS) ? L->region : 0;
     uint64_t size = align_up(sizeof(tmrt_tokenizer)) + align_up((n + 1) * 4) + align_up(m * 8) +
                     align_up((uint64_t)pair_cap * 4) + align_up((uint64_t)L->n_specials * 4) + align_up(copy);
