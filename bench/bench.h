@@ -24,5 +24,6 @@ int tmem_bench_kv(int argc, char **argv, bool json);
 int tmem_bench_kern(int argc, char **argv, bool json);
 int tmem_bench_run(int argc, char **argv, bool json);
 int tmem_bench_tok(int argc, char **argv, bool json);
+int tmem_bench_vision(int argc, char **argv, bool json);
 
 #endif

@@ -288,8 +288,9 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
     if (json) printf("],\"prefill_tokens\":%lld,\"prefill\":[", (long long)tokens);
     else
         printf("prefill: %lld tokens, 2 threads, Qwen3.5-0.8B projections; scalar ref 1 thread\n"
-               "  (GFLOP/s by wall clock, by CPU time per thread; the ref by CPU time; x ref:\n"
-               "  ours wall / ref; of peak: ours CPU / the FMA peak of 2 cores)\n"
+               "  (GFLOP/s by wall clock and by CPU time per thread; the ref by CPU time;\n"
+               "  x ref: ours (2 threads) / ref (1 thread), both by CPU time; of peak: ours\n"
+               "  by CPU time / the FMA peak of 2 cores)\n"
                "  %-5s %-13s %9s %9s %9s %8s %8s\n", (long long)tokens, "type", "shape",
                "ours", "ours cpu", "ref", "x ref", "of peak");
     const double peak2 = 2.0 * 32.0 * hz * 1e-9;
@@ -319,11 +320,11 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
                        "\"ours_gflops\":%.2f,\"cpu_ours_gflops\":%.2f,\"ref_gflops\":%.3f,"
                        "\"vs_ref\":%.1f,\"vs_peak\":%.3f}",
                        rows++ ? "," : "", type_name(ptypes[ti]), sh->what, (long long)sh->n_in,
-                       (long long)sh->n_out, gf, cgf, gref, gf / gref,
+                       (long long)sh->n_out, gf, cgf, gref, cgf / gref,
                        peak2 > 0 ? cgf / peak2 : 0.0);
             else
                 printf("  %-5s %-13s %9.1f %9.1f %9.2f %7.1fx %7.1f%%\n", type_name(ptypes[ti]),
-                       sh->what, gf, cgf, gref, gf / gref, peak2 > 0 ? 100.0 * cgf / peak2 : 0.0);
+                       sh->what, gf, cgf, gref, cgf / gref, peak2 > 0 ? 100.0 * cgf / peak2 : 0.0);
             mat_free(&m);
         }
     }

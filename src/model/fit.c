@@ -19,7 +19,7 @@
 
 /* The builtin type of each role (src/core/defaults.c), for requests made
  * without a context. */
-static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
+static const char *const default_type[TMEM_ROLE_BUILTIN_END] = {
     [TMEM_ROLE_WEIGHTS] = "/memory/weights",   [TMEM_ROLE_KV_CACHE] = "/memory/kv",
     [TMEM_ROLE_RECURRENT_STATE] = "/memory/state", [TMEM_ROLE_ACTIVATION] = "/memory/activations",
     [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
@@ -51,7 +51,7 @@ static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
         snprintf(out, cap, "%s", info.name);
         return;
     }
-    snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
+    snprintf(out, cap, "%s", r >= TMEM_ROLE_BUILTIN_FIRST && r < TMEM_ROLE_BUILTIN_END ? default_type[r] : "?");
 }
 
 #define MEMO_CAP 16u
@@ -250,6 +250,16 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
     if (r->scratch) item(r, o, "scratch", TMEM_ROLE_SCRATCH, false, r->scratch, &ovf);
     item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
+    o->peak_dirty_encode_first = o->total_dirty;
+    if (image && !ovf) {
+        /* phases of an encode-first run; dirty lines only (weights are clean) */
+        uint64_t text = o->total_dirty - o->vision_arena - vis_embd - img, rows = 0, vis = o->vision_arena, pv;
+        pv = img - (uint64_t)iw * ih * 3;
+        if (tmem__mul_overflow(o->image_patches, 2ull * m->vis_hidden * 4, &rows)) ovf = true;
+        if (img > vis) vis = img;
+        if (pv + rows > vis) vis = pv + rows;
+        o->peak_dirty_encode_first = vis_embd + (text > vis ? text : vis);
+    }
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 
@@ -352,7 +362,9 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     res.budget = d->budget;
     res.fits = d->budget == 0 || res.total <= d->budget;
     if (d->budget) {
-        uint64_t cap = d->ctx_tokens > d->model->n_ctx_train ? d->ctx_tokens : d->model->n_ctx_train;
+        /* never past the model's trained context (a request above it is the
+         * caller's choice, but it is not a context the model supports) */
+        uint64_t cap = d->model->n_ctx_train ? d->model->n_ctx_train : d->ctx_tokens;
         res.max_ctx_tokens = search_ctx(&r, d->budget, cap, d->image_width, d->image_height, res.image_tokens);
         if (d->image_width)
             search_image(&r, d->budget, d->ctx_tokens, d->image_width, d->image_height, &res.max_image_width,

@@ -177,6 +177,7 @@ AVX2 __attribute__((always_inline)) static inline uint32_t row_format(const tmem
                                                                       tmem_pixel_format format) {
     uint32_t n = p->width & ~7u;
     int64_t step = p->f32 ? 4 : 2;
+    int nk = p->channels == 4 ? 4 : 3;
     __m256 wy = _mm256_set1_ps(r->w);
     for (uint32_t x = 0; x < n; x += 8) {
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(p->xi0 + x));
@@ -187,13 +188,14 @@ AVX2 __attribute__((always_inline)) static inline uint32_t row_format(const tmem
         fetch8(p, format, x1, r->y0, p01);
         fetch8(p, format, x0, r->y1, p10);
         fetch8(p, format, x1, r->y1, p11);
-        for (int k = 0; k < 4; k++) v[k] = lerp(lerp(p00[k], p01[k], wx), lerp(p10[k], p11[k], wx), wy);
+        /* alpha only when an output channel reads it */
+        for (int k = 0; k < nk; k++) v[k] = lerp(lerp(p00[k], p01[k], wx), lerp(p10[k], p11[k], wx), wy);
         const int64_t *xoff = p->xoff + x;
         bool contiguous = true;
         for (int i = 1; i < 8; i++) contiguous &= xoff[i] - xoff[i - 1] == step;
         uint8_t *first = r->out + xoff[0];
         for (uint32_t c = 0; c < p->channels; c++) {
-            __m256 o = _mm256_add_ps(_mm256_mul_ps(v[p->map[c]], _mm256_set1_ps(p->a[c])), _mm256_set1_ps(p->b[c]));
+            __m256 o = _mm256_div_ps(_mm256_sub_ps(v[p->map[c]], _mm256_set1_ps(p->sub[c])), _mm256_set1_ps(p->div[c]));
             store8(p, first, xoff, contiguous, c, o);
         }
     }

@@ -103,6 +103,7 @@ typedef struct ckpt_opts {
     const char *extra;        /* add this (unknown) tensor */
     const char *reshape;      /* give this tensor a wrong shape */
     const char *nan;          /* put a NaN into this tensor */
+    const char *big;          /* put 1e6 (beyond f16) into this tensor */
     const char *bad_dtype;    /* store this one as I32 */
     const char *config_override; /* replace config.json entirely */
     bool periodic;            /* layer_types every 2nd full attention */
@@ -186,6 +187,7 @@ static void write_ckpt(const ckpt_opts *o) {
         uint64_t n = shape[0] * (s->nd > 1 ? shape[1] : 1) * (s->nd > 2 ? shape[2] : 1);
         for (uint64_t k = 0; k < n; k++) v[k] = k < s->n ? s->v[k] : 0.5f;
         if (o->nan && !strcmp(s->name, o->nan)) v[n / 2] = NAN;
+        if (o->big && !strcmp(s->name, o->big)) v[n / 2] = 1e6f;
         if (o->bad_dtype && !strcmp(s->name, o->bad_dtype)) {
             st_add(&b[shard], name, "I32", s->nd, shape, v, (size_t)n * 4);
         } else if (!strcmp(o->dtype, "BF16")) {
@@ -515,6 +517,8 @@ static void test_hostile(void) {
     EXPECT_FAIL(&o, TMEM_E_CORRUPT, "model.layers.1.self_attn.k_proj.weight': shape [17, 32], but config.json implies [16, 32]");
     o = (ckpt_opts){.dtype = "F32", .nan = "model.layers.3.mlp.down_proj.weight"};
     EXPECT_FAIL(&o, TMEM_E_CORRUPT, "model.layers.3.mlp.down_proj.weight': non-finite");
+    o = (ckpt_opts){.dtype = "F32", .big = "model.layers.0.mlp.up_proj.weight"}; /* converted to f16 */
+    EXPECT_FAIL(&o, TMEM_E_CORRUPT, "model.layers.0.mlp.up_proj.weight': value 1e+06 at row");
     o = (ckpt_opts){.dtype = "BF16", .extra = "model.layers.1.self_attn.q_proj.bias"};
     EXPECT_FAIL(&o, TMEM_E_CORRUPT, "model.layers.1.self_attn.q_proj.bias' has no place");
     o = (ckpt_opts){.dtype = "F32", .bad_dtype = "model.norm.weight"};

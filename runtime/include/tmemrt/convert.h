@@ -50,7 +50,8 @@ typedef struct tmrt_convert_desc {
     const char *hf_dir;       /**< required: config.json + *.safetensors (sharded:
                                    model.safetensors.index.json) [+ tokenizer files] */
     const char *out_path;     /**< required: the text model GGUF */
-    const char *mmproj_path;  /**< optional: also write the vision tower (mmproj GGUF) */
+    const char *mmproj_path;  /**< optional: also write the vision tower (mmproj GGUF);
+                                   if that fails the text model is removed too */
     tmem_weight_dtype dtype;  /**< DEFAULT = F16; F32, F16, BF16 or Q8_0 for the 2-D
                                  weights (1-D tensors, norms and conv1d stay F32,
                                  Q8_0 rows not a multiple of 32 fall back to F16,

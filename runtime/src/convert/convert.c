@@ -6,6 +6,7 @@
  * shards. Any failure removes the partial output.
  */
 #include "convert_internal.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,10 @@ tmem_status tmrt_convert(tmem_context *ctx, const tmrt_convert_desc *desc, tmrt_
         uint64_t mb = 0;
         st = cv_vision_convert(ctx, desc->hf_dir, desc->mmproj_path, dtype, &mb, err);
         if (out) out->mmproj_bytes = mb;
+        if (st) { /* all or nothing: no text model without the tower asked for */
+            (void)remove(desc->out_path);
+            if (out) memset(out, 0, sizeof *out);
+        }
     }
 done:
     tmem_gguf_writer_destroy(w);

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #define OUT_BUF (4u << 20)
+/* Largest finite f16: a larger weight would silently become infinity. */
+#define F16_MAX 65504.0f
 
 void cv_progress_add(cv_progress *p, uint64_t bytes) {
     p->done += bytes;
@@ -199,6 +201,12 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
                 if (!isfinite(x[i])) {
                     st = cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': value at row %llu, column %llu overflows when "
                                  "transformed for '%s'", t->hf, (unsigned long long)o, (unsigned long long)i, t->name);
+                    goto done;
+                }
+                if (t->type == TMEM_GGML_F16 && fabsf(x[i]) > F16_MAX) {
+                    st = cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': value %g at row %llu, column %llu does not fit "
+                                 "f16 (max 65504): convert with --dtype bf16 or f32", t->hf, (double)x[i],
+                                 (unsigned long long)o, (unsigned long long)i);
                     goto done;
                 }
             }

@@ -7,6 +7,7 @@
  */
 #include "convert_internal.h"
 #include "tmemrt/tokenizer.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,10 @@ tmem_status tmrt_gen(tmem_context *ctx, const tmrt_gen_desc *desc, tmrt_convert_
         uint64_t mb = 0;
         st = cv_vision_gen(ctx, desc->model, desc->mmproj_path, dtype, desc->seed, &mb, err);
         if (out) out->mmproj_bytes = mb;
+        if (st) { /* all or nothing: no text model without the tower asked for */
+            (void)remove(desc->out_path);
+            if (out) memset(out, 0, sizeof *out);
+        }
     }
 done:
     tmem_gguf_writer_destroy(w);

@@ -77,7 +77,8 @@ static ALWAYS_INLINE void micro_float(uint32_t type, int R, int T, const char *w
         _Pragma("GCC unroll 4") for (int64_t i = 0; i < n8; i += 8) {
             const __m256 xv = _mm256_loadu_ps(x0 + i);
             UNROLL for (int r = 0; r < R; r++)
-                acc[r][0] = _mm256_fmadd_ps(load_w8(type, w0 + (size_t)r * wstride, i), xv, acc[r][0]);
+                acc[r][0] = _mm256_fmadd_ps(load_w8(type, w0 + (size_t)r * wstride, i), xv,
+                                            acc[r][0]);
         }
     } else for (int64_t i = 0; i < n8; i += 8) {
         __m256 wv[TILE_ROWS];
@@ -91,7 +92,8 @@ static ALWAYS_INLINE void micro_float(uint32_t type, int R, int T, const char *w
         UNROLL for (int t = 0; t < T; t++) {
             float sum = hsum8(acc[r][t]);
             const float *x = x0 + (size_t)t * ldx;
-            for (int64_t i = n8; i < n; i++) sum += load_w1(type, w0 + (size_t)r * wstride, i) * x[i];
+            for (int64_t i = n8; i < n; i++)
+                sum += load_w1(type, w0 + (size_t)r * wstride, i) * x[i];
             y0[(size_t)t * ldy + (size_t)r] = sum;
         }
     }
@@ -277,8 +279,7 @@ static ALWAYS_INLINE void dot_q4_k(int T, const kern_block_q4_k *w,
 
 static ALWAYS_INLINE void dot_q6_k(int T, const kern_block_q6_k *w,
                                    const kern_block_q8_k *const *x, int64_t nb, float *out) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f), two = _mm256_set1_epi8(3);
-    const __m256i m32 = _mm256_set1_epi8(32);
+    const __m256i low4 = _mm256_set1_epi8(0x0f), m32 = _mm256_set1_epi8(32);
     /* quarter k of a half: its first 16 weights take scale 2k, the next 16
      * scale 2k+1; 16-bit lanes 0..7 of a maddubs result are the first 16 */
     const __m256i pick[4] = {
@@ -304,15 +305,16 @@ static ALWAYS_INLINE void dot_q6_k(int T, const kern_block_q6_k *w,
             const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
             const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
             const __m256i qh = _mm256_loadu_si256((const __m256i *)qhp);
-            __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(qh, two), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), two), 4));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), two), 4));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4));
+            /* bit pairs 0, 2, 4, 6 of qh are the high bits of quarters 0..3 */
+            const __m256i hi0 = _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x03)), 4);
+            const __m256i hi1 = _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(0x0c)), 2);
+            const __m256i hi2 = _mm256_and_si256(qh, _mm256_set1_epi8(0x30));
+            const __m256i hi3 = _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(-64)), 2);
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(l0, low4), hi0),
+                _mm256_or_si256(_mm256_and_si256(l1, low4), hi1),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), hi2),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4), hi3)};
             UNROLL for (int k = 0; k < 4; k++) {
                 const __m256i sk = _mm256_shuffle_epi8(sc, pick[k]);
                 UNROLL for (int t = 0; t < T; t++) {
