@@ -138,6 +138,7 @@ int tmem_cmd_demo(int argc, char **argv) {
            "The %.0f MiB of weights are clean file pages in the typed run, private dirty copies in the naive one.\n",
            t.predicted / M, t.predicted_ctx / M, t.committed / M, t.dirty / M, t.os_vs_pred, t.weights / M);
     {
+        fflush(stdout); /* the table before the report's own lines */
         pid_t pid = fork();
         if (pid == 0) {
             execl(exe, exe, "report", trace, "--html", report, "--title", "tmem demo: Qwen3.5-0.8B shape, typed run",
