@@ -61,9 +61,18 @@ static demo_figures run_one(const char *exe, const char *model, const char *toke
     return f;
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: tmem demo [--prompt N] [-n N] [-t THREADS] [--report OUT.html]\n"
-                    "       tmem demo --bookkeeping [...]   (the session without the model math)\n");
+static const char usage_text[] =
+    "usage: tmem demo [--prompt N] [-n N] [-t THREADS] [--report OUT.html]\n"
+    "  the Qwen3.5-0.8B shape with random weights (tmem gen, cached) through the runtime:\n"
+    "  typed memory vs the naive twin, the memory comparison and the HTML report\n"
+    "  --prompt N   prompt tokens (1..3000, default 256)   -n N  generated (0..1000, default 16)\n"
+    "  -t N         threads (1..64, default 2)              --report OUT.html (default tmem-demo-report.html)\n"
+    "       tmem demo --bookkeeping [...]  the session without the model math (tmem demo --bookkeeping --help)\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "tmem demo: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage_text);
     return 2;
 }
 
@@ -87,13 +96,28 @@ int tmem_cmd_demo(int argc, char **argv) {
     unsigned prompt = 256, n_gen = 16, threads = 2;
     const char *report = "tmem-demo-report.html";
     for (int i = 1; i < argc; i++) {
-        uint64_t v;
-        bool has = i + 1 < argc;
-        if (has && !strcmp(argv[i], "--prompt") && tmem_arg_u64(argv[i + 1], &v) && v && v <= 3000) prompt = (unsigned)v, i++;
-        else if (has && !strcmp(argv[i], "-n") && tmem_arg_u64(argv[i + 1], &v) && v <= 1000) n_gen = (unsigned)v, i++;
-        else if (has && !strcmp(argv[i], "-t") && tmem_arg_u64(argv[i + 1], &v) && v && v <= 64) threads = (unsigned)v, i++;
-        else if (has && !strcmp(argv[i], "--report")) report = argv[++i];
-        else return usage();
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t x = 0;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        bool num = !strcmp(o, "--prompt") || !strcmp(o, "-n") || !strcmp(o, "-t");
+        if (!num && strcmp(o, "--report")) {
+            if (o[0] == '-') return usage_error("unknown option '%s'", o);
+            return usage_error("unexpected argument '%s'", o);
+        }
+        if (!v) return usage_error("%s needs a value", o);
+        i++;
+        if (!strcmp(o, "--report")) {
+            report = v;
+            continue;
+        }
+        bool ok = tmem_arg_u64(v, &x);
+        if (!strcmp(o, "--prompt") && ok && x >= 1 && x <= 3000) prompt = (unsigned)x;
+        else if (!strcmp(o, "-n") && ok && x <= 1000) n_gen = (unsigned)x;
+        else if (!strcmp(o, "-t") && ok && x >= 1 && x <= 64) threads = (unsigned)x;
+        else return usage_error("bad value for %s", o);
     }
     printf("typedmem demo: Qwen3.5-0.8B shape (24 layers: 18 Gated DeltaNet + 6 gated attention, F16),\n"
            "%u prompt tokens + %u generated, ctx 4096, %u threads: typed memory vs the naive malloc twin.\n"
