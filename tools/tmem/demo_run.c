@@ -62,12 +62,23 @@ static demo_figures run_one(const char *exe, const char *model, const char *toke
     return f;
 }
 
+/* Flags only the bookkeeping session has: any of them selects it. */
+static bool bookkeeping_flag(const char *a) {
+    static const char *const own[] = {"--quick", "--json", "--trace", "--budget", "--budget-mib", "--decode",
+                                      "--image-side", "--frame", "--weights-mib"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (!strcmp(a, own[i])) return true;
+    return false;
+}
+
 int tmem_cmd_demo(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--bookkeeping")) {
             for (int j = i; j + 1 < argc; j++) argv[j] = argv[j + 1];
             return tmem_demo_bookkeeping(argc - 1, argv);
         }
+    for (int i = 1; i < argc; i++)
+        if (bookkeeping_flag(argv[i])) return tmem_demo_bookkeeping(argc, argv);
     unsigned prompt = 256, n_gen = 16, threads = 2;
     const char *report = "tmem-demo-report.html";
     bool bookkeeping_help = false;
@@ -128,6 +139,7 @@ int tmem_cmd_demo(int argc, char **argv) {
            "The %.0f MiB of weights are clean file pages in the typed run, private dirty copies in the naive one.\n",
            t.predicted / M, t.predicted_ctx / M, t.committed / M, t.dirty / M, t.os_vs_pred, t.weights / M);
     {
+        fflush(stdout); /* the table before the report's own lines */
         pid_t pid = fork();
         if (pid == 0) {
             execl(exe, exe, "report", trace, "--html", report, "--title", "tmem demo: Qwen3.5-0.8B shape, typed run",
