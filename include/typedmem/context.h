@@ -83,7 +83,9 @@ typedef enum tmem_type_flag {
     TMEM_TYPE_LOCKED = 1u << 1,     /**< mlock committed memory */
     TMEM_TYPE_HUGE_PAGES = 1u << 2, /**< MAP_HUGETLB, else THP advice */
     TMEM_TYPE_CONTIGUOUS = 1u << 3, /**< one physically-contiguous-style block, no growth */
-    TMEM_TYPE_FLAG_MASK = 0xFu
+    TMEM_TYPE_HOST_CACHED = 1u << 4, /**< DEVICE_HOST_VISIBLE: a host-cached memory type
+                                          (fast CPU reads of GPU results); ignored elsewhere */
+    TMEM_TYPE_FLAG_MASK = 0x1Fu
 } tmem_type_flag;
 
 /** @brief Describes a memory type. Zeroed fields take defaults. */

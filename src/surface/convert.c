@@ -153,6 +153,32 @@ void tmem__convert_row_scalar(const tmem__convert_plan *p, const tmem__convert_r
 
 static bool finite_nonzero(float v) { return isfinite(v) && v != 0.0f; }
 
+tmem_status tmem__convert_affine(const tmem_convert_desc *d, float a[4], float b[4]) {
+    /* out = v * a[c] + b[c] with a = scale / std, b = -mean / std: the form
+     * GPU shaders evaluate (one FMA). The CPU reference computes
+     * (v - sub) / div, correctly rounded like Hugging Face's processors; the
+     * two differ by a few ulp at most. */
+    float scale = d->scale == 0.0f ? 1.0f / 255.0f : d->scale;
+    if (!finite_nonzero(scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    for (uint32_t c = 0; c < 4; c++) {
+        float sd = d->std[c] == 0.0f ? 1.0f : d->std[c];
+        if (!finite_nonzero(sd) || !isfinite(d->mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
+        a[c] = scale / sd;
+        b[c] = -d->mean[c] / sd;
+    }
+    return TMEM_OK;
+}
+
+void tmem__convert_yuv(tmem_yuv_matrix m, float out[6]) {
+    memcpy(out, yuv_coefs[(unsigned)m < TMEM_YUV_COUNT ? m : TMEM_YUV_BT601_LIMITED], 6 * sizeof(float));
+}
+
+void tmem__convert_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n, tmem_resize_filter filter,
+                       uint32_t *i0, uint32_t *i1, float *w) {
+    tap t = make_tap(i, out_n, in_first, in_n, filter);
+    *i0 = t.i0, *i1 = t.i1, *w = t.w;
+}
+
 /* Output channel count a source format supports. */
 static bool channels_ok(tmem_pixel_format f, uint64_t c) {
     switch (f) {
