@@ -6,6 +6,7 @@
 #define TMEM_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef int (*tmem_bench_fn)(int argc, char **argv, bool json);
 
@@ -26,5 +27,10 @@ int tmem_bench_run(int argc, char **argv, bool json);
 int tmem_bench_tok(int argc, char **argv, bool json);
 int tmem_bench_vision(int argc, char **argv, bool json);
 int tmem_bench_gpu(int argc, char **argv, bool json);
+
+/* Run `/proc/self/exe args...` (args[0] is argv[0], NULL-terminated) with its
+ * stdout into out (NUL-terminated, at most cap - 1 bytes). false if it could
+ * not run or printed nothing. (bench_child.c) */
+bool tmem_bench_child(char *const *args, char *out, size_t cap);
 
 #endif

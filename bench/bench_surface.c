@@ -235,23 +235,9 @@ static result run_child(const char *variant, uint32_t w, uint32_t h, uint32_t S,
     char cmd[512], args[4][16];
     snprintf(args[0], 16, "%u", w), snprintf(args[1], 16, "%u", h), snprintf(args[2], 16, "%u", S);
     snprintf(args[3], 16, "%u", frames);
-    int pfd[2];
-    if (pipe(pfd) != 0) return r;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pfd[1], 1);
-        close(pfd[0]), close(pfd[1]);
-        execl("/proc/self/exe", "tmem", "bench", "surface", "--child", variant, args[0], args[1], args[2], args[3],
-              (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
-    ssize_t n = read(pfd[0], cmd, sizeof cmd - 1);
-    close(pfd[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    if (n <= 0) return r;
-    cmd[n] = 0;
+    char *const argv[] = {"tmem", "bench", "surface", "--child", (char *)variant, args[0], args[1], args[2], args[3],
+                          NULL};
+    if (!tmem_bench_child(argv, cmd, sizeof cmd)) return r;
     unsigned long long a, b, c, d, e, f;
     if (sscanf(cmd, "%d %llu %llu %llu %llu %llu %llu", &r.ok, &a, &b, &c, &d, &e, &f) == 7)
         r.copies = a, r.bytes_copied = b, r.peak = c, r.ns_per_frame = d, r.cpu_ns_per_frame = e, r.peak_private = f;

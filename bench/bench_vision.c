@@ -118,22 +118,8 @@ static vres run_child(const char *mode, const char *path, uint32_t w, uint32_t h
     vres r = {0};
     char a[4][32], buf[512];
     snprintf(a[0], 32, "%u", w), snprintf(a[1], 32, "%u", h), snprintf(a[2], 32, "%d", threads);
-    int pfd[2];
-    if (pipe(pfd) != 0) return r;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pfd[1], 1);
-        close(pfd[0]), close(pfd[1]);
-        execl("/proc/self/exe", "tmem", "bench", "vision", "--child", mode, path, a[0], a[1], a[2], (char *)NULL);
-        _exit(127);
-    }
-    close(pfd[1]);
-    ssize_t n = read(pfd[0], buf, sizeof buf - 1);
-    close(pfd[0]);
-    int status;
-    waitpid(pid, &status, 0);
-    if (n <= 0) return r;
-    buf[n] = 0;
+    char *const argv[] = {"tmem", "bench", "vision", "--child", (char *)mode, (char *)path, a[0], a[1], a[2], NULL};
+    if (!tmem_bench_child(argv, buf, sizeof buf)) return r;
     unsigned long long p, pa, ar, we, co;
     if (sscanf(buf, "%d %llu %llu %llu %llu %llu %lf %lf", &r.ok, &p, &pa, &ar, &we, &co, &r.pre_ms, &r.enc_ms) == 8)
         r.peak = p, r.patch = pa, r.arena = ar, r.weights = we, r.copies = co;
@@ -191,8 +177,11 @@ int tmem_bench_vision(int argc, char **argv, bool json) {
         m.vis_out_hidden = c.out_hidden, m.n_embd = c.out_hidden;
         fd.model = &m;
         fd.ctx_tokens = 8192;
-        fd.image_width = w;
-        fd.image_height = h;
+        /* the fit sizes the grid by rounding; the encoder smart-resizes
+         * into [min_pixels, max_pixels] first: give the fit that size */
+        tmrt_vision_grid rg;
+        fd.image_width = tmrt_vision_smart_resize(&c, w, h, &rg) == 0 ? rg.width : w;
+        fd.image_height = rg.height ? rg.height : h;
         if (tmem_fit(&fd, &fr) == TMEM_OK) {
             /* the encoder phase of fit's encode-first peak (no text here) */
             uint64_t img = 0, emb = 0;
@@ -200,7 +189,7 @@ int tmem_bench_vision(int argc, char **argv, bool json) {
                 if (!strcmp(fr.items[i].what, "image")) img = fr.items[i].bytes;
                 if (!strcmp(fr.items[i].what, "vision_embeddings")) emb = fr.items[i].bytes;
             }
-            uint64_t pv = img - (uint64_t)w * h * 3, rows = fr.image_patches * 2ull * c.hidden * 4;
+            uint64_t pv = img - (uint64_t)fd.image_width * fd.image_height * 3, rows = fr.image_patches * 2ull * c.hidden * 4;
             uint64_t vis = fr.vision_arena > img ? fr.vision_arena : img;
             if (pv + rows > vis) vis = pv + rows;
             fit_vision = vis + emb;

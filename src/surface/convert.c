@@ -337,23 +337,26 @@ tmem_status tmem__surface_convert_patches_raw(const tmem_surface_layout *l, cons
     return run_plan(&p, &g, r, d.filter, (d.flags & TMEM_CONVERT_REFERENCE) != 0, scratch_ctx);
 }
 
-tmem_status tmem_surface_convert(tmem_surface *src, const tmem_convert_desc *desc, const tmem_tensor_view *dst) {
+/* Either conversion under a read-only lock of the source (patch NULL: CHW). */
+static tmem_status convert_locked(tmem_surface *src, const tmem_convert_desc *desc, const tmem_patch_desc *patch,
+                                  const tmem_tensor_view *dst) {
     if (!tmem__surface_valid(src)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_status st = tmem_surface_lock(src, TMEM_LOCK_READ_ONLY, NULL);
     if (st != TMEM_OK) return st;
-    st = tmem__surface_convert_raw(&src->layout, src->base, desc, dst, src->ctx);
+    st = patch ? tmem__surface_convert_patches_raw(&src->layout, src->base, desc, patch, dst, src->ctx)
+               : tmem__surface_convert_raw(&src->layout, src->base, desc, dst, src->ctx);
     tmem_status su = tmem_surface_unlock(src, TMEM_LOCK_READ_ONLY, NULL);
     return st != TMEM_OK ? st : su;
 }
 
+tmem_status tmem_surface_convert(tmem_surface *src, const tmem_convert_desc *desc, const tmem_tensor_view *dst) {
+    return convert_locked(src, desc, NULL, dst);
+}
+
 tmem_status tmem_surface_convert_patches(tmem_surface *src, const tmem_convert_desc *desc,
                                          const tmem_patch_desc *patch, const tmem_tensor_view *dst) {
-    if (!tmem__surface_valid(src)) return tmem__err(TMEM_E_INVALID_ARG);
-    tmem_status st = tmem_surface_lock(src, TMEM_LOCK_READ_ONLY, NULL);
-    if (st != TMEM_OK) return st;
-    st = tmem__surface_convert_patches_raw(&src->layout, src->base, desc, patch, dst, src->ctx);
-    tmem_status su = tmem_surface_unlock(src, TMEM_LOCK_READ_ONLY, NULL);
-    return st != TMEM_OK ? st : su;
+    if (!patch) return tmem__err(TMEM_E_INVALID_ARG);
+    return convert_locked(src, desc, patch, dst);
 }
 
 const char *tmem_surface_convert_isa(void) { return tmem__convert_have_avx2() ? "avx2" : "scalar"; }

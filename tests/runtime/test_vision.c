@@ -14,7 +14,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tmemrt/vision.h"
+#include "vision/vision_internal.h"
 
 static char dir[256], path[512];
 
@@ -265,6 +267,15 @@ static void test_smart_resize(void) {
     CHECK(tmrt_vision_smart_resize(&c, 32, 32 * 201, &g) == -1);
 }
 
+/* Rows for vis_write_mmproj: ones, except a NaN in one named tensor. */
+static int poisoned_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
+                        char *err, size_t cap) {
+    (void)how, (void)tensor, (void)row, (void)err, (void)cap;
+    for (uint64_t i = 0; i < n; i++) out[i] = 0.01f * (float)(i % 7);
+    if (!strcmp(name, (const char *)user)) out[n / 2] = NAN;
+    return 0;
+}
+
 static void test_hostile(tmem_context *ctx) {
     tmrt_vision_config c;
     char err[256];
@@ -287,6 +298,18 @@ static void test_hostile(tmem_context *ctx) {
     fwrite(buf, 1, need, f), fclose(f), free(buf);
     tmem_gguf_writer_destroy(w);
     CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && strstr(err, "projector_type"));
+    /* A NaN in a norm's bias is refused, naming the tensor. */
+    snprintf(path, sizeof path, "%s/nan.gguf", dir);
+    REQUIRE(vis_write_mmproj(&c, TMEM_GGML_F32, path, poisoned_row, (void *)"v.blk.1.ln2.bias", NULL, err,
+                             sizeof err) == 0);
+    CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && v == NULL && strstr(err, "v.blk.1.ln2.bias"));
+    /* A truncated file is refused by the GGUF reader, nothing mapped. */
+    FILE *tf = fopen(path, "r+b");
+    REQUIRE(tf != NULL);
+    REQUIRE(ftruncate(fileno(tf), 4096) == 0);
+    fclose(tf);
+    CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && v == NULL);
+    CHECK(tmrt_vision_open_naive(path, &v, err, sizeof err) == -1 && v == NULL);
     /* Mismatched config: more heads than the head dim allows. */
     c.heads = 5;
     snprintf(path, sizeof path, "%s/bad.gguf", dir);

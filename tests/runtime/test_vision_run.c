@@ -72,7 +72,7 @@ static void body(int *skipped) {
     snprintf(cmd, sizeof cmd, "'%s' convert '%s/tests/data/qwen35-tiny-vlm' '%s/vlm.gguf' > /dev/null", tool, src, dir);
     REQUIRE(system(cmd) == 0);
     const char *mode[3] = {"typed", "naive", "noimage"};
-    float *logits[3], *emb[2];
+    float *logits[3] = {NULL, NULL, NULL}, *emb[2] = {NULL, NULL};
     size_t nl[3], ne[2];
     for (int m = 0; m < 3; m++) {
         if (m < 2)
@@ -124,6 +124,8 @@ static void body(int *skipped) {
                "   judged here\n", text);
         *skipped = 1;
     }
+    for (int m = 0; m < 3; m++) free(logits[m]);
+    free(emb[0]), free(emb[1]), free(ref), free(ref_emb);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }

@@ -9,16 +9,6 @@
 #include <string.h>
 #include "image/image_surface.h"
 
-int tmrt__image_error(char *err, size_t cap, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int tmrt__image_begin(tmem_context *ctx, uint32_t width, uint32_t height, tmem_pixel_format format, const char *name,
                       tmem_surface **out, char *err, size_t err_cap) {
     *out = NULL;

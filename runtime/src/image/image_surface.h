@@ -3,8 +3,8 @@
 #ifndef TMRT_IMAGE_SURFACE_H
 #define TMRT_IMAGE_SURFACE_H
 
-#include <stdarg.h>
 #include "tmemrt/image.h"
+#include "util/errorf.h"
 
 /* A new surface of `format` (memfd, the IMAGE role's type), locked
  * read-write; the caller fills it and calls tmrt__image_finish. */
@@ -14,7 +14,7 @@ int tmrt__image_begin(tmem_context *ctx, uint32_t width, uint32_t height, tmem_p
 uint8_t *tmrt__image_row(tmem_surface *s, uint32_t plane, uint32_t y);
 /* Unlock; on failure (ok false) release it and set *s NULL. */
 int tmrt__image_finish(tmem_surface **s, bool ok);
-/* snprintf into err (NULL-safe); returns -1. */
-int tmrt__image_error(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Errors: snprintf into err (NULL-safe); returns -1. */
+#define tmrt__image_error tmrt__errorf
 
 #endif

@@ -5,21 +5,10 @@
  * the mapping (clean FILE pages; nothing is copied or dequantised).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "vision/vision_internal.h"
-
-int vis_error(char *err, size_t cap, const char *fmt, ...) {
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 typedef struct loader {
     tmrt_vision *v;

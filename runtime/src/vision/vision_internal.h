@@ -13,6 +13,7 @@
 
 #include "tmemrt/vision.h"
 #include "kern/kern.h"
+#include "util/errorf.h"
 
 typedef struct vis_block {
     kern_wmat qkv, out, up, down;
@@ -99,7 +100,7 @@ typedef int (*vis_row_fn)(void *user, const char *name, int how, size_t tensor, 
 int vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
                      uint64_t *file_bytes, char *err, size_t cap);
 
-/* snprintf into err; returns -1. */
-int vis_error(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Errors: snprintf into err; returns -1. */
+#define vis_error tmrt__errorf
 
 #endif

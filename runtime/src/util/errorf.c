@@ -1,0 +1,13 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include "util/errorf.h"
+
+int tmrt__errorf(char *err, size_t cap, const char *fmt, ...) {
+    if (err && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, cap, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
