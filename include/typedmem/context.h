@@ -145,7 +145,12 @@ typedef enum tmem_context_flag {
 /** @brief Describes a context. Zeroed = defaults. */
 typedef struct tmem_context_desc {
     uint64_t budget;            /**< process budget in bytes; 0 = discovered limit
-                                     (tmem_system_limits::effective) */
+                                     (tmem_system_limits::effective). It counts
+                                     dirty bytes, what a phone's footprint limit
+                                     (jetsam) and a cgroup's OOM killer count:
+                                     clean read-only file mappings (weights)
+                                     are charged to their type, and its own
+                                     budget, not to this one */
     uint32_t flags;             /**< tmem_context_flag bits */
     float warning_fraction;     /**< 0 = 0.80 */
     float critical_fraction;    /**< 0 = 0.95 */
@@ -190,9 +195,11 @@ typedef struct tmem_role_stats {
 /** @brief The cheap budget query (no walk). */
 typedef struct tmem_budget_info {
     uint64_t budget;
-    uint64_t committed;
+    uint64_t committed;         /**< every committed byte, clean file maps included */
+    uint64_t committed_clean;   /**< of which clean (read-only file mappings):
+                                     outside the budget */
     uint64_t peak_committed;
-    uint64_t available;         /**< budget - committed, 0 if over */
+    uint64_t available;         /**< budget - (committed - committed_clean), 0 if over */
     tmem_pressure pressure;
 } tmem_budget_info;
 

@@ -636,7 +636,8 @@ typedef struct tmem_fit_result {
     uint64_t total;
     uint64_t total_dirty;     /**< total without clean file-backed bytes */
     uint64_t budget;
-    bool fits;                /**< total <= budget (always true with budget 0) */
+    bool fits;                /**< total_dirty <= budget (always true with budget 0):
+                                   budgets count dirty bytes, as a footprint limit does */
     uint64_t kv_bytes_per_token;
     uint64_t recurrent_bytes_per_seq;
     uint64_t image_tokens, image_patches;

@@ -54,9 +54,14 @@ static bool add_fits(uint64_t have, uint64_t add, uint64_t limit) {
     return !tmem__add_overflow(have, add, &sum) && sum <= limit;
 }
 
+/* What the context budget counts: committed bytes that are not clean file
+ * mappings (a phone's footprint limit and a cgroup's OOM killer count dirty
+ * memory; clean pages are dropped and re-read instead). */
+static uint64_t dirty_locked(const tmem_context *ctx) { return ctx->committed - ctx->committed_clean; }
+
 static bool fits_locked(const tmem_context *ctx, const tmem_type *type, uint64_t bytes) {
     if (type && type->budget && !add_fits(type->committed, bytes, type->budget)) return false;
-    return add_fits(ctx->committed, bytes, ctx->budget);
+    return add_fits(dirty_locked(ctx), bytes, ctx->budget);
 }
 
 static void stat_add(uint64_t *cur, uint64_t *peak, uint64_t *total, uint64_t bytes) {
@@ -72,6 +77,7 @@ void tmem__budget_charge_locked(tmem_type *type, uint64_t bytes, bool clean, boo
         if (clean) type->charged_clean += bytes;
         else type->charged_dirty += bytes;
     }
+    if (clean && !pool) ctx->committed_clean += bytes;
     stat_add(&ctx->committed, &ctx->committed_peak, &ctx->committed_total, bytes);
     tmem__pressure_update_locked(ctx);
 }
@@ -84,6 +90,7 @@ void tmem__budget_uncharge_locked(tmem_type *type, uint64_t bytes, bool clean, b
         if (clean) type->charged_clean -= bytes;
         else type->charged_dirty -= bytes;
     }
+    if (clean && !pool) ctx->committed_clean -= bytes;
     ctx->committed -= bytes;
     if (tmem__reclaim_active(ctx)) {
         atomic_fetch_add_explicit(&type->reclaimed, bytes, memory_order_relaxed);
@@ -103,7 +110,7 @@ typedef struct fit_probe {
 static bool probe_fits(tmem_context *ctx, void *arg) {
     const fit_probe *fp = arg;
     tmem__context_lock(ctx);
-    bool ok = fp->need ? fits_locked(ctx, fp->type, fp->need(fp->type, fp->arg)) : ctx->committed <= ctx->budget;
+    bool ok = fp->need ? fits_locked(ctx, fp->type, fp->need(fp->type, fp->arg)) : dirty_locked(ctx) <= ctx->budget;
     tmem__context_unlock(ctx);
     return ok;
 }
@@ -210,7 +217,7 @@ static uint64_t shortfall_locked(const tmem_context *ctx, tmem_type *type, uint6
             *who = type;
         }
     }
-    sum = tmem__add_overflow(ctx->committed, bytes, &sum) ? UINT64_MAX : sum;
+    sum = tmem__add_overflow(dirty_locked(ctx), bytes, &sum) ? UINT64_MAX : sum;
     if (sum > ctx->budget && sum - ctx->budget > over) over = sum - ctx->budget;
     return over;
 }
@@ -254,11 +261,26 @@ static uint64_t const_need(tmem_type *type, void *arg) {
     return *(const uint64_t *)arg;
 }
 
+/* A clean charge (a read-only file mapping) counts against its type's own
+ * budget only; nothing is reclaimed for it. */
+static tmem_status admit_clean(tmem_type *type, uint64_t bytes) {
+    tmem_context *ctx = type->ctx;
+    tmem__context_lock(ctx);
+    if (type->budget && !add_fits(type->committed, bytes, type->budget)) {
+        ctx->denials++;
+        type->denials++;
+        tmem__context_unlock(ctx);
+        tmem__trace(ctx, TMEM__TRACE_BUDGET_DENIED, type, -1, bytes, TMEM_OFFSET_NONE, NULL);
+        return tmem__err(TMEM_E_BUDGET);
+    }
+    return TMEM_OK; /* lock held */
+}
+
 tmem_status tmem__type_charge(tmem_type *type, uint64_t bytes, bool clean) {
     if (!tmem__type_valid(type)) return tmem__err(TMEM_E_INVALID_ARG);
     if (!bytes) return TMEM_OK;
     uint64_t got;
-    tmem_status st = tmem__budget_admit(type, const_need, &bytes, &got);
+    tmem_status st = clean ? admit_clean(type, bytes) : tmem__budget_admit(type, const_need, &bytes, &got);
     if (st != TMEM_OK) return st;
     tmem__budget_charge_locked(type, bytes, clean, false);
     tmem__context_unlock(type->ctx);
@@ -289,8 +311,9 @@ tmem_status tmem_context_budget(tmem_context *ctx, tmem_budget_info *out) {
     tmem__context_lock(ctx);
     out->budget = ctx->budget;
     out->committed = ctx->committed;
+    out->committed_clean = ctx->committed_clean;
     out->peak_committed = ctx->committed_peak;
-    out->available = ctx->committed < ctx->budget ? ctx->budget - ctx->committed : 0;
+    out->available = dirty_locked(ctx) < ctx->budget ? ctx->budget - dirty_locked(ctx) : 0;
     tmem__context_unlock(ctx);
     out->pressure = tmem__pressure_level(ctx);
     return TMEM_OK;
@@ -301,7 +324,7 @@ tmem_status tmem_context_set_budget(tmem_context *ctx, uint64_t budget) {
     tmem__context_lock(ctx);
     ctx->budget = budget;
     tmem__pressure_update_locked(ctx);
-    uint64_t over = ctx->committed > budget ? ctx->committed - budget : 0;
+    uint64_t over = dirty_locked(ctx) > budget ? dirty_locked(ctx) - budget : 0;
     bool can = ctx->lock_depth == 1 && !tmem__reclaim_active(ctx);
     tmem__context_unlock(ctx);
     tmem__pressure_notify(ctx);

@@ -128,6 +128,9 @@ struct tmem_context {
     /* budget (under lock) */
     uint64_t budget;
     uint64_t committed, committed_peak, committed_total;
+    /* clean charges among committed (read-only file maps): outside the
+     * budget, which counts what a footprint limit counts */
+    uint64_t committed_clean;
     uint64_t denials;
     _Atomic uint64_t reclaimed;
     uint64_t default_reserve;

@@ -20,7 +20,7 @@ const char *const tmem__pressure_names[3] = {"normal", "warning", "critical"};
 void tmem__pressure_update_locked(tmem_context *ctx) {
     int lvl = TMEM_PRESSURE_NORMAL;
     if (ctx->budget && ctx->budget != UINT64_MAX) {
-        double b = (double)ctx->budget, c = (double)ctx->committed;
+        double b = (double)ctx->budget, c = (double)(ctx->committed - ctx->committed_clean);
         if (c >= b * ctx->critical_fraction) lvl = TMEM_PRESSURE_CRITICAL;
         else if (c >= b * ctx->warning_fraction) lvl = TMEM_PRESSURE_WARNING;
     }

@@ -27,6 +27,7 @@ static void json_limit(tmem__tb *sb, const char *key, uint64_t v, uint64_t none)
 static void json_context(tmem__tb *sb, tmem_context *ctx) {
     tmem__context_lock(ctx);
     uint64_t budget = ctx->budget, cur = ctx->committed, peak = ctx->committed_peak, total = ctx->committed_total;
+    uint64_t counted = ctx->committed - ctx->committed_clean; /* what the budget counts */
     uint64_t denials = ctx->denials;
     float wf = ctx->warning_fraction, cf = ctx->critical_fraction;
     tmem__context_unlock(ctx);
@@ -37,7 +38,7 @@ static void json_context(tmem__tb *sb, tmem_context *ctx) {
     tmem__tb_printf(sb, ",");
     json_stat(sb, "committed", (tmem_stat){cur, peak, total});
     tmem__tb_printf(sb, ",\"available\":%llu,\"pressure\":\"%s\",\"warning_fraction\":%.4g,\"critical_fraction\":%.4g",
-                    (unsigned long long)(cur < budget ? budget - cur : 0), tmem__pressure_names[tmem__pressure_level(ctx)], (double)wf, (double)cf);
+                    (unsigned long long)(counted < budget ? budget - counted : 0), tmem__pressure_names[tmem__pressure_level(ctx)], (double)wf, (double)cf);
     tmem__tb_printf(sb, ",\"budget_denials\":%llu,\"reclaimed\":%llu,\"dirty\":%llu,\"clean\":%llu}", (unsigned long long)denials,
                     (unsigned long long)atomic_load_explicit(&ctx->reclaimed, memory_order_relaxed), (unsigned long long)dirty,
                     (unsigned long long)clean);

@@ -268,7 +268,9 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
 
 static bool fits_at(const req *r, uint64_t budget, uint64_t ctx, uint32_t iw, uint32_t ih) {
     tmem_fit_result t;
-    return compute(r, ctx, iw, ih, &t) == TMEM_OK && t.total <= budget;
+    /* The budget counts dirty bytes (see context.h): clean file-backed
+     * weights are charged to their type, not to it. */
+    return compute(r, ctx, iw, ih, &t) == TMEM_OK && t.total_dirty <= budget;
 }
 
 /* Largest context in whole KV blocks that fits with the image. */
@@ -363,7 +365,7 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     tmem_fit_result res;
     if ((st = compute(&r, d->ctx_tokens, d->image_width, d->image_height, &res))) return st;
     res.budget = d->budget;
-    res.fits = d->budget == 0 || res.total <= d->budget;
+    res.fits = d->budget == 0 || res.total_dirty <= d->budget;
     if (d->budget) {
         /* never past the model's trained context (a request above it is the
          * caller's choice, but it is not a context the model supports) */

@@ -134,7 +134,8 @@ static void test_huge_pages(void) {
 }
 
 /* FILE and HOST_SHARED: bytes mapped or created outside the pool are
- * charged to the type (clean for files), same budget rules. */
+ * charged to the type (clean for files). The context budget counts dirty
+ * bytes only: clean file maps are held to their type's own budget. */
 static void test_external_charges(void) {
     tmem_context *ctx;
     tmem_context_desc cd = {0};
@@ -145,7 +146,16 @@ static void test_external_charges(void) {
     CHECK_OK(tmem_role_get_type(ctx, TMEM_ROLE_IMAGE, &img));
     CHECK_OK(tmem__type_charge(w, 20 * MiB, true));
     CHECK_OK(tmem__type_charge(img, 4 * MiB, false));
-    CHECK_ST(tmem__type_charge(img, 9 * MiB, false), TMEM_E_BUDGET);
+    /* 4 MiB dirty of 32: 28 more fit, the 20 MiB clean do not count */
+    CHECK_ST(tmem__type_charge(img, 29 * MiB, false), TMEM_E_BUDGET);
+    tmem_budget_info bi;
+    CHECK_OK(tmem_context_budget(ctx, &bi));
+    CHECK(bi.committed == 24 * MiB && bi.committed_clean == 20 * MiB && bi.available == 28 * MiB);
+    /* a clean map past the context budget is fine; past its type's own, refused */
+    CHECK_OK(tmem__type_charge(w, 40 * MiB, true));
+    tmem__type_uncharge(w, 40 * MiB, true);
+    CHECK_OK(tmem_type_set_budget(w, 30 * MiB));
+    CHECK_ST(tmem__type_charge(w, 11 * MiB, true), TMEM_E_BUDGET);
     tmem_type_stats s;
     CHECK_OK(tmem_type_get_stats(w, &s));
     CHECK(s.clean == 20 * MiB && s.dirty == 0 && s.committed.current == 20 * MiB);

@@ -181,6 +181,12 @@ int tmem_cmd_run(int argc, char **argv) {
     st = tmrt_tokenizer_load(ctx, tmrt_model_gguf(m), &tok, terr, sizeof terr);
     if (st && st != TMEM_E_NOT_FOUND) {
         fprintf(stderr, "tmem run: tokenizer: %s\n", terr);
+        /* its tables and scratch did not fit: a refusal before the run
+         * started, like the session's, not a runtime error */
+        if (st == TMEM_E_BUDGET || st == TMEM_E_FULL) {
+            fprintf(stderr, "tmem run: refused: the tokenizer's tables do not fit the budget\n");
+            rc = EXIT_BUDGET;
+        }
         goto done;
     }
     if (tok) {

@@ -35,7 +35,8 @@ void run_report_refusal(const run_report *r, uint64_t budget, bool json) {
     if (json) {
         printf("{\"fits\": false, \"budget\": %llu, \"total\": %llu, \"total_dirty\": %llu, \"n_ctx\": %u, "
                "\"max_ctx_tokens\": %llu, \"items\": [",
-               (unsigned long long)budget, (unsigned long long)fit->total, (unsigned long long)fit->total_dirty,
+               (unsigned long long)(fit->budget ? fit->budget : budget), (unsigned long long)fit->total,
+               (unsigned long long)fit->total_dirty,
                r->info.n_ctx, (unsigned long long)fit->max_ctx_tokens);
         for (uint32_t i = 0; i < fit->item_count; i++)
             printf("%s{\"what\": \"%s\", \"type\": \"%s\", \"bytes\": %llu, \"clean\": %s}", i ? ", " : "",
@@ -44,14 +45,16 @@ void run_report_refusal(const run_report *r, uint64_t budget, bool json) {
         printf("]}\n");
         return;
     }
-    fprintf(stderr, "tmem run: refused: %u tokens of context need %.2f MiB, the budget is %.2f MiB\n",
-            r->info.n_ctx, mib(fit->total), mib(budget));
+    fprintf(stderr, "tmem run: refused: %u tokens of context need %.2f MiB of dirty memory, the budget is "
+            "%.2f MiB%s\n", r->info.n_ctx, mib(fit->total_dirty), mib(fit->budget ? fit->budget : budget),
+            budget ? "" : " (discovered: TMEM_LIMIT, cgroup or available memory)");
     fit_lines(stderr, fit);
     fprintf(stderr, "  %-41s %10.2f MiB\n", "total", mib(fit->total));
+    fprintf(stderr, "  %-41s %10.2f MiB  (what the budget counts)\n", "of which dirty", mib(fit->total_dirty));
     if (fit->max_ctx_tokens)
         fprintf(stderr, "the largest context that fits: --ctx %llu\n", (unsigned long long)fit->max_ctx_tokens);
     else
-        fprintf(stderr, "no context fits this budget (the weights alone do not)\n");
+        fprintf(stderr, "no context fits this budget\n");
 }
 
 /* Committed peak of the types the fit lines name (typed mode). */

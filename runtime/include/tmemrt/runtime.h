@@ -153,7 +153,9 @@ typedef struct tmrt_session_desc {
     uint32_t n_ctx;             /**< tokens of context; 0 = min(4096, n_ctx_train) */
     uint32_t chunk;             /**< prefill tokens per step; 0 = 512 */
     uint32_t threads;           /**< worker threads incl. the caller; 0 = 1 */
-    uint64_t budget;            /**< bytes the session may use (weights included);
+    uint64_t budget;            /**< dirty bytes the session may use (what a footprint
+                                     limit counts: the mapped weights are clean and
+                                     not counted; the naive twin's copies would be);
                                      0 = the context's budget (typed), none (naive) */
     uint32_t flags;             /**< tmrt_session_flag bits */
     tmem_kv_dtype kv_dtype;     /**< K/V rows: DEFAULT = F16 (llama.cpp's), or F32 */

@@ -255,9 +255,9 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     if (!s->info.fit.fits) {
         if (info) *info = s->info;
         st = tmrt__fail(err, TMEM_E_BUDGET,
-                        "%u tokens of context need %llu bytes, the budget is %llu; the largest context that fits "
+                        "%u tokens of context need %llu dirty bytes, the budget is %llu; the largest context that fits "
                         "is %llu tokens",
-                        s->n_ctx, (unsigned long long)s->info.fit.total, (unsigned long long)budget,
+                        s->n_ctx, (unsigned long long)s->info.fit.total_dirty, (unsigned long long)budget,
                         (unsigned long long)s->info.fit.max_ctx_tokens);
         goto fail;
     }
