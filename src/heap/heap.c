@@ -56,7 +56,7 @@ static tmem_status init_meta(tmem_heap *h) {
         h->tlsf.bias = bias;
         /* pages need 64 KiB-aligned offsets to be 64 KiB-aligned addresses */
         bool pages = h->size >= TMEM__SMALL_MIN_HEAP && !(bias & (TMEM__SMALL_PAGE - 1)) &&
-                     h->granule <= TMEM__SMALL_MAX;
+                     h->granule <= TMEM__SMALL_LINEAR_MAX;
         if (st == TMEM_OK && pages) st = tmem__small_init(&h->small, h->size, h->granule, &a);
     } else if (h->kind == TMEM_HEAP_LINEAR) {
         st = tmem__linear_init(&h->lin, h->size, h->granule, h->flags & TMEM_HEAP_RING, &a);

@@ -8,8 +8,9 @@
  * is THREAD_SAFE (or not NON_VOLATILE, see heap_internal.h); tracing costs a
  * call and a branch when off.
  *
- * Small sizes (GENERAL, <= 512 B, alignment <= the granule, the heap's
- * role, no flags) come from size-class pages (small.h): an allocation is two
+ * Small sizes (GENERAL; <= 8 KiB on the host, 512 B on devices; alignment
+ * <= the granule; the heap's role; not aliasable) come from size-class
+ * pages (small.h): an allocation is two
  * count-trailing-zeros in a page's bitmap, a free is a map load, a multiply
  * and a bit set; no TLSF record, no hash. Frees by pointer or offset look
  * the map up first; offsets outside pages go to TLSF's hash.

@@ -3,7 +3,7 @@
  *
  *   heap.c        create/destroy, info, check, reset, size_and_align
  *   heap_alloc.c  alloc/free by pointer and by offset (the hot paths)
- *   small.c       size-class pages for allocations <= 512 B (GENERAL)
+ *   small.c       size-class pages for allocations <= 8 KiB (GENERAL)
  *   commit.c      commit on demand, decommit policy (hysteresis)
  *   alias.c       aliasable allocations, poisoning, use-after-alias
  *   purgeable.c   NON_VOLATILE / VOLATILE / EMPTY, reclaim purge

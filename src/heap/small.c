@@ -8,15 +8,25 @@
 
 #define NIL TMEM__SMALL_NIL
 
-static size_t slack_bytes(const tmem__small *s) { return (size_t)(TMEM__SMALL_PAGE >> s->granule_log2); }
+/* Slack storage of a page record: the worst case of either kind, so a
+ * recycled record serves any class. */
+static size_t slack_bytes(const tmem__small *s) {
+    size_t narrow = (size_t)(TMEM__SMALL_PAGE >> s->granule_log2);
+    size_t wide = s->nclasses > s->nlinear ? 2 * (size_t)(TMEM__SMALL_PAGE / (TMEM__SMALL_LINEAR_MAX + 64)) : 0;
+    return narrow > wide ? narrow : wide;
+}
 
 tmem_status tmem__small_init(tmem__small *s, uint64_t heap_size, uint64_t granule, const tmem_allocator *a) {
     memset(s, 0, sizeof *s);
     if (a) s->a = *a;
-    if (granule < TMEM__SMALL_MIN_GRANULE || granule > TMEM__SMALL_MAX || !tmem__is_pow2(granule))
+    if (granule < TMEM__SMALL_MIN_GRANULE || granule > TMEM__SMALL_LINEAR_MAX || !tmem__is_pow2(granule))
         return tmem__err(TMEM_E_INVALID_ARG);
     s->granule_log2 = (uint32_t)__builtin_ctzll(granule);
-    s->nclasses = (uint32_t)(TMEM__SMALL_MAX / granule);
+    s->nlinear = (uint32_t)(TMEM__SMALL_LINEAR_MAX / granule);
+    /* medium classes step by 64 B at first: only for granules dividing that */
+    bool medium = granule <= 64;
+    s->nclasses = s->nlinear + (medium ? 4 * 8 : 0);
+    s->max_size = medium ? TMEM__SMALL_MAX : TMEM__SMALL_LINEAR_MAX;
     s->nmap = (heap_size + TMEM__SMALL_PAGE - 1) >> TMEM__SMALL_PAGE_SHIFT;
     s->unused = NIL;
     for (uint32_t c = 0; c < TMEM__SMALL_CLASSES; c++) s->head[c] = NIL;
@@ -82,7 +92,7 @@ tmem_status tmem__small_add_page(tmem__small *s, uint32_t cls, uint64_t off, uin
     tmem_status st = record_take(s, &p);
     if (st != TMEM_OK) return st;
     tmem__small_page *pg = &s->pages[p];
-    uint32_t bsize = (cls + 1) << s->granule_log2;
+    uint32_t bsize = tmem__small_class_size(s, cls);
     pg->offset = off;
     pg->tlsf_index = tlsf_index;
     pg->cls = cls;
@@ -92,6 +102,7 @@ tmem_status tmem__small_add_page(tmem__small *s, uint32_t cls, uint64_t off, uin
     pg->nblocks = (uint32_t)(TMEM__SMALL_PAGE / bsize);
     pg->nfree = pg->nblocks;
     pg->in_use = 1;
+    pg->wide = cls >= s->nlinear;
     memset(pg->free, 0, sizeof pg->free);
     pg->summary = 0;
     for (uint32_t w = 0; w * 64 < pg->nblocks; w++) {
@@ -164,7 +175,7 @@ void tmem__small_walk(const tmem__small *s, tmem__small_visit fn, void *ctx) {
         for (uint32_t i = 0; i < pg->nblocks; i++) {
             if (pg->free[i >> 6] >> (i & 63) & 1) continue;
             uint64_t off = pg->offset + (uint64_t)i * pg->bsize;
-            if (!fn(ctx, off, pg->bsize, pg->bsize - pg->slack[i])) return;
+            if (!fn(ctx, off, pg->bsize, pg->bsize - tmem__small_slack(pg, i))) return;
         }
     }
 }
@@ -175,7 +186,8 @@ static tmem_status check_page(const tmem__small *s, uint32_t p) {
     const tmem__small_page *pg = &s->pages[p];
     CHECK_(!(pg->offset & (TMEM__SMALL_PAGE - 1)) && (pg->offset >> TMEM__SMALL_PAGE_SHIFT) < s->nmap);
     CHECK_(s->map[pg->offset >> TMEM__SMALL_PAGE_SHIFT] == p + 1 && pg->cls < s->nclasses);
-    CHECK_(pg->bsize == (pg->cls + 1) << s->granule_log2 && pg->nblocks == TMEM__SMALL_PAGE / pg->bsize);
+    CHECK_(pg->bsize == tmem__small_class_size(s, pg->cls) && pg->nblocks == TMEM__SMALL_PAGE / pg->bsize);
+    CHECK_(pg->wide == (pg->cls >= s->nlinear));
     uint32_t nfree = 0;
     for (uint32_t w = 0; w < TMEM__SMALL_WORDS; w++) {
         uint64_t valid = w * 64 >= pg->nblocks ? 0 : pg->nblocks - w * 64 >= 64 ? ~0ull : (1ull << (pg->nblocks - w * 64)) - 1;
@@ -185,7 +197,7 @@ static tmem_status check_page(const tmem__small *s, uint32_t p) {
     }
     CHECK_(nfree == pg->nfree && pg->listed == (nfree != 0));
     for (uint32_t i = 0; i < pg->nblocks; i++)
-        if (!(pg->free[i >> 6] >> (i & 63) & 1)) CHECK_(pg->slack[i] < (1u << s->granule_log2));
+        if (!(pg->free[i >> 6] >> (i & 63) & 1)) CHECK_(tmem__small_slack(pg, i) < pg->bsize);
     return TMEM_OK;
 }
 

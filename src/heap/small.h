@@ -3,8 +3,11 @@
  * pages, with the metadata out of band like everything in src/heap/).
  *
  * A page is one 64 KiB block taken from the heap's TLSF (aligned to 64 KiB,
- * committed whole) and cut into equal blocks of one size class (a multiple
- * of the granule, up to TMEM__SMALL_MAX). A flat map with one entry per
+ * committed whole) and cut into equal blocks of one size class: every
+ * multiple of the granule up to 512 B ("small"), then eight classes per
+ * power of two up to TMEM__SMALL_MAX = 8 KiB ("medium", at most 12.5%
+ * internal waste, mimalloc's spacing; only where those sizes are granule
+ * multiples, i.e. host heaps). A flat map with one entry per
  * 64 KiB of the heap names the page an offset falls in, so a free is
  *   page = map[off >> 16]; index = (off - page) / block size (a multiply);
  *   one bit set in the page's free bitmap,
@@ -14,8 +17,9 @@
  * set on free is a double free; an offset inside a page that is not a block
  * start is foreign.
  *
- * Each block keeps one byte: its block size minus the size asked for (less
- * than a granule), so frees, walks and checks know the requested size. The
+ * Each block keeps its slack (block size minus the size asked for: one byte
+ * for small classes, two for medium), so frees, walks and checks know the
+ * requested size. The
  * heap's role is implied: allocations with another role, an alignment above
  * the granule, or flags go to TLSF.
  *
@@ -25,7 +29,8 @@
  * tmem__small_trim gives every empty page back (TLSF full, purge, info).
  *
  * Costs: 4 bytes of map per 64 KiB of heap (0.006%), ~600 bytes per page
- * record plus one byte per block (at most 4 KiB with 16-byte blocks).
+ * record plus one or two bytes per block (at most 4 KiB, with 16-byte
+ * blocks).
  * Not thread-safe: the heap serialises.
  */
 #ifndef TMEM_HEAP_SMALL_H
@@ -33,12 +38,15 @@
 
 #include "heap/meta.h"
 
-#define TMEM__SMALL_MAX 512u
+#define TMEM__SMALL_MAX 8192u
+#define TMEM__SMALL_LINEAR_MAX 512u   /* granule multiples up to here */
+#define TMEM__SMALL_STEPS_LOG2 3u     /* 8 classes per power of two above */
 #define TMEM__SMALL_PAGE_SHIFT 16u
 #define TMEM__SMALL_PAGE (1ull << TMEM__SMALL_PAGE_SHIFT)
 #define TMEM__SMALL_MIN_GRANULE 16u
 #define TMEM__SMALL_WORDS (TMEM__SMALL_PAGE / TMEM__SMALL_MIN_GRANULE / 64)
-#define TMEM__SMALL_CLASSES (TMEM__SMALL_MAX / TMEM__SMALL_MIN_GRANULE)
+/* 32 linear classes (16 B granule) + 8 per doubling from 512 B to 8 KiB */
+#define TMEM__SMALL_CLASSES (TMEM__SMALL_LINEAR_MAX / TMEM__SMALL_MIN_GRANULE + 4 * 8)
 #define TMEM__SMALL_NIL UINT32_MAX
 /* Heaps smaller than this do not use pages (a page would be a large share). */
 #define TMEM__SMALL_MIN_HEAP (1ull << 20)
@@ -56,7 +64,8 @@ typedef struct tmem__small_page {
     uint32_t listed;          /* on its class's list */
     uint32_t in_use;          /* holds a TLSF block (not an unused record) */
     uint64_t free[TMEM__SMALL_WORDS]; /* bit set = block free */
-    uint8_t *slack;           /* [TMEM__SMALL_PAGE >> granule_log2] */
+    void *slack;              /* [nblocks] of uint8_t (small) or uint16_t (wide) */
+    uint32_t wide;
 } tmem__small_page;
 
 typedef struct tmem__small {
@@ -69,6 +78,8 @@ typedef struct tmem__small {
     uint32_t live_pages;
     uint32_t granule_log2;
     uint32_t nclasses;
+    uint32_t nlinear;         /* classes that are granule multiples */
+    uint64_t max_size;        /* largest size served (512 B or 8 KiB) */
     uint32_t head[TMEM__SMALL_CLASSES];  /* first page with free blocks */
     uint32_t empty[TMEM__SMALL_CLASSES]; /* empty pages kept per class */
 } tmem__small;
@@ -92,10 +103,23 @@ tmem_status tmem__small_init(tmem__small *s, uint64_t heap_size, uint64_t granul
 void tmem__small_destroy(tmem__small *s);
 static inline bool tmem__small_on(const tmem__small *s) { return s->map != NULL; }
 static inline bool tmem__small_fits(const tmem__small *s, uint64_t size, uint64_t align) {
-    return size <= TMEM__SMALL_MAX && align <= (1ull << s->granule_log2) && s->map;
+    return size <= s->max_size && align <= (1ull << s->granule_log2);
 }
 static inline uint32_t tmem__small_class(const tmem__small *s, uint64_t size) {
-    return (uint32_t)((size - 1) >> s->granule_log2);
+    if (size <= TMEM__SMALL_LINEAR_MAX) return (uint32_t)((size - 1) >> s->granule_log2);
+    uint64_t m = size - 1;
+    uint32_t b = 63u - (uint32_t)__builtin_clzll(m); /* 9..12 */
+    uint32_t j = (uint32_t)(m >> (b - TMEM__SMALL_STEPS_LOG2)) & 7u;
+    return s->nlinear + (b - 9u) * 8u + j;
+}
+/* Block bytes of class cls. */
+static inline uint32_t tmem__small_class_size(const tmem__small *s, uint32_t cls) {
+    if (cls < s->nlinear) return (cls + 1) << s->granule_log2;
+    uint32_t k = cls - s->nlinear, b = 9u + k / 8u;
+    return (9u + k % 8u) << (b - TMEM__SMALL_STEPS_LOG2);
+}
+static inline uint32_t tmem__small_slack(const tmem__small_page *pg, uint32_t i) {
+    return pg->wide ? ((const uint16_t *)pg->slack)[i] : ((const uint8_t *)pg->slack)[i];
 }
 
 /* Take a block of class cls from a page with room; false when the class has
@@ -116,7 +140,8 @@ static inline bool tmem__small_take(tmem__small *s, uint32_t cls, uint64_t size,
         if (pg->next != TMEM__SMALL_NIL) s->pages[pg->next].prev = TMEM__SMALL_NIL;
         pg->listed = 0;
     }
-    pg->slack[i] = (uint8_t)(pg->bsize - size);
+    if (pg->wide) ((uint16_t *)pg->slack)[i] = (uint16_t)(pg->bsize - size);
+    else ((uint8_t *)pg->slack)[i] = (uint8_t)(pg->bsize - size);
     *off = pg->offset + (uint64_t)i * pg->bsize;
     *bytes = pg->bsize;
     return true;
@@ -138,7 +163,7 @@ static inline tmem__small_find tmem__small_lookup(const tmem__small *s, uint64_t
     hit->page = p - 1;
     hit->index = i;
     hit->bytes = pg->bsize;
-    hit->size = pg->bsize - pg->slack[i];
+    hit->size = pg->bsize - tmem__small_slack(pg, i);
     return pg->free[i >> 6] >> (i & 63) & 1 ? TMEM__SMALL_FREE : TMEM__SMALL_LIVE;
 }
 
