@@ -118,6 +118,17 @@ typedef struct tmem__owned {
     tmem__destroy_fn fn;
 } tmem__owned;
 
+/* Per destroy function: how many owned objects have it and the newest of
+ * them (NULL = not known: find it by a walk), so a layer's singleton (the
+ * surface registry, the tracer) is found in O(1) however many surfaces or
+ * caches are owned. Full table: lookups walk the owned list (correct). */
+#define TMEM__OWNED_KINDS 16
+typedef struct tmem__owned_kind {
+    tmem__destroy_fn fn;
+    size_t count;
+    void *newest;
+} tmem__owned_kind;
+
 struct tmem_context {
     tmem__context_head head;   /* first: read inline by tmem__trace (internal.h) */
     uint32_t magic;
@@ -167,6 +178,7 @@ struct tmem_context {
     /* owned objects of other layers (under lock) */
     tmem__owned *owned;
     size_t nowned, capowned;
+    tmem__owned_kind owned_kinds[TMEM__OWNED_KINDS];
 
     const tmem__backend *backends[TMEM_PLACEMENT_COUNT];
 };
