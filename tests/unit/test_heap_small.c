@@ -1,0 +1,185 @@
+/* Size-class pages of GENERAL heaps (src/heap/small.h): misuse is caught
+ * (double free, interior and stale pointers), a fixed-seed random workload
+ * against a model (no overlap, contents kept, requested sizes counted, the
+ * heap's checker after every burst), and empty pages going back to TLSF so
+ * a big allocation still fits once everything is freed. */
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "typedmem/typedmem.h"
+
+#define KiB (1ull << 10)
+#define MiB (1ull << 20)
+
+static tmem_context *ctx;
+static tmem_type *type;
+
+static tmem_heap *make(uint64_t size, uint32_t flags) {
+    tmem_heap_desc hd = {0};
+    hd.type = type;
+    hd.size = size;
+    hd.flags = flags;
+    hd.role = TMEM_ROLE_ACTIVATION;
+    tmem_heap *h = NULL;
+    return tmem_heap_create(ctx, &hd, &h) == TMEM_OK ? h : NULL;
+}
+
+static tmem_heap_info info_of(const tmem_heap *h) {
+    tmem_heap_info i;
+    if (tmem_heap_get_info(h, &i) != TMEM_OK) memset(&i, 0xEE, sizeof i);
+    return i;
+}
+
+static void test_misuse(void) {
+    tmem_heap *h = make(8 * MiB, 0);
+    REQUIRE(h);
+    char *a, *b;
+    REQUIRE_OK(tmem_heap_alloc(h, 100, 0, (void **)&a));  /* class 112 B */
+    REQUIRE_OK(tmem_heap_alloc(h, 3000, 0, (void **)&b)); /* a medium class */
+    tmem_heap_info before = info_of(h);
+    CHECK(before.used == 3100 && before.live_count == 2);
+    /* interior pointers are foreign, and change nothing */
+    CHECK_ST(tmem_heap_free(h, a + 16), TMEM_E_FOREIGN);
+    CHECK_ST(tmem_heap_free(h, b + 64), TMEM_E_FOREIGN);
+    CHECK(info_of(h).used == 3100);
+    CHECK_OK(tmem_heap_check(h));
+    CHECK_OK(tmem_heap_free(h, a));
+    CHECK_ST(tmem_heap_free(h, a), TMEM_E_DOUBLE_FREE);
+    uint64_t boff = (uint64_t)(b - (char *)tmem_heap_ptr(h, 0));
+    CHECK_OK(tmem_heap_free_offset(h, boff));
+    CHECK_ST(tmem_heap_free_offset(h, boff), TMEM_E_DOUBLE_FREE);
+    CHECK(info_of(h).used == 0 && info_of(h).live_count == 0);
+    CHECK_OK(tmem_heap_check(h));
+    /* a block of the same class comes back at the freed offset (lowest free) */
+    char *c;
+    REQUIRE_OK(tmem_heap_alloc(h, 97, 0, (void **)&c));
+    CHECK(c == a);
+    CHECK_OK(tmem_heap_free(h, c));
+    /* aliasable allocations and other roles take TLSF, and still free */
+    tmem_alloc_desc ad = {0};
+    ad.size = 64;
+    ad.role = TMEM_ROLE_SCRATCH;
+    tmem_alloc_info ai;
+    REQUIRE_OK(tmem_heap_alloc_ex(h, &ad, &ai));
+    CHECK(ai.offset % 16 == 0 && info_of(h).used == 64);
+    CHECK_OK(tmem_heap_make_aliasable(h, ai.offset));
+    CHECK_OK(tmem_heap_free_offset(h, ai.offset));
+    CHECK_OK(tmem_heap_check(h));
+    tmem_heap_destroy(h);
+}
+
+/* Everything freed: empty pages go back when a search fails, so nearly the
+ * whole heap is one block again. */
+static void test_pages_return(void) {
+    tmem_heap *h = make(16 * MiB, 0);
+    REQUIRE(h);
+    enum { N = 2000 };
+    void *p[N];
+    for (int i = 0; i < N; i++) REQUIRE_OK(tmem_heap_alloc(h, 16 + (uint64_t)(i % 64) * 100, 0, &p[i]));
+    CHECK_OK(tmem_heap_check(h));
+    for (int i = 0; i < N; i++) CHECK_OK(tmem_heap_free(h, p[i]));
+    CHECK(info_of(h).used == 0);
+    void *big;
+    CHECK_OK(tmem_heap_alloc(h, 16 * MiB, 0, &big));
+    CHECK_OK(tmem_heap_free(h, big));
+    CHECK_OK(tmem_heap_check(h));
+    /* reset forgets pages too */
+    for (int i = 0; i < 100; i++) REQUIRE_OK(tmem_heap_alloc(h, 40, 0, &p[i]));
+    CHECK_OK(tmem_heap_reset(h));
+    CHECK(info_of(h).used == 0 && info_of(h).live_count == 0);
+    CHECK_OK(tmem_heap_check(h));
+    CHECK_OK(tmem_heap_alloc(h, 16 * MiB, 0, &big));
+    tmem_heap_destroy(h);
+}
+
+typedef struct live {
+    unsigned char *p;
+    uint64_t size;
+    unsigned char fill;
+} live;
+
+static int by_ptr(const void *a, const void *b) {
+    const live *x = a, *y = b;
+    return x->p < y->p ? -1 : x->p > y->p;
+}
+
+/* Random sizes 1 B .. 20 KiB (both sides of the page limit), alignments 0..256,
+ * frees by pointer and by offset, against a model. */
+static void test_random(void) {
+    tmem_heap *h = make(16 * MiB, 0);
+    REQUIRE(h);
+    enum { SLOTS = 512, STEPS = 40000 };
+    live *slot = calloc(SLOTS, sizeof *slot), *sorted = calloc(SLOTS, sizeof *sorted);
+    REQUIRE(slot && sorted);
+    tmem_rng r;
+    tmem_rng_init(&r, tmem_test_seed(20261201));
+    uint64_t used = 0, count = 0;
+    int bad_fill = 0;
+    for (int step = 0; step < STEPS; step++) {
+        live *l = &slot[tmem_rng_next(&r) % SLOTS];
+        if (l->p) {
+            for (uint64_t i = 0; i < l->size; i++) bad_fill += l->p[i] != l->fill;
+            if (tmem_rng_next(&r) & 1) {
+                CHECK_OK(tmem_heap_free(h, l->p));
+            } else {
+                CHECK_OK(tmem_heap_free_offset(h, (uint64_t)(l->p - (unsigned char *)tmem_heap_ptr(h, 0))));
+            }
+            used -= l->size;
+            count--;
+            l->p = NULL;
+        } else {
+            uint64_t u = tmem_rng_next(&r);
+            uint64_t size = u % 8 ? 1 + (u >> 8) % 600 : 1 + (u >> 8) % (20 * KiB);
+            uint64_t align = (u >> 40) % 4 ? 0 : 1ull << ((u >> 44) % 9);
+            void *p;
+            tmem_status st = tmem_heap_alloc(h, size, align, &p);
+            CHECK_ST(st, TMEM_OK);
+            if (st != TMEM_OK) continue;
+            CHECK(!align || (uintptr_t)p % align == 0);
+            l->p = p;
+            l->size = size;
+            l->fill = (unsigned char)(u >> 56);
+            memset(l->p, l->fill, size);
+            used += size;
+            count++;
+        }
+        if (step % 2000 == 0) {
+            tmem_heap_info i = info_of(h);
+            CHECK(i.used == used && i.live_count == count);
+            CHECK_OK(tmem_heap_check(h));
+            int n = 0;
+            for (int k = 0; k < SLOTS; k++)
+                if (slot[k].p) sorted[n++] = slot[k];
+            qsort(sorted, (size_t)n, sizeof *sorted, by_ptr);
+            for (int k = 1; k < n; k++) CHECK(sorted[k - 1].p + sorted[k - 1].size <= sorted[k].p);
+        }
+    }
+    CHECK_MSG(bad_fill == 0, "%d bytes changed under live allocations", bad_fill);
+    tmem_type_stats ts;
+    CHECK_OK(tmem_type_get_stats(type, &ts));
+    CHECK(ts.in_use.current == used);
+    for (int k = 0; k < SLOTS; k++)
+        if (slot[k].p) CHECK_OK(tmem_heap_free(h, slot[k].p));
+    CHECK(info_of(h).used == 0);
+    CHECK_OK(tmem_heap_check(h));
+    CHECK_OK(tmem_context_check(ctx));
+    free(slot);
+    free(sorted);
+    tmem_heap_destroy(h);
+}
+
+int main(void) {
+    tmem_context_desc cd = {0};
+    cd.budget = 256 * MiB;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES | TMEM_CONTEXT_DEBUG;
+    if (tmem_context_create(&cd, &ctx) != TMEM_OK) return 1;
+    tmem_type_desc td = {0};
+    td.name = "/memory/small";
+    td.reserve = 128 * MiB;
+    if (tmem_type_create(ctx, &td, &type) != TMEM_OK) return 1;
+    RUN(test_misuse);
+    RUN(test_pages_return);
+    RUN(test_random);
+    tmem_context_destroy(ctx);
+    return tmem_test_finish();
+}
