@@ -56,20 +56,30 @@ static bool small_grow(tmem_heap *h, uint32_t cls) {
     return false;
 }
 
-static bool small_take(tmem_heap *h, uint64_t size, uint64_t *off, uint64_t *bytes) {
+static bool small_take(tmem_heap *h, uint64_t size, uint64_t *off, uint64_t *bytes, uint64_t *handle) {
     uint32_t cls = tmem__small_class(&h->small, size);
-    if (__builtin_expect(tmem__small_take(&h->small, cls, size, off, bytes), 1)) return true;
-    return small_grow(h, cls) && tmem__small_take(&h->small, cls, size, off, bytes);
+    if (__builtin_expect(tmem__small_take(&h->small, cls, size, off, bytes, handle), 1)) return true;
+    return small_grow(h, cls) && tmem__small_take(&h->small, cls, size, off, bytes, handle);
 }
 
-static tmem_status take(tmem_heap *h, const alloc_req *q, bool small, uint64_t user, uint64_t *off, uint64_t *bytes) {
+/* Handle of a TLSF block: bit 63 clear, generation (31 bits, never 0 so no
+ * handle is 0), record index. */
+static uint64_t tlsf_handle(const tmem_heap *h, uint32_t index) {
+    uint64_t gen = h->tlsf.blocks[index].gen & 0x7FFFFFFFu;
+    return (gen ? gen : 0x7FFFFFFFu) << 32 | index;
+}
+
+static tmem_status take(tmem_heap *h, const alloc_req *q, bool small, uint64_t user, uint64_t *off, uint64_t *bytes,
+                        uint64_t *handle) {
     if (h->kind != TMEM_HEAP_GENERAL) return tmem__linear_alloc(&h->lin, q->size, q->align, user, off, bytes);
-    if (small && small_take(h, q->size, off, bytes)) return TMEM_OK;
-    tmem_status st = tmem__tlsf_alloc(&h->tlsf, q->size, q->align, user, off, bytes);
+    if (small && small_take(h, q->size, off, bytes, handle)) return TMEM_OK;
+    uint32_t index = 0;
+    tmem_status st = tmem__tlsf_alloc_index(&h->tlsf, q->size, q->align, user, off, bytes, &index);
     if (st == TMEM_E_FULL && tmem__small_on(&h->small) && h->small.live_pages) {
         tmem__heap_small_trim(h); /* empty pages may coalesce into room */
-        st = tmem__tlsf_alloc(&h->tlsf, q->size, q->align, user, off, bytes);
+        st = tmem__tlsf_alloc_index(&h->tlsf, q->size, q->align, user, off, bytes, &index);
     }
+    if (st == TMEM_OK) *handle = tlsf_handle(h, index);
     return st;
 }
 
@@ -147,7 +157,7 @@ static tmem_status place_check(tmem_heap *h, uint64_t off, uint64_t size, uint64
 }
 
 /* Arguments are validated; the heap is entered (locked if it must be). */
-static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_off) {
+static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_off, uint64_t *out_handle) {
     if (tmem__heap_state(h) != TMEM_PURGEABLE_NON_VOLATILE) return tmem__err(TMEM_E_STATE);
     bool aliasable = q->flags & TMEM_ALLOC_ALIASABLE;
     uint64_t user = tmem__heap_pack(q->size, q->role), off, bytes = q->size;
@@ -159,7 +169,7 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
         bool small = h->kind == TMEM_HEAP_GENERAL && tmem__small_fits(&h->small, q->size, q->align) &&
                      q->role == h->role && !aliasable;
         st = aliasable ? tmem__ivx_reserve(&h->alias) : TMEM_OK;
-        if (st == TMEM_OK) st = take(h, q, small, user, &off, &bytes);
+        if (st == TMEM_OK) st = take(h, q, small, user, &off, &bytes, out_handle);
     }
     if (st != TMEM_OK) return st;
     st = tmem__heap_commit(h, off, bytes);
@@ -189,9 +199,9 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
     return TMEM_OK;
 }
 
-static tmem_status alloc_entry(tmem_heap *h, const alloc_req *q, uint64_t *out_off) {
+static tmem_status alloc_entry(tmem_heap *h, const alloc_req *q, uint64_t *out_off, uint64_t *out_handle) {
     bool locked = tmem__heap_enter(h);
-    tmem_status st = alloc_locked(h, q, out_off);
+    tmem_status st = alloc_locked(h, q, out_off, out_handle);
     tmem__heap_leave(h, locked);
     return st;
 }
@@ -210,10 +220,28 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     if (st != TMEM_OK) return st;
     if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
     alloc_req q = {size, alignment, 0, 0, heap->role, NULL};
-    uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
-    st = alloc_entry(heap, &q, &off);
+    uint64_t off = 0, handle; /* off: 0 keeps -O2 maybe-uninitialized quiet */
+    st = alloc_entry(heap, &q, &off, &handle);
     if (st == TMEM_OK) *out = heap->ptr + off;
     return st;
+}
+
+tmem_status tmem_heap_alloc_handle(tmem_heap *heap, uint64_t size, uint64_t alignment, tmem_alloc_handle *out_handle,
+                                   uint64_t *out_offset) {
+    if (out_handle) out_handle->value = 0;
+    if (out_offset) *out_offset = TMEM_OFFSET_NONE;
+    if (!tmem__heap_valid(heap) || !out_handle || !size) return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind != TMEM_HEAP_GENERAL) return tmem__err(TMEM_E_UNSUPPORTED);
+    tmem_status st = check_align(&alignment);
+    if (st != TMEM_OK) return st;
+    if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
+    alloc_req q = {size, alignment, 0, 0, heap->role, NULL};
+    uint64_t off = 0, handle = 0;
+    st = alloc_entry(heap, &q, &off, &handle);
+    if (st != TMEM_OK) return st;
+    out_handle->value = handle;
+    if (out_offset) *out_offset = off;
+    return TMEM_OK;
 }
 
 tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tmem_alloc_info *out) {
@@ -229,8 +257,8 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
         return tmem__err(desc->size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW
                                                            : heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
     alloc_req q = {desc->size, align, desc->offset, desc->flags, role, desc->name};
-    uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
-    st = alloc_entry(heap, &q, &off);
+    uint64_t off = 0, handle; /* off: 0 keeps -O2 maybe-uninitialized quiet */
+    st = alloc_entry(heap, &q, &off, &handle);
     if (st == TMEM_OK) *out = (tmem_alloc_info){off, desc->size, heap->ptr ? heap->ptr + off : NULL};
     return st;
 }
@@ -245,6 +273,18 @@ static tmem_status free_alias(tmem_heap *h, uint64_t off, tmem_status why, uint6
     *user = tmem__ivx_at(&h->alias, i)->user;
     tmem__ivx_remove(&h->alias, i);
     return TMEM_OK;
+}
+
+/* What every free does once the metadata let go: counters, the decommit
+ * policy on the span that became free, accounting, trace. */
+static void free_done(tmem_heap *h, uint64_t off, uint64_t user, bool aliasable, uint64_t span_off, uint64_t span_size) {
+    uint64_t size = tmem__heap_user_size(user);
+    int32_t role = tmem__heap_user_role(user);
+    if (!aliasable) h->used -= size;
+    h->live_count--;
+    if (span_size && h->kind != TMEM_HEAP_LINEAR) tmem__heap_release(h, span_off, span_size);
+    tmem__account_free(h->type, role, size);
+    tmem__trace(h->ctx, TMEM__TRACE_FREE, h->type, role, size, h->base + off, NULL);
 }
 
 static tmem_status free_locked(tmem_heap *h, uint64_t off) {
@@ -308,13 +348,7 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     }
     }
     if (st != TMEM_OK) return st;
-    uint64_t size = tmem__heap_user_size(user);
-    int32_t role = tmem__heap_user_role(user);
-    if (!aliasable) h->used -= size;
-    h->live_count--;
-    if (span_size && h->kind != TMEM_HEAP_LINEAR) tmem__heap_release(h, span_off, span_size);
-    tmem__account_free(h->type, role, size);
-    tmem__trace(h->ctx, TMEM__TRACE_FREE, h->type, role, size, h->base + off, NULL);
+    free_done(h, off, user, aliasable, span_off, span_size);
     return TMEM_OK;
 }
 
@@ -330,6 +364,48 @@ tmem_status tmem_heap_free(tmem_heap *heap, void *ptr) {
     uint8_t *p = ptr;
     if (!heap->ptr || p < heap->ptr || p >= heap->ptr + heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, (uint64_t)(p - heap->ptr));
+}
+
+/* GENERAL: the allocation a handle names, freed with no lookup: its page
+ * and block (small) or its TLSF record come out of the handle's bits. */
+static tmem_status free_handle_locked(tmem_heap *h, uint64_t handle) {
+    uint64_t off, user, span_off = 0, span_size = 0;
+    bool foreign = false;
+    if (handle >> 63) {
+        tmem__small_hit hit;
+        if (!tmem__small_on(&h->small) || !tmem__small_resolve(&h->small, handle, &hit, &foreign))
+            return tmem__err(foreign || !tmem__small_on(&h->small) ? TMEM_E_FOREIGN : TMEM_E_DOUBLE_FREE);
+        off = h->small.pages[hit.page].offset + (uint64_t)hit.index * hit.bytes;
+        user = tmem__heap_pack(hit.size, h->role);
+        tmem__heap_poison(h, off, hit.bytes);
+        small_give_back(h, &hit, &span_off, &span_size);
+    } else {
+        uint32_t index = (uint32_t)handle, gen = (uint32_t)(handle >> 32);
+        if (index >= h->tlsf.top) return tmem__err(index < h->tlsf.inited ? TMEM_E_DOUBLE_FREE : TMEM_E_FOREIGN);
+        tmem__tlsf_block *b = &h->tlsf.blocks[index];
+        /* the same mapping as tlsf_handle: the generation's low 31 bits, 0 read as all ones */
+        uint32_t want = b->gen & 0x7FFFFFFFu;
+        if (!b->live || b->is_free || b->user == TMEM__HEAP_SMALL_PAGE || (want ? want : 0x7FFFFFFFu) != gen)
+            return tmem__err(TMEM_E_DOUBLE_FREE);
+        off = b->offset;
+        user = b->user;
+        tmem__heap_poison(h, off, b->size);
+        tmem__tlsf_freed f;
+        tmem__tlsf_free_index(&h->tlsf, index, &f);
+        span_off = f.span_offset;
+        span_size = f.span_size;
+    }
+    free_done(h, off, user, false, span_off, span_size);
+    return TMEM_OK;
+}
+
+tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
+    if (!tmem__heap_valid(heap) || !handle.value) return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind != TMEM_HEAP_GENERAL) return tmem__err(TMEM_E_UNSUPPORTED);
+    bool locked = tmem__heap_enter(heap);
+    tmem_status st = free_handle_locked(heap, handle.value);
+    tmem__heap_leave(heap, locked);
+    return st;
 }
 
 tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset) {

@@ -8,13 +8,9 @@
 
 #define NIL TMEM__SMALL_NIL
 
-/* Slack storage of a page record: the worst case of either kind, so a
- * recycled record serves any class. */
-static size_t slack_bytes(const tmem__small *s) {
-    size_t narrow = (size_t)(TMEM__SMALL_PAGE >> s->granule_log2);
-    size_t wide = s->nclasses > s->nlinear ? 2 * (size_t)(TMEM__SMALL_PAGE / (TMEM__SMALL_LINEAR_MAX + 64)) : 0;
-    return narrow > wide ? narrow : wide;
-}
+/* Tag storage of a page record: room for the smallest class, so a recycled
+ * record serves any class. */
+static size_t slack_bytes(const tmem__small *s) { return (size_t)(TMEM__SMALL_PAGE >> s->granule_log2) * sizeof(uint16_t); }
 
 tmem_status tmem__small_init(tmem__small *s, uint64_t heap_size, uint64_t granule, const tmem_allocator *a) {
     memset(s, 0, sizeof *s);
@@ -38,7 +34,7 @@ tmem_status tmem__small_init(tmem__small *s, uint64_t heap_size, uint64_t granul
 
 void tmem__small_destroy(tmem__small *s) {
     if (!s->map) return;
-    for (uint32_t i = 0; i < s->npages; i++) tmem__meta_free(&s->a, s->pages[i].slack, slack_bytes(s));
+    for (uint32_t i = 0; i < s->npages; i++) tmem__meta_free(&s->a, s->pages[i].tag, slack_bytes(s));
     tmem__meta_free(&s->a, s->pages, (size_t)s->cap * sizeof *s->pages);
     tmem__meta_free(&s->a, s->map, (size_t)s->nmap * sizeof *s->map);
     memset(s, 0, sizeof *s);
@@ -60,10 +56,11 @@ static tmem_status record_take(tmem__small *s, uint32_t *out) {
         s->pages = np;
         s->cap = cap;
     }
-    uint8_t *slack = tmem__meta_alloc(&s->a, slack_bytes(s));
-    if (!slack) return tmem__err(TMEM_E_NO_MEMORY);
+    uint16_t *tag = tmem__meta_alloc(&s->a, slack_bytes(s));
+    if (!tag) return tmem__err(TMEM_E_NO_MEMORY);
+    memset(tag, 0, slack_bytes(s));
     memset(&s->pages[s->npages], 0, sizeof s->pages[0]);
-    s->pages[s->npages].slack = slack;
+    s->pages[s->npages].tag = tag;
     *out = s->npages++;
     return TMEM_OK;
 }
@@ -102,7 +99,6 @@ tmem_status tmem__small_add_page(tmem__small *s, uint32_t cls, uint64_t off, uin
     pg->nblocks = (uint32_t)(TMEM__SMALL_PAGE / bsize);
     pg->nfree = pg->nblocks;
     pg->in_use = 1;
-    pg->wide = cls >= s->nlinear;
     memset(pg->free, 0, sizeof pg->free);
     pg->summary = 0;
     for (uint32_t w = 0; w * 64 < pg->nblocks; w++) {
@@ -125,6 +121,7 @@ static uint32_t page_retire(tmem__small *s, uint32_t p) {
     s->empty[pg->cls]--;
     s->live_pages--;
     pg->in_use = 0;
+    pg->pgen++; /* handles into the old page go stale */
     pg->summary = 0;
     pg->next = s->unused;
     s->unused = p;
@@ -156,6 +153,7 @@ void tmem__small_reset(tmem__small *s) {
         if (s->pages[p].in_use) s->map[s->pages[p].offset >> TMEM__SMALL_PAGE_SHIFT] = 0;
     s->unused = NIL;
     for (uint32_t p = s->npages; p-- > 0;) {
+        if (s->pages[p].in_use) s->pages[p].pgen++;
         s->pages[p].in_use = 0;
         s->pages[p].listed = 0;
         s->pages[p].next = s->unused;
@@ -187,7 +185,6 @@ static tmem_status check_page(const tmem__small *s, uint32_t p) {
     CHECK_(!(pg->offset & (TMEM__SMALL_PAGE - 1)) && (pg->offset >> TMEM__SMALL_PAGE_SHIFT) < s->nmap);
     CHECK_(s->map[pg->offset >> TMEM__SMALL_PAGE_SHIFT] == p + 1 && pg->cls < s->nclasses);
     CHECK_(pg->bsize == tmem__small_class_size(s, pg->cls) && pg->nblocks == TMEM__SMALL_PAGE / pg->bsize);
-    CHECK_(pg->wide == (pg->cls >= s->nlinear));
     uint32_t nfree = 0;
     for (uint32_t w = 0; w < TMEM__SMALL_WORDS; w++) {
         uint64_t valid = w * 64 >= pg->nblocks ? 0 : pg->nblocks - w * 64 >= 64 ? ~0ull : (1ull << (pg->nblocks - w * 64)) - 1;

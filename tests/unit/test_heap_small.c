@@ -1,8 +1,9 @@
-/* Size-class pages of GENERAL heaps (src/heap/small.h): misuse is caught
- * (double free, interior and stale pointers), a fixed-seed random workload
- * against a model (no overlap, contents kept, requested sizes counted, the
- * heap's checker after every burst), and empty pages going back to TLSF so
- * a big allocation still fits once everything is freed. */
+/* Size-class pages of GENERAL heaps (src/heap/small.h) and allocation
+ * handles: misuse is caught (double free, interior pointers, stale and
+ * forged handles), a fixed-seed random workload against a model (no
+ * overlap, contents kept, requested sizes counted, the heap's checker after
+ * every burst; frees by pointer, offset and handle), and empty pages going
+ * back to TLSF so a big allocation still fits once everything is freed. */
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
@@ -92,9 +93,73 @@ static void test_pages_return(void) {
     tmem_heap_destroy(h);
 }
 
+static void test_handles(void) {
+    tmem_heap *h = make(8 * MiB, 0);
+    REQUIRE(h);
+    tmem_alloc_handle small, big, again;
+    uint64_t so, bo, ao;
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 40, 0, &small, &so));
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 100 * KiB, 4096, &big, &bo));
+    CHECK(small.value && big.value && small.value != big.value && bo % 4096 == 0);
+    CHECK(info_of(h).used == 40 + 100 * KiB && info_of(h).live_count == 2);
+    memset(tmem_heap_ptr(h, so), 1, 40);
+    memset(tmem_heap_ptr(h, bo), 2, 100 * KiB);
+    CHECK_OK(tmem_heap_check(h));
+    CHECK_OK(tmem_heap_free_handle(h, small));
+    CHECK_ST(tmem_heap_free_handle(h, small), TMEM_E_DOUBLE_FREE);
+    /* the same block again: the old handle stays stale */
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 33, 0, &again, &ao));
+    CHECK(ao == so && again.value != small.value);
+    CHECK_ST(tmem_heap_free_handle(h, small), TMEM_E_DOUBLE_FREE);
+    CHECK(info_of(h).live_count == 2);
+    /* freed by pointer: the handle goes stale too */
+    CHECK_OK(tmem_heap_free(h, tmem_heap_ptr(h, ao)));
+    CHECK_ST(tmem_heap_free_handle(h, again), TMEM_E_DOUBLE_FREE);
+    /* a TLSF block: freed by offset, reused by a same-sized block */
+    CHECK_OK(tmem_heap_free_offset(h, bo));
+    CHECK_ST(tmem_heap_free_handle(h, big), TMEM_E_DOUBLE_FREE);
+    tmem_alloc_handle big2;
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 100 * KiB, 4096, &big2, &ao));
+    CHECK_ST(tmem_heap_free_handle(h, big), TMEM_E_DOUBLE_FREE);
+    CHECK(info_of(h).live_count == 1);
+    /* forged and empty handles */
+    tmem_alloc_handle none = {0}, forged = {(1ull << 63) | 0xFFFFull << 16}, forged2 = {0x1234ull << 32 | 0xFFFFFFF};
+    CHECK_ST(tmem_heap_free_handle(h, none), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_heap_free_handle(h, forged), TMEM_E_FOREIGN);
+    CHECK_ST(tmem_heap_free_handle(h, forged2), TMEM_E_FOREIGN);
+    CHECK_ST(tmem_heap_free_handle(NULL, big2), TMEM_E_INVALID_ARG);
+    CHECK(info_of(h).live_count == 1);
+    CHECK_OK(tmem_heap_free_handle(h, big2));
+    /* reset: every handle goes stale */
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 24, 0, &small, NULL));
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 20000, 0, &big, NULL));
+    CHECK_OK(tmem_heap_reset(h));
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 24, 0, &again, &ao));
+    REQUIRE_OK(tmem_heap_alloc_handle(h, 20000, 0, &big2, &ao));
+    CHECK_ST(tmem_heap_free_handle(h, small), TMEM_E_DOUBLE_FREE);
+    CHECK_ST(tmem_heap_free_handle(h, big), TMEM_E_DOUBLE_FREE);
+    CHECK_OK(tmem_heap_free_handle(h, again));
+    CHECK_OK(tmem_heap_free_handle(h, big2));
+    CHECK(info_of(h).used == 0);
+    CHECK_OK(tmem_heap_check(h));
+    /* other kinds: unsupported, nothing allocated */
+    tmem_heap_desc hd = {0};
+    hd.type = type;
+    hd.size = 1 * MiB;
+    hd.kind = TMEM_HEAP_LINEAR;
+    tmem_heap *lin;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &lin));
+    CHECK_ST(tmem_heap_alloc_handle(lin, 64, 0, &small, &so), TMEM_E_UNSUPPORTED);
+    CHECK(small.value == 0 && so == TMEM_OFFSET_NONE && info_of(lin).live_count == 0);
+    CHECK_ST(tmem_heap_free_handle(lin, big2), TMEM_E_UNSUPPORTED);
+    tmem_heap_destroy(lin);
+    tmem_heap_destroy(h);
+}
+
 typedef struct live {
     unsigned char *p;
     uint64_t size;
+    tmem_alloc_handle handle; /* {0} when allocated without one */
     unsigned char fill;
 } live;
 
@@ -119,7 +184,11 @@ static void test_random(void) {
         live *l = &slot[tmem_rng_next(&r) % SLOTS];
         if (l->p) {
             for (uint64_t i = 0; i < l->size; i++) bad_fill += l->p[i] != l->fill;
-            if (tmem_rng_next(&r) & 1) {
+            uint64_t how = tmem_rng_next(&r) % 3;
+            if (l->handle.value) {
+                CHECK_OK(tmem_heap_free_handle(h, l->handle));
+                CHECK_ST(tmem_heap_free_handle(h, l->handle), TMEM_E_DOUBLE_FREE);
+            } else if (how) {
                 CHECK_OK(tmem_heap_free(h, l->p));
             } else {
                 CHECK_OK(tmem_heap_free_offset(h, (uint64_t)(l->p - (unsigned char *)tmem_heap_ptr(h, 0))));
@@ -131,8 +200,16 @@ static void test_random(void) {
             uint64_t u = tmem_rng_next(&r);
             uint64_t size = u % 8 ? 1 + (u >> 8) % 600 : 1 + (u >> 8) % (20 * KiB);
             uint64_t align = (u >> 40) % 4 ? 0 : 1ull << ((u >> 44) % 9);
-            void *p;
-            tmem_status st = tmem_heap_alloc(h, size, align, &p);
+            void *p = NULL;
+            l->handle.value = 0;
+            tmem_status st;
+            if ((u >> 36) & 1) {
+                st = tmem_heap_alloc(h, size, align, &p);
+            } else {
+                uint64_t off = 0;
+                st = tmem_heap_alloc_handle(h, size, align, &l->handle, &off);
+                if (st == TMEM_OK) p = tmem_heap_ptr(h, off);
+            }
             CHECK_ST(st, TMEM_OK);
             if (st != TMEM_OK) continue;
             CHECK(!align || (uintptr_t)p % align == 0);
@@ -159,7 +236,7 @@ static void test_random(void) {
     CHECK_OK(tmem_type_get_stats(type, &ts));
     CHECK(ts.in_use.current == used);
     for (int k = 0; k < SLOTS; k++)
-        if (slot[k].p) CHECK_OK(tmem_heap_free(h, slot[k].p));
+        if (slot[k].p) CHECK_OK(slot[k].handle.value ? tmem_heap_free_handle(h, slot[k].handle) : tmem_heap_free(h, slot[k].p));
     CHECK(info_of(h).used == 0);
     CHECK_OK(tmem_heap_check(h));
     CHECK_OK(tmem_context_check(ctx));
@@ -179,6 +256,7 @@ int main(void) {
     if (tmem_type_create(ctx, &td, &type) != TMEM_OK) return 1;
     RUN(test_misuse);
     RUN(test_pages_return);
+    RUN(test_handles);
     RUN(test_random);
     tmem_context_destroy(ctx);
     return tmem_test_finish();
