@@ -21,5 +21,10 @@ int tmem_bench_plan(int argc, char **argv, bool json);
 int tmem_bench_surface(int argc, char **argv, bool json);
 int tmem_bench_trace(int argc, char **argv, bool json);
 int tmem_bench_kv(int argc, char **argv, bool json);
+int tmem_bench_kern(int argc, char **argv, bool json);
+int tmem_bench_run(int argc, char **argv, bool json);
+int tmem_bench_tok(int argc, char **argv, bool json);
+int tmem_bench_vision(int argc, char **argv, bool json);
+int tmem_bench_gpu(int argc, char **argv, bool json);
 
 #endif

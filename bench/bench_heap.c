@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "cli.h"
 #include "typedmem/typedmem.h"
 
 #define MiB (1ull << 20)
@@ -492,14 +493,20 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
     int threads = 2;
     const char *only = NULL; /* measure one allocator (profiling) */
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--ops") && i + 1 < argc) ops = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--slots") && i + 1 < argc) slots = (uint32_t)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench heap";
+        if (!strcmp(a, "--ops")) { if (!tmem_cli_value_u64(cmd, a, v, 1000, UINT64_MAX, &ops)) return 2; i++; }
+        else if (!strcmp(a, "--seed")) { if (!tmem_cli_value_u64(cmd, a, v, 0, UINT64_MAX, &seed)) return 2; i++; }
+        else if (!strcmp(a, "--slots")) { if (!tmem_cli_value_u32(cmd, a, v, 16, UINT32_MAX, &slots)) return 2; i++; }
+        else if (!strcmp(a, "--only") && v) only = argv[++i];
+        else if (!strcmp(a, "--threads")) {
+            uint32_t n;
+            if (!tmem_cli_value_u32(cmd, a, v, 0, MAX_THREADS, &n)) return 2;
+            threads = (int)n;
+            i++;
+        }
         /* valgrind cannot reserve 64 GiB: `--heap-gib 4` lets callgrind run it */
-        else if (!strcmp(argv[i], "--heap-gib") && i + 1 < argc) heap_gib = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--json")) {
+        else if (!strcmp(a, "--heap-gib")) { if (!tmem_cli_value_u64(cmd, a, v, 1, 1024, &heap_gib)) return 2; i++; }
+        else if (strcmp(a, "--json")) {
             fprintf(stderr, "usage: tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME] [--heap-gib G] [--threads N]\n");
             return 2;
         }

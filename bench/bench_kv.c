@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench.h"
+#include "cli.h"
 #include "typedmem/typedmem.h"
 #include "typedmem/kv.h"
 
@@ -164,10 +165,11 @@ int tmem_bench_kv(int argc, char **argv, bool json) {
     uint64_t seed = 1;
     uint32_t nseq = 64, max_ctx = 4096;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--seqs") && i + 1 < argc) nseq = (uint32_t)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--max-ctx") && i + 1 < argc) max_ctx = (uint32_t)strtoul(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--json")) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench kv";
+        if (!strcmp(a, "--seed")) { if (!tmem_cli_value_u64(cmd, a, v, 0, UINT64_MAX, &seed)) return 2; i++; }
+        else if (!strcmp(a, "--seqs")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 100000, &nseq)) return 2; i++; }
+        else if (!strcmp(a, "--max-ctx")) { if (!tmem_cli_value_u32(cmd, a, v, 64, 1u << 20, &max_ctx)) return 2; i++; }
+        else if (strcmp(a, "--json")) {
             fprintf(stderr, "usage: tmem bench kv [--json] [--seed N] [--seqs N] [--max-ctx N]\n");
             return 2;
         }

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench.h"
+#include "cli.h"
 #include "progress.h"
 #include "typedmem/plan.h"
 
@@ -273,9 +274,14 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
     const char *shared = getenv("TMEM_SHARED_DIR");
     if (!shared) shared = "../shared";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) limit = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = (uint32_t)atoi(argv[++i]);
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench plan";
+        if (!strcmp(a, "--time-limit")) { if (!tmem_cli_value_seconds(cmd, a, v, 86400, &limit)) return 2; i++; }
+        else if (!strcmp(a, "--shared") && v) shared = argv[++i];
+        else if (!strcmp(a, "--threads")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 64, &threads)) return 2; i++; }
+        else if (strcmp(a, "--json")) {
+            fprintf(stderr, "usage: tmem bench plan [--json] [--time-limit S] [--threads N] [--shared DIR]\n");
+            return 2;
+        }
     }
     static const struct { const char *dir, *suite; } suites[] = {
         {"bench/graphs", "graphs"},

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "cli.h"
 #include "typedmem/typedmem.h"
 #include "typedmem/surface.h"
 #include "os/os.h"
@@ -382,10 +383,15 @@ out:
 int tmem_bench_surface(int argc, char **argv, bool json) {
     if (argc >= 2 && strcmp(argv[1], "--child") == 0) return child_main(argc, argv);
     uint32_t frames = 8, S = 448, handoffs = 2000;
-    for (int i = 1; i + 1 < argc; i++) {
-        if (!strcmp(argv[i], "--frames")) frames = (uint32_t)atoi(argv[i + 1]);
-        if (!strcmp(argv[i], "--size")) S = (uint32_t)atoi(argv[i + 1]);
-        if (!strcmp(argv[i], "--handoffs")) handoffs = (uint32_t)atoi(argv[i + 1]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench surface";
+        if (!strcmp(a, "--frames")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 1u << 20, &frames)) return 2; i++; }
+        else if (!strcmp(a, "--size")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 4096, &S)) return 2; i++; }
+        else if (!strcmp(a, "--handoffs")) { if (!tmem_cli_value_u32(cmd, a, v, 100, 1u << 30, &handoffs)) return 2; i++; }
+        else if (strcmp(a, "--json")) {
+            fprintf(stderr, "usage: tmem bench surface [--json] [--frames N] [--size S] [--handoffs N]\n");
+            return 2;
+        }
     }
     if (!frames || !S || S > 4096 || handoffs < 100) {
         fprintf(stderr, "tmem bench surface: --frames >= 1, --size 1..4096, --handoffs >= 100\n");

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "cli.h"
 #include "progress.h"
 #include "core/internal.h"
 #include "typedmem/typedmem.h"
@@ -54,9 +55,16 @@ static double loop(tmem_context *ctx, tmem_heap *heap, uint64_t ops) {
 
 int tmem_bench_trace(int argc, char **argv, bool json) {
     uint64_t ops = 400000;
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--ops")) ops = strtoull(argv[++i], NULL, 10);
-    if (ops < 1000) ops = 1000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--ops")) {
+            if (!tmem_cli_value_u64("tmem bench trace", a, v, 1000, UINT64_MAX, &ops)) return 2;
+            i++;
+        } else if (strcmp(a, "--json")) {
+            fprintf(stderr, "usage: tmem bench trace [--json] [--ops N]\n");
+            return 2;
+        }
+    }
     char path[] = "/tmp/tmem-bench-traceXXXXXX";
     int fd = mkstemp(path);
     if (fd < 0) return 1;

@@ -75,13 +75,25 @@ function(tmem_add_fuzz name source)
   set_target_properties(fuzz_replay_${name} PROPERTIES TMEM_TESTING ON)
   add_test(NAME fuzz/${name} COMMAND fuzz_replay_${name} "${corpus}")
   set_tests_properties(fuzz/${name} PROPERTIES TIMEOUT 120 LABELS fuzz)
+  # A target of the runtime has fuzz/<name>/runtime_sources.cmake (setting
+  # TMEM_FUZZ_RUNTIME_SOURCES): the replay links typedmem_runtime, clang
+  # compiles those sources into the libFuzzer binary.
+  set(rt_extra "")
+  set(rt_deps "")
+  if(EXISTS "${CMAKE_SOURCE_DIR}/fuzz/${name}/runtime_sources.cmake")
+    include("${CMAKE_SOURCE_DIR}/fuzz/${name}/runtime_sources.cmake")
+    target_link_libraries(fuzz_replay_${name} PRIVATE typedmem_runtime)
+    set(rt_extra -I "${CMAKE_SOURCE_DIR}/runtime/include" -I "${CMAKE_SOURCE_DIR}/runtime/src"
+        ${TMEM_FUZZ_RUNTIME_SOURCES})
+    set(rt_deps ${TMEM_FUZZ_RUNTIME_SOURCES})
+  endif()
 
   if(TMEM_CLANG)
     set(out "${TMEM_FUZZ_DIR}/fuzz_${name}")
     add_custom_command(OUTPUT "${out}"
       COMMAND "${TMEM_CLANG}" ${TMEM_FUZZ_FLAGS} -fsanitize=fuzzer,address,undefined
-              "${src}" "${TMEM_FUZZ_LIB}" -lpthread -lm -o "${out}"
-      DEPENDS "${src}" "${TMEM_FUZZ_LIB}" tmem_fuzz_lib
+              "${src}" ${rt_extra} "${TMEM_FUZZ_LIB}" -lpthread -lm -o "${out}"
+      DEPENDS "${src}" ${rt_deps} "${TMEM_FUZZ_LIB}" tmem_fuzz_lib
       COMMENT "libFuzzer target fuzz_${name}"
       VERBATIM)
     add_custom_target(fuzz_${name} DEPENDS "${out}")

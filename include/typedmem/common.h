@@ -31,6 +31,11 @@
 #define TMEM_EXTERN_C_END
 #endif
 
+/** Ignore a result on purpose: `TMEM_IGNORE(tmem_trace_mark(ctx, "step"));`.
+ *  GCC's warn_unused_result (TMEM_NODISCARD) is not silenced by a (void)
+ *  cast; this assigns the status to a variable it then discards. */
+#define TMEM_IGNORE(expr) do { tmem_status tmem_ignored_ = (expr); (void)tmem_ignored_; } while (0)
+
 /** Offset value meaning "none" (VMA's convention for outputs on failure). */
 #define TMEM_OFFSET_NONE UINT64_MAX
 

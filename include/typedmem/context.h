@@ -17,7 +17,7 @@
  *   cd.budget = 3ull << 30;                // 3 GiB for the whole process
  *   if (tmem_context_create(&cd, &ctx) != TMEM_OK) return;
  *   tmem_type *act;
- *   (void)tmem_role_get_type(ctx, TMEM_ROLE_ACTIVATION, &act);
+ *   TMEM_IGNORE(tmem_role_get_type(ctx, TMEM_ROLE_ACTIVATION, &act));
  *   ...
  *   tmem_context_destroy(ctx);
  * @endcode
@@ -33,10 +33,16 @@ TMEM_EXTERN_C_BEGIN
 typedef struct tmem_context tmem_context;
 typedef struct tmem_type tmem_type;
 
-/** @brief What memory holds. Builtin roles first; user roles are
- *  TMEM_ROLE_USER_FIRST .. TMEM_ROLE_MAX-1, named with tmem_role_define(). */
+/** @brief What memory holds. Builtin roles are TMEM_ROLE_BUILTIN_FIRST ..
+ *  TMEM_ROLE_BUILTIN_END-1; user roles TMEM_ROLE_USER_FIRST .. TMEM_ROLE_MAX-1,
+ *  named with tmem_role_define(). 0 is TMEM_ROLE_DEFAULT, so a zeroed
+ *  descriptor never charges a role by accident: in a tmem_alloc_desc it
+ *  means the heap's role; in a tmem_heap_desc the first role the policy maps
+ *  to the heap's type (or none). It is not a role of its own: the role
+ *  functions answer TMEM_E_INVALID_ARG for it, traces record "no role". */
 typedef enum tmem_role {
-    TMEM_ROLE_WEIGHTS = 0,
+    TMEM_ROLE_DEFAULT = 0,
+    TMEM_ROLE_WEIGHTS = 1,
     TMEM_ROLE_KV_CACHE,
     TMEM_ROLE_RECURRENT_STATE,
     TMEM_ROLE_ACTIVATION,
@@ -44,7 +50,9 @@ typedef enum tmem_role {
     TMEM_ROLE_IMAGE,
     TMEM_ROLE_VISION_INTERMEDIATE,
     TMEM_ROLE_OUTPUT_TOKENS,
-    TMEM_ROLE_BUILTIN_COUNT,
+    TMEM_ROLE_BUILTIN_END,                                   /**< one past the last builtin role */
+    TMEM_ROLE_BUILTIN_FIRST = TMEM_ROLE_WEIGHTS,
+    TMEM_ROLE_BUILTIN_COUNT = TMEM_ROLE_BUILTIN_END - TMEM_ROLE_BUILTIN_FIRST, /**< 8 builtin roles */
     TMEM_ROLE_USER_FIRST = 16,
     TMEM_ROLE_MAX = 32
 } tmem_role;
@@ -75,7 +83,9 @@ typedef enum tmem_type_flag {
     TMEM_TYPE_LOCKED = 1u << 1,     /**< mlock committed memory */
     TMEM_TYPE_HUGE_PAGES = 1u << 2, /**< MAP_HUGETLB, else THP advice */
     TMEM_TYPE_CONTIGUOUS = 1u << 3, /**< one physically-contiguous-style block, no growth */
-    TMEM_TYPE_FLAG_MASK = 0xFu
+    TMEM_TYPE_HOST_CACHED = 1u << 4, /**< DEVICE_HOST_VISIBLE: a host-cached memory type
+                                          (fast CPU reads of GPU results); ignored elsewhere */
+    TMEM_TYPE_FLAG_MASK = 0x1Fu
 } tmem_type_flag;
 
 /** @brief Describes a memory type. Zeroed fields take defaults. */

@@ -55,7 +55,9 @@ typedef enum tmem_heap_flag {
 typedef struct tmem_heap_desc {
     tmem_heap_kind kind;
     tmem_type *type;      /**< required: the pool it sub-allocates from */
-    tmem_role role;       /**< default role charged for its allocations */
+    tmem_role role;       /**< default role charged for its allocations; TMEM_ROLE_DEFAULT (0)
+                               = the first role the policy maps to `type`, or no role (bytes
+                               counted in the type only) when none does */
     uint64_t size;        /**< bytes of the pool's range it manages; required */
     uint32_t flags;       /**< tmem_heap_flag bits */
     const char *name;     /**< for reports; copied; may be NULL */
@@ -72,7 +74,7 @@ typedef struct tmem_alloc_desc {
     uint64_t alignment;   /**< power of two; 0 = 16 */
     uint64_t offset;      /**< PLACEMENT heaps only: where to place it */
     uint32_t flags;       /**< tmem_alloc_flag bits */
-    int32_t role;         /**< tmem_role, or -1 for the heap's role */
+    int32_t role;         /**< tmem_role; TMEM_ROLE_DEFAULT (0) or -1 = the heap's role */
     const char *name;     /**< for traces/reports; not copied beyond 31 bytes */
 } tmem_alloc_desc;
 

@@ -407,6 +407,11 @@ TMEM_API void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id);
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t layer, void **conv, void **ssm);
 
 /** @brief Pin (true) or unpin a sequence: a pinned sequence is never evicted.
+ *  Pin the sequence you are generating: a budget hit anywhere in the context
+ *  runs its reclaim, which evicts unpinned sequences (LRU first) even between
+ *  two of your appends (the next call then answers TMEM_E_STATE); pinned, the
+ *  allocation that does not fit fails with TMEM_E_BUDGET instead. A call's
+ *  own append never evicts the sequence it appends to.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_pin(tmem_kv_cache *cache, tmem_kv_seq seq, bool pinned);

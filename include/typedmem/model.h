@@ -22,7 +22,7 @@
  * @par Quick start: will it fit?
  * @code
  *   tmem_model_desc m;
- *   (void)tmem_model_preset("qwen3.5-0.8b", &m);
+ *   TMEM_IGNORE(tmem_model_preset("qwen3.5-0.8b", &m));
  *   tmem_fit_desc f = {0};
  *   f.model = &m; f.ctx_tokens = 8192; f.image_width = f.image_height = 1024;
  *   f.budget = 3ull << 30;
@@ -408,7 +408,13 @@ typedef enum tmem_weight_dtype {
 
 /** @brief The ggml type of a dtype (DEFAULT -> TMEM_GGML_TYPE_LIMIT). @par Threads safe */
 TMEM_API uint32_t tmem_weight_dtype_ggml(tmem_weight_dtype dtype);
-/** @brief Parse "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k".
+/** @brief Parse "f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k"
+ *  (case-insensitive), or a llama.cpp file-type name: "Q4_K_M", "Q4_K_S",
+ *  "Q5_K_M", "Q5_K_S", "Q6_K", "Q8_0", "Q4_0", "F16", "BF16", "F32", with or
+ *  without llama.cpp's "MOSTLY_" prefix. A K-quant mix (_S/_M) maps to its
+ *  base type for every tensor: llama.cpp keeps a few tensors (attn_v,
+ *  ffn_down, output) at a larger type, so real files are a few percent
+ *  bigger (tmem_fit with the GGUF itself gives the exact bytes).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out);
 
@@ -569,6 +575,14 @@ typedef enum tmem_model_layer_kind {
 /** @brief Graph options. */
 typedef enum tmem_model_graph_flag {
     TMEM_MODEL_GRAPH_NO_FLASH_ATTN = 1u << 0, /**< materialise KQ scores (n_head x tokens x ctx f32) */
+    /** The chunked delta rule run one 64-token chunk at a time (the reference
+     *  runtime's schedule, runtime/src/forward/deltanet.c) instead of all
+     *  chunks at once (llama.cpp's graph): the intra-chunk buffers (k_beta,
+     *  v_beta, decay_mask, chunk_attn, u, w, chunk_qk, v_new) hold one chunk
+     *  of every value head and live, with q, k, v, beta and the gates, through
+     *  the chunk loop that writes core_out. */
+    TMEM_MODEL_GRAPH_CHUNKED_DELTA = 1u << 1,
+    TMEM_MODEL_GRAPH_FLAG_MASK = 0x3u
 } tmem_model_graph_flag;
 
 /** @brief The per-layer buffer graph (f32 activations) for a chunk of
@@ -598,6 +612,9 @@ typedef struct tmem_fit_desc {
     uint32_t graph_flags;     /**< tmem_model_graph_flag */
     uint32_t state_snapshots; /**< recurrent-state snapshots kept per sequence
                                    (tmem_kv_snapshot_take); 0 = none */
+    uint64_t scratch_bytes;   /**< per-step scratch the runtime reserves besides the
+                                   planned arena (kernel scratch, sampler), as a
+                                   "scratch" line (SCRATCH role); 0 = no line */
 } tmem_fit_desc;
 
 /** @brief One line of the breakdown. */
@@ -630,9 +647,19 @@ typedef struct tmem_fit_result {
     uint64_t vision_arena;
     bool arena_from_planner;  /**< false: the sweep lower bound stands in (see docs/model.md) */
     /* searched whenever budget != 0: */
-    uint64_t max_ctx_tokens;  /**< largest ctx (whole KV blocks) that fits with the image; 0 = none */
+    uint64_t max_ctx_tokens;  /**< largest ctx (whole KV blocks) that fits with the image, at most
+                                   the model's n_ctx_train (when known); 0 = none */
     uint32_t max_image_width, max_image_height; /**< largest same-aspect image (sides multiples of
                                                      patch*merge) that fits at ctx; 0 = none */
+    /** Dirty bytes at the peak of a run that encodes the image before the
+     *  text session's memory exists and frees the encoder's memory before the
+     *  prefill (what `tmem run --image` does): the image embeddings plus the
+     *  larger of the text phase (KV, state, activations, logits, scratch,
+     *  tokens) and the encoder phase (the largest of: decoded image +
+     *  pixel_values, pixel_values + the two rows the patch embedding writes,
+     *  the vision arena). total_dirty sums both phases (the conservative
+     *  figure budgets use); without an image the two are equal. */
+    uint64_t peak_dirty_encode_first;
 } tmem_fit_result;
 
 /** @brief Compute the memory of a request by type and role and whether it fits.

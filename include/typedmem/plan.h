@@ -23,7 +23,7 @@
  *   tmem_plan_desc d = {0};                              // minimise, defaults
  *   if (tmem_plan_solve(p, &d, &plan) == TMEM_OK) {
  *       uint64_t off = tmem_plan_offset(plan, 0);
- *       tmem_plan_info info; (void)tmem_plan_get_info(plan, &info);
+ *       tmem_plan_info info; TMEM_IGNORE(tmem_plan_get_info(plan, &info));
  *       tmem_plan_destroy(plan);
  *   }
  *   tmem_plan_problem_destroy(p);

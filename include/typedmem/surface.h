@@ -65,10 +65,10 @@
  *   tmem_surface *s;
  *   if (tmem_surface_create(ctx, &d, &s) != TMEM_OK) return;
  *   uint32_t seed;
- *   (void)tmem_surface_lock(s, 0, &seed);           // read-write
+ *   TMEM_IGNORE(tmem_surface_lock(s, 0, &seed));           // read-write
  *   uint8_t *y = tmem_surface_plane_ptr(s, 0);      // fill the frame
- *   (void)tmem_surface_unlock(s, 0, &seed);          // seed + 1
- *   (void)tmem_surface_send(s, sock, TMEM_SHARE_READ_ONLY);
+ *   TMEM_IGNORE(tmem_surface_unlock(s, 0, &seed));          // seed + 1
+ *   TMEM_IGNORE(tmem_surface_send(s, sock, TMEM_SHARE_READ_ONLY));
  *   tmem_surface_release(s);
  * @endcode
  */
@@ -457,7 +457,11 @@ typedef enum tmem_convert_flag {
 /** @brief One fused conversion: crop, resize, colour convert, scale, mean/std,
  *  HWC -> CHW. Zeroed = whole surface, bilinear, BT.601 limited, scale 1/255,
  *  mean 0, std 1. Output value = ((v * scale) - mean[c]) / std[c] with v the
- *  resampled 0..255 value (after YUV -> RGB for video formats). */
+ *  resampled 0..255 value (after YUV -> RGB for video formats), evaluated as
+ *  (v - mean/scale) / (std/scale) with both constants computed in double
+ *  (the default scale exactly 1/255): one rounding when they are exact in
+ *  f32 (mean = std = 0.5: (v - 127.5) / 127.5), which is bit for bit what
+ *  Hugging Face's image processors produce. */
 typedef struct tmem_convert_desc {
     tmem_rect src_rect;
     tmem_resize_filter filter;
@@ -495,19 +499,31 @@ typedef struct tmem_patch_desc {
     uint32_t patch;         /**< patch side in pixels, 0 = 16 */
     uint32_t merge;         /**< spatial merge, 0 = 2 */
     uint32_t temporal;      /**< frames per temporal patch, 0 = 2 */
+    uint32_t flags;         /**< tmem_patch_flag bits */
 } tmem_patch_desc;
+
+/** @brief Patch layout flags. */
+typedef enum tmem_patch_flag {
+    /** Values of a row ordered (frame, channel, py, px) instead of Hugging
+     *  Face's (channel, frame, py, px): each frame's C*patch*patch values are
+     *  contiguous, which is what a Conv3d split into one Conv2d per frame
+     *  (llama.cpp's v.patch_embd.weight and .weight.1) multiplies. */
+    TMEM_PATCH_FRAME_MAJOR = 1u << 0,
+} tmem_patch_flag;
 
 /** @brief The same fused conversion as tmem_surface_convert() (crop, resize
  *  to patch->width x patch->height, colour, scale, mean/std) written straight
  *  in patch order: dst is rank 2, shape {(h/patch)*(w/patch),
  *  C*temporal*patch*patch}, F32 or F16, values of a row contiguous
- *  (strides[1] = value size), rows at any stride >= a row. C is 3 (or 1 for
- *  GRAY8 sources). Element (c, t, y, x) of the image lands at row
+ *  (strides[1] = value size), rows at any stride >= a row. C is 3 (GRAY8
+ *  sources are replicated into R, G and B). Element (c, t, y, x) of the image lands at row
  *  ((bh*(w/(patch*merge)) + bw)*merge + mh)*merge + mw and column
- *  ((c*temporal + t)*patch + py)*patch + px, where y = (bh*merge + mh)*patch
- *  + py and x likewise.
+ *  ((c*temporal + t)*patch + py)*patch + px (with TMEM_PATCH_FRAME_MAJOR:
+ *  ((t*C + c)*patch + py)*patch + px), where y = (bh*merge + mh)*patch + py
+ *  and x likewise.
  *  @return the errors of tmem_surface_convert | TMEM_E_INVALID_ARG (patch NULL,
- *          sizes not multiples of patch*merge, dst shape or strides wrong)
+ *          sizes not multiples of patch*merge, dst shape or strides wrong,
+ *          unknown flags)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_convert_patches(tmem_surface *src, const tmem_convert_desc *desc,
                                                                  const tmem_patch_desc *patch,

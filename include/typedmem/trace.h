@@ -25,10 +25,10 @@
  *   if (tmem_trace_snapshot(ctx, &t) == TMEM_OK) {
  *       tmem_report_desc rd = {0};
  *       rd.plan_svg = plan_svg_text;         // optional planner picture
- *       (void)tmem_trace_export_file(t, TMEM_TRACE_FORMAT_HTML, &rd, "report.html");
+ *       TMEM_IGNORE(tmem_trace_export_file(t, TMEM_TRACE_FORMAT_HTML, &rd, "report.html"));
  *       tmem_trace_data_destroy(t);
  *   }
- *   (void)tmem_trace_stop(ctx);
+ *   TMEM_IGNORE(tmem_trace_stop(ctx));
  * @endcode
  *
  * @par Threads
@@ -181,8 +181,11 @@ typedef struct tmem_report_desc {
     const char *title;        /**< HTML title; NULL = "typedmem memory report" */
     const char *plan_svg;     /**< SVG text of a plan picture to embed in the HTML
                                    (e.g. from include/typedmem/plan.h); NULL = none.
-                                   Must be a single <svg> element; an XML prolog is
-                                   skipped; any <script> makes the export fail. */
+                                   Must be a single <svg> element (an XML prolog,
+                                   comments and a doctype before it are skipped),
+                                   else TMEM_E_INVALID_ARG. It is shown as an image
+                                   (<img src="data:image/svg+xml;base64,...">), so
+                                   nothing in it can run or load anything. */
     const char *plan_caption; /**< text under the plan picture */
     const tmem_report_note *notes;
     uint32_t note_count;
@@ -295,7 +298,7 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_peak(const tmem_trace_data *data,
  *  @param[out] out  NUL-terminated, free with tmem_trace_string_free(); NULL on failure.
  *  @param[out] out_len  may be NULL; length without the NUL.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (format, or a plan_svg that is not a
- *          single <svg> element or holds a script) | TMEM_E_NO_MEMORY
+ *          single <svg> element) | TMEM_E_NO_MEMORY
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export(const tmem_trace_data *data, tmem_trace_format format, const tmem_report_desc *opt, char **out, size_t *out_len);
 

@@ -18,5 +18,6 @@
 #include "json.h"
 #include "safetensors.h"
 #include "surface.h"
+#include "device.h"
 
 #endif /* TYPEDMEM_H */

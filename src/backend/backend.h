@@ -19,6 +19,7 @@
 #define TMEM_BACKEND_H
 
 #include "typedmem/context.h"
+#include "typedmem/device.h"
 
 /* One reserved region. `base` is the host address of offset 0 (NULL when the
  * memory has no host view); `handle` is the backend's own (a device
@@ -42,6 +43,16 @@ typedef enum tmem__advice {
     TMEM__ADVICE_COLD      /* deprioritise (a hint) */
 } tmem__advice;
 
+/* Where an offset of a device pool lives: the backend's memory object
+ * (a VkDeviceMemory, a CUdeviceptr's allocation) and the offset inside it. */
+typedef struct tmem__device_span {
+    uint64_t memory;   /* backend handle of the memory object */
+    uint64_t offset;   /* byte offset of the pool offset inside it */
+    uint64_t memory_size; /* bytes of the memory object */
+    uint64_t address;  /* device address of the pool offset, 0 if none */
+    void *host;        /* host address of the pool offset, NULL if none */
+} tmem__device_span;
+
 typedef struct tmem__backend tmem__backend;
 struct tmem__backend {
     const char *name;
@@ -57,6 +68,16 @@ struct tmem__backend {
     /* Bytes of [off, off+size) resident in memory right now. */
     tmem_status (*residency)(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, uint64_t *out_bytes);
     void *user;
+    /* ---- optional, for device backends (NULL = not supported) ---- */
+    /* Turn a committed range [off, off+size) into its memory object; fails
+     * with TMEM_E_ALIGNMENT when the range straddles two memory objects and
+     * TMEM_E_STATE when it is not committed. */
+    tmem_status (*locate)(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, tmem__device_span *out);
+    /* The device's real size and alignment for a resource of `kind`
+     * (tmem_resource_kind) of `size` bytes: raise *size / *align in place. */
+    tmem_status (*size_and_align)(const tmem__backend *be, const tmem__region *r, uint32_t kind, uint64_t *size, uint64_t *align);
+    /* The memory type and heap the region lives in, with the driver's budget. */
+    tmem_status (*memory_info)(const tmem__backend *be, const tmem__region *r, tmem_device_memory_info *out);
 };
 
 /* The host backend (host.c): anonymous reserve + commit through src/os/. Serves

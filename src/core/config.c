@@ -52,6 +52,7 @@ static const struct { const char *name; uint32_t bit; } k_flags[] = {
     {"locked", TMEM_TYPE_LOCKED},
     {"huge_pages", TMEM_TYPE_HUGE_PAGES},
     {"contiguous", TMEM_TYPE_CONTIGUOUS},
+    {"host_cached", TMEM_TYPE_HOST_CACHED},
 };
 
 typedef struct cfg_type {

@@ -151,6 +151,7 @@ struct tmem_context {
     float warning_fraction, critical_fraction;
     _Atomic int level_budget;  /* from committed/budget */
     _Atomic int level_os;      /* from the last tmem_context_poll_os_pressure */
+    _Atomic int level_device;  /* from the last GPU driver budget poll (typedmem_gpu) */
     _Atomic int notifying;
     int last_notified;         /* only touched by the notifying thread */
     tmem_pressure_fn pressure_fn;   /* under lock */
@@ -236,6 +237,11 @@ void tmem__pressure_update_locked(tmem_context *ctx);
 /* Call the pressure callback if the level changed (no lock held). */
 void tmem__pressure_notify(tmem_context *ctx);
 tmem_pressure tmem__pressure_level(const tmem_context *ctx);
+/* A device backend's level from its driver budget (tmem_gpu_poll_pressure):
+ * stored, folded into the effective level, the callback run if it changed. */
+void tmem__pressure_set_device(tmem_context *ctx, tmem_pressure level);
+/* The context's warning / critical fractions. */
+void tmem__pressure_fractions(tmem_context *ctx, float *warning, float *critical);
 extern const char *const tmem__pressure_names[3];
 
 /* ---- stats.c ---- */

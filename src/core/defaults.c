@@ -37,7 +37,9 @@ static const default_type defaults[TMEM_ROLE_BUILTIN_COUNT] = {
 };
 
 const char *tmem__builtin_role_name(tmem_role role) {
-    return (unsigned)role < TMEM_ROLE_BUILTIN_COUNT ? defaults[role].role_name : NULL;
+    return role >= TMEM_ROLE_BUILTIN_FIRST && role < TMEM_ROLE_BUILTIN_END
+               ? defaults[role - TMEM_ROLE_BUILTIN_FIRST].role_name
+               : NULL;
 }
 
 tmem_status tmem__defaults_create(tmem_context *ctx) {

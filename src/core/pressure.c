@@ -1,8 +1,9 @@
 /*
  * Pressure levels: NORMAL below warning_fraction of the context budget,
  * WARNING from there, CRITICAL from critical_fraction. The OS's own signals
- * (PSI, cgroup memory.events), read by tmem_context_poll_os_pressure, can
- * raise the level; the effective level is the higher of the two.
+ * (PSI, cgroup memory.events), read by tmem_context_poll_os_pressure, and a
+ * GPU driver's budget (tmem_gpu_poll_pressure) can raise the level; the
+ * effective level is the highest of the three.
  *
  * The callback runs on the thread whose call changed the level, with no lock
  * held. Calls are serialised by a flag rather than a lock: a thread that finds
@@ -29,7 +30,9 @@ void tmem__pressure_update_locked(tmem_context *ctx) {
 tmem_pressure tmem__pressure_level(const tmem_context *ctx) {
     int a = atomic_load_explicit(&((tmem_context *)ctx)->level_budget, memory_order_relaxed);
     int b = atomic_load_explicit(&((tmem_context *)ctx)->level_os, memory_order_relaxed);
-    return (tmem_pressure)(a > b ? a : b);
+    int d = atomic_load_explicit(&((tmem_context *)ctx)->level_device, memory_order_relaxed);
+    int m = a > b ? a : b;
+    return (tmem_pressure)(m > d ? m : d);
 }
 
 void tmem__pressure_notify(tmem_context *ctx) {
@@ -55,6 +58,18 @@ void tmem__pressure_notify(tmem_context *ctx) {
         if (fn) fn(ctx, (tmem_pressure)lvl, user);
         atomic_store_explicit(&ctx->notifying, 0, memory_order_release);
     }
+}
+
+void tmem__pressure_set_device(tmem_context *ctx, tmem_pressure level) {
+    atomic_store_explicit(&ctx->level_device, (int)level, memory_order_relaxed);
+    tmem__pressure_notify(ctx);
+}
+
+void tmem__pressure_fractions(tmem_context *ctx, float *warning, float *critical) {
+    tmem__context_lock(ctx);
+    *warning = ctx->warning_fraction;
+    *critical = ctx->critical_fraction;
+    tmem__context_unlock(ctx);
 }
 
 tmem_status tmem_context_set_pressure_callback(tmem_context *ctx, tmem_pressure_fn fn, void *user) {

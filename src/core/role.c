@@ -7,7 +7,7 @@
 #include "core/defaults.h"
 
 static bool role_known_locked(const tmem_context *ctx, tmem_role role) {
-    if ((unsigned)role < TMEM_ROLE_BUILTIN_COUNT) return true;
+    if (role >= TMEM_ROLE_BUILTIN_FIRST && role < TMEM_ROLE_BUILTIN_END) return true;
     return (unsigned)role < TMEM_ROLE_MAX && ctx->role_defined[role];
 }
 
@@ -24,7 +24,8 @@ tmem_status tmem_role_set_type(tmem_context *ctx, tmem_role role, tmem_type *typ
 
 tmem_status tmem_role_get_type(tmem_context *ctx, tmem_role role, tmem_type **out) {
     if (out) *out = NULL;
-    if (!tmem__context_valid(ctx) || !out || (unsigned)role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!tmem__context_valid(ctx) || !out || role == TMEM_ROLE_DEFAULT || (unsigned)role >= TMEM_ROLE_MAX)
+        return tmem__err(TMEM_E_INVALID_ARG);
     tmem__context_lock(ctx);
     tmem_type *t = ctx->role_type[role];
     tmem__context_unlock(ctx);

@@ -5,12 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/core.h"
+#include "backend/backend.h"
 
 #define TMEM__STATS_VERSION 1
 
 static const char *const heap_kind_names[] = {"general", "linear", "placement"};
 static const char *const purgeable_names[] = {"keep_current", "non_volatile", "volatile", "empty"};
-static const char *const flag_names[] = {"populate", "locked", "huge_pages", "contiguous"};
+static const char *const flag_names[] = {"populate", "locked", "huge_pages", "contiguous", "host_cached"};
 
 static void json_stat(tmem__tb *sb, const char *key, tmem_stat s) {
     tmem__tb_printf(sb, "\"%s\":{\"current\":%llu,\"peak\":%llu,\"total\":%llu}", key, (unsigned long long)s.current,
@@ -42,6 +43,24 @@ static void json_context(tmem__tb *sb, tmem_context *ctx) {
                     (unsigned long long)clean);
 }
 
+/* Device types: the memory type and heap their backend drew from, with the
+ * driver's budget (docs/backend.md). Host types have no "device" key. */
+static void json_device(tmem__tb *sb, const tmem_type *t) {
+    const tmem__pool *p = &t->pool;
+    tmem_device_memory_info mi;
+    memset(&mi, 0, sizeof mi);
+    if (!p->backend || !p->backend->memory_info || p->backend->memory_info(p->backend, &p->region, &mi) != TMEM_OK) return;
+    tmem__tb_printf(sb, ",\"device\":{\"backend\":");
+    tmem__tb_json_string(sb, mi.backend);
+    tmem__tb_printf(sb, ",\"name\":");
+    tmem__tb_json_string(sb, mi.device);
+    tmem__tb_printf(sb, ",\"memory_type\":%u,\"property_flags\":%u,\"heap\":%u,\"heap_size\":%llu,\"heap_budget\":%llu,"
+                        "\"heap_usage\":%llu,\"backend_bytes\":%llu,\"budget_from_driver\":%s}",
+                    mi.memory_type, mi.property_flags, mi.heap_index, (unsigned long long)mi.heap_size,
+                    (unsigned long long)mi.budget, (unsigned long long)mi.usage, (unsigned long long)mi.backend_bytes,
+                    mi.budget_from_driver ? "true" : "false");
+}
+
 static void json_type(tmem__tb *sb, const tmem_type *t) {
     tmem_type_stats s;
     tmem__type_stats_read(t, &s);
@@ -52,7 +71,7 @@ static void json_type(tmem__tb *sb, const tmem_type *t) {
     tmem__tb_json_string(sb, t->name);
     tmem__tb_printf(sb, ",\"placement\":\"%s\",\"lifetime\":\"%s\",\"flags\":[", tmem__placement_names[t->placement], tmem__lifetime_names[t->lifetime]);
     bool first = true;
-    for (unsigned b = 0; b < 4; b++)
+    for (unsigned b = 0; b < 5; b++)
         if (t->flags & (1u << b)) {
             tmem__tb_printf(sb, "%s\"%s\"", first ? "" : ",", flag_names[b]);
             first = false;
@@ -63,10 +82,12 @@ static void json_type(tmem__tb *sb, const tmem_type *t) {
     json_stat(sb, "committed", s.committed);
     tmem__tb_printf(sb, ",");
     json_stat(sb, "in_use", s.in_use);
-    tmem__tb_printf(sb, ",\"alloc_count\":%llu,\"free_count\":%llu,\"live_count\":%llu,\"dirty\":%llu,\"clean\":%llu,\"budget_denials\":%llu,\"reclaimed\":%llu}",
+    tmem__tb_printf(sb, ",\"alloc_count\":%llu,\"free_count\":%llu,\"live_count\":%llu,\"dirty\":%llu,\"clean\":%llu,\"budget_denials\":%llu,\"reclaimed\":%llu",
                     (unsigned long long)s.alloc_count, (unsigned long long)s.free_count, (unsigned long long)s.live_count,
                     (unsigned long long)s.dirty, (unsigned long long)s.clean, (unsigned long long)s.budget_denials,
                     (unsigned long long)s.reclaimed);
+    json_device(sb, t);
+    tmem__tb_printf(sb, "}");
 }
 
 static void json_role(tmem__tb *sb, tmem_context *ctx, tmem_role r, const char *name, bool *first) {

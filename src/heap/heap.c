@@ -73,11 +73,29 @@ static void fini_meta(tmem_heap *h) {
     tmem__ivx_destroy(&h->alias);
 }
 
+/* The role a heap charges: the desc's, or for TMEM_ROLE_DEFAULT the first
+ * role the policy maps to its type (builtin roles first, then user roles);
+ * none maps to it: no role (the bytes count in the type only). */
+static tmem_status heap_role(tmem_context *ctx, const tmem_heap_desc *d, int32_t *out) {
+    *out = (int32_t)d->role;
+    if (d->role != TMEM_ROLE_DEFAULT) return TMEM_OK;
+    for (int32_t r = TMEM_ROLE_BUILTIN_FIRST; r < TMEM_ROLE_MAX; r++) {
+        tmem_type *t;
+        if (tmem_role_get_type(ctx, (tmem_role)r, &t) == TMEM_OK && t == d->type) {
+            *out = r;
+            return TMEM_OK;
+        }
+    }
+    return TMEM_OK; /* stays TMEM_ROLE_DEFAULT: no role */
+}
+
 tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem_heap **out) {
     if (out) *out = NULL;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_status st = validate_desc(ctx, desc);
     if (st != TMEM_OK) return st;
+    int32_t role;
+    if ((st = heap_role(ctx, desc, &role)) != TMEM_OK) return st;
     tmem_type *type = desc->type;
     uint64_t g = tmem__pool_granule(type), granule = alloc_granule(tmem__type_placement(type)), size, carved;
     if (!tmem__align_up(desc->size, granule, &size) || !tmem__align_up(size, g, &carved))
@@ -86,7 +104,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     uint64_t carve_align = carved >= tmem__heap_commit_chunk(type) ? tmem__heap_commit_chunk(type) : g;
     tmem_heap *h = tmem__calloc(ctx, 1, sizeof *h);
     if (!h) return tmem__err(TMEM_E_NO_MEMORY);
-    *h = (tmem_heap){.magic = TMEM__HEAP_MAGIC, .kind = desc->kind, .flags = desc->flags, .role = (int32_t)desc->role,
+    *h = (tmem_heap){.magic = TMEM__HEAP_MAGIC, .kind = desc->kind, .flags = desc->flags, .role = role,
                      .ctx = ctx, .type = type, .debug = tmem__context_debug(ctx), .size = size, .carved = carved,
                      .granule = granule};
     atomic_init(&h->purgeable, TMEM_PURGEABLE_NON_VOLATILE);

@@ -248,7 +248,7 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
     if (out) *out = (tmem_alloc_info){TMEM_OFFSET_NONE, 0, NULL};
     if (!tmem__heap_valid(heap) || !desc || !out || !desc->size || (desc->flags & ~TMEM__ALLOC_FLAG_MASK))
         return tmem__err(TMEM_E_INVALID_ARG);
-    int32_t role = desc->role == -1 ? heap->role : desc->role;
+    int32_t role = desc->role == -1 || desc->role == TMEM_ROLE_DEFAULT ? heap->role : desc->role;
     if (role < 0 || role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t align = desc->alignment;
     tmem_status st = check_align(&align);

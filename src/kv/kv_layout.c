@@ -50,6 +50,7 @@ tmem_status tmem_kv_dtype_bytes(tmem_kv_dtype dtype, uint64_t elements, uint64_t
 }
 
 tmem_status tmem__kv_row_bytes(const tmem_kv_layout *l, uint64_t *out) {
+    *out = 0; /* on every failure: callers never read an unset value */
     if (!l || !l->layers || !l->kv_heads || !l->head_dim) return tmem__err(TMEM_E_INVALID_ARG);
     /* q8_0 quantises each head's row on its own: head_dim must be whole blocks. */
     uint64_t head;

@@ -19,7 +19,7 @@
 
 /* The builtin type of each role (src/core/defaults.c), for requests made
  * without a context. */
-static const char *const default_type[TMEM_ROLE_BUILTIN_COUNT] = {
+static const char *const default_type[TMEM_ROLE_BUILTIN_END] = {
     [TMEM_ROLE_WEIGHTS] = "/memory/weights",   [TMEM_ROLE_KV_CACHE] = "/memory/kv",
     [TMEM_ROLE_RECURRENT_STATE] = "/memory/state", [TMEM_ROLE_ACTIVATION] = "/memory/activations",
     [TMEM_ROLE_SCRATCH] = "/memory/scratch",   [TMEM_ROLE_IMAGE] = "/memory/images",
@@ -51,7 +51,7 @@ static void role_type(tmem_context *ctx, tmem_role r, char *out, size_t cap) {
         snprintf(out, cap, "%s", info.name);
         return;
     }
-    snprintf(out, cap, "%s", (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? default_type[r] : "?");
+    snprintf(out, cap, "%s", r >= TMEM_ROLE_BUILTIN_FIRST && r < TMEM_ROLE_BUILTIN_END ? default_type[r] : "?");
 }
 
 #define MEMO_CAP 16u
@@ -70,6 +70,7 @@ typedef struct req {
     const tmem_model_desc *m;
     tmem_context *ctx;
     uint32_t n_seqs, chunk, block, flags, snapshots;
+    uint64_t scratch;
     tmem_weight_dtype weight_dtype;
     tmem_kv_dtype kv_type, state_type;
     bool exact_weights;
@@ -247,7 +248,18 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
         item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
     }
     item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
+    if (r->scratch) item(r, o, "scratch", TMEM_ROLE_SCRATCH, false, r->scratch, &ovf);
     item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
+    o->peak_dirty_encode_first = o->total_dirty;
+    if (image && !ovf) {
+        /* phases of an encode-first run; dirty lines only (weights are clean) */
+        uint64_t text = o->total_dirty - o->vision_arena - vis_embd - img, rows = 0, vis = o->vision_arena, pv;
+        pv = img - (uint64_t)iw * ih * 3;
+        if (tmem__mul_overflow(o->image_patches, 2ull * m->vis_hidden * 4, &rows)) ovf = true;
+        if (img > vis) vis = img;
+        if (pv + rows > vis) vis = pv + rows;
+        o->peak_dirty_encode_first = vis_embd + (text > vis ? text : vis);
+    }
     return ovf ? tmem__err(TMEM_E_OVERFLOW) : TMEM_OK;
 }
 
@@ -318,12 +330,13 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     if (st) return st;
     if ((d->image_width != 0) != (d->image_height != 0)) return tmem__err(TMEM_E_INVALID_ARG);
     if (d->image_width && !d->model->vis_depth) return tmem__err(TMEM_E_INVALID_ARG);
-    if (d->graph_flags & ~(uint32_t)TMEM_MODEL_GRAPH_NO_FLASH_ATTN) return tmem__err(TMEM_E_INVALID_ARG);
+    if (d->graph_flags & ~(uint32_t)TMEM_MODEL_GRAPH_FLAG_MASK) return tmem__err(TMEM_E_INVALID_ARG);
     if ((unsigned)d->weight_dtype >= TMEM_WEIGHT_COUNT || (unsigned)d->kv_dtype >= TMEM_KV_DTYPE_COUNT ||
         (unsigned)d->state_dtype >= TMEM_KV_DTYPE_COUNT)
         return tmem__err(TMEM_E_INVALID_ARG);
     r->n_seqs = d->n_seqs ? d->n_seqs : 1;
     r->snapshots = d->state_snapshots;
+    r->scratch = d->scratch_bytes;
     r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
@@ -349,7 +362,9 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     res.budget = d->budget;
     res.fits = d->budget == 0 || res.total <= d->budget;
     if (d->budget) {
-        uint64_t cap = d->ctx_tokens > d->model->n_ctx_train ? d->ctx_tokens : d->model->n_ctx_train;
+        /* never past the model's trained context (a request above it is the
+         * caller's choice, but it is not a context the model supports) */
+        uint64_t cap = d->model->n_ctx_train ? d->model->n_ctx_train : d->ctx_tokens;
         res.max_ctx_tokens = search_ctx(&r, d->budget, cap, d->image_width, d->image_height, res.image_tokens);
         if (d->image_width)
             search_image(&r, d->budget, d->ctx_tokens, d->image_width, d->image_height, &res.max_image_width,

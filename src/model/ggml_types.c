@@ -99,11 +99,24 @@ uint32_t tmem_weight_dtype_ggml(tmem_weight_dtype dtype) {
     return dtype_table[dtype].ggml;
 }
 
+/* llama.cpp's file types (LLAMA_FTYPE_MOSTLY_*) whose tensors are, apart
+ * from a few, of one of our dtypes. */
+static const struct { const char *name; tmem_weight_dtype dtype; } ftype_table[] = {
+    {"q4_k_m", TMEM_WEIGHT_Q4_K}, {"q4_k_s", TMEM_WEIGHT_Q4_K}, {"q5_k_m", TMEM_WEIGHT_Q5_K},
+    {"q5_k_s", TMEM_WEIGHT_Q5_K},
+};
+
 tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out) {
     if (!name || !out) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!strncasecmp(name, "mostly_", 7)) name += 7;
     for (int i = 1; i < TMEM_WEIGHT_COUNT; i++)
         if (!strcasecmp(dtype_table[i].name, name)) {
             *out = (tmem_weight_dtype)i;
+            return TMEM_OK;
+        }
+    for (size_t i = 0; i < sizeof ftype_table / sizeof ftype_table[0]; i++)
+        if (!strcasecmp(ftype_table[i].name, name)) {
+            *out = ftype_table[i].dtype;
             return TMEM_OK;
         }
     return tmem__err(TMEM_E_NOT_FOUND);

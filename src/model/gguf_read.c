@@ -161,45 +161,22 @@ static tmem_status skip_value(cursor *c, uint32_t type, uint32_t depth, const ch
     return TMEM_OK;
 }
 
-/* ---- sorting indices (heap sort: no qsort_r portability issue, no recursion) ---- */
-
-typedef int (*cmp_fn)(const tmem_gguf *g, uint32_t a, uint32_t b);
-
-static void sift(const tmem_gguf *g, uint32_t *a, uint64_t root, uint64_t n, cmp_fn cmp) {
-    for (;;) {
-        uint64_t child = 2 * root + 1;
-        if (child >= n) return;
-        if (child + 1 < n && cmp(g, a[child], a[child + 1]) < 0) child++;
-        if (cmp(g, a[root], a[child]) >= 0) return;
-        uint32_t t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-        root = child;
-    }
-}
-static void heap_sort(const tmem_gguf *g, uint32_t *a, uint64_t n, cmp_fn cmp) {
-    for (uint64_t i = n / 2; i-- > 0;) sift(g, a, i, n, cmp);
-    for (uint64_t end = n; end-- > 1;) {
-        uint32_t t = a[0];
-        a[0] = a[end];
-        a[end] = t;
-        sift(g, a, 0, end, cmp);
-    }
-}
-
 static int bytes_cmp(const uint8_t *a, uint64_t al, const uint8_t *b, uint64_t bl) {
     int r = memcmp(a, b, al < bl ? al : bl);
     if (r) return r;
     return al < bl ? -1 : al > bl;
 }
-static int kv_cmp(const tmem_gguf *g, uint32_t a, uint32_t b) {
+static int kv_cmp(const void *ctx, uint32_t a, uint32_t b) {
+    const tmem_gguf *g = ctx;
     return bytes_cmp(g->base + g->kv[a].key_off, g->kv[a].key_len, g->base + g->kv[b].key_off, g->kv[b].key_len);
 }
-static int tensor_name_cmp(const tmem_gguf *g, uint32_t a, uint32_t b) {
+static int tensor_name_cmp(const void *ctx, uint32_t a, uint32_t b) {
+    const tmem_gguf *g = ctx;
     const tmem__gguf_tensor *x = &g->tensors[a], *y = &g->tensors[b];
     return bytes_cmp(g->base + x->name_off, x->name_len, g->base + y->name_off, y->name_len);
 }
-static int tensor_off_cmp(const tmem_gguf *g, uint32_t a, uint32_t b) {
+static int tensor_off_cmp(const void *ctx, uint32_t a, uint32_t b) {
+    const tmem_gguf *g = ctx;
     uint64_t x = g->tensors[a].offset, y = g->tensors[b].offset;
     return x < y ? -1 : x > y;
 }
@@ -375,7 +352,7 @@ static tmem_status check_tensor_data(tmem_gguf *g, cursor *c, uint64_t infos_end
     tmem_status st = alloc_array(g, g->n_tensors, sizeof *by_off, (void **)&by_off);
     if (st) return st;
     for (uint64_t i = 0; i < g->n_tensors; i++) by_off[i] = (uint32_t)i;
-    heap_sort(g, by_off, g->n_tensors, tensor_off_cmp);
+    tmem__index_sort(by_off, g->n_tensors, tensor_off_cmp, g);
     for (uint64_t i = 0; i + 1 < g->n_tensors && !st; i++) {
         const tmem__gguf_tensor *a = &g->tensors[by_off[i]], *b = &g->tensors[by_off[i + 1]];
         if (a->offset + a->size > b->offset)
@@ -395,8 +372,8 @@ static tmem_status build_indexes(tmem_gguf *g, cursor *c) {
     if (st) return st;
     for (uint64_t i = 0; i < g->n_kv; i++) g->kv_sorted[i] = (uint32_t)i;
     for (uint64_t i = 0; i < g->n_tensors; i++) g->tensor_sorted[i] = (uint32_t)i;
-    heap_sort(g, g->kv_sorted, g->n_kv, kv_cmp);
-    heap_sort(g, g->tensor_sorted, g->n_tensors, tensor_name_cmp);
+    tmem__index_sort(g->kv_sorted, g->n_kv, kv_cmp, g);
+    tmem__index_sort(g->tensor_sorted, g->n_tensors, tensor_name_cmp, g);
     for (uint64_t i = 0; i + 1 < g->n_kv; i++)
         if (!kv_cmp(g, g->kv_sorted[i], g->kv_sorted[i + 1])) {
             const tmem__gguf_kv *kv = &g->kv[g->kv_sorted[i + 1]];

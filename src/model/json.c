@@ -325,28 +325,7 @@ static int node_cstr_cmp(const tmem_json *j, uint32_t a, const char *s) {
     }
 }
 
-static void sift(const tmem_json *j, uint32_t *a, uint32_t root, uint32_t n) {
-    for (;;) {
-        uint32_t child = 2 * root + 1;
-        if (child >= n) return;
-        if (child + 1 < n && node_str_cmp(j, a[child], a[child + 1]) < 0) child++;
-        if (node_str_cmp(j, a[root], a[child]) >= 0) return;
-        uint32_t t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-        root = child;
-    }
-}
-
-static void sort_keys(const tmem_json *j, uint32_t *a, uint32_t n) {
-    for (uint32_t i = n / 2; i-- > 0;) sift(j, a, i, n);
-    for (uint32_t end = n; end-- > 1;) {
-        uint32_t t = a[0];
-        a[0] = a[end];
-        a[end] = t;
-        sift(j, a, 0, end);
-    }
-}
+static int key_cmp(const void *ctx, uint32_t a, uint32_t b) { return node_str_cmp(ctx, a, b); }
 
 /* Record an object's keys in the shared index, sorted; refuse duplicates. */
 static tmem_status index_object(parser *p, uint32_t obj) {
@@ -366,7 +345,7 @@ static tmem_status index_object(parser *p, uint32_t obj) {
     }
     uint32_t *a = j->sorted + j->n_sorted, k = obj + 1;
     for (uint32_t i = 0; i < count; i++, k = j->nodes[k].next) a[i] = k;
-    sort_keys(j, a, count);
+    tmem__index_sort(a, count, key_cmp, j);
     for (uint32_t i = 0; i + 1 < count; i++)
         if (!node_str_cmp(j, a[i], a[i + 1])) {
             const jnode *dup = &j->nodes[a[i] > a[i + 1] ? a[i] : a[i + 1]];

@@ -84,7 +84,28 @@ static void attention_layer(gb *g, const tmem_model_desc *m, uint64_t N, uint64_
     ffn(g, m, N, x, o);
 }
 
-static void deltanet_layer(gb *g, const tmem_model_desc *m, uint64_t N) {
+/* The delta rule one chunk at a time: the chunk loop is one step in which
+ * one chunk's buffers, the inputs and the output are alive together. */
+static uint32_t delta_per_chunk(gb *g, const tmem_model_desc *m, uint64_t N, uint32_t qr, uint32_t kr,
+                                uint32_t conv, uint32_t beta, uint32_t gate) {
+    uint64_t G = m->ssm_group_count, dk = m->ssm_state_size, Hv = m->ssm_time_step_rank;
+    uint64_t dv = m->ssm_inner_size / Hv, CH = N < DELTA_CHUNK ? N : DELTA_CHUNK;
+    (void)G;
+    out(g, "k_beta", CH, Hv * dk);
+    out(g, "v_beta", CH, Hv * dv);
+    out(g, "decay_mask", Hv * CH, CH);
+    out(g, "chunk_attn", Hv * CH, CH);
+    out(g, "u", CH, Hv * dv);
+    out(g, "w", CH, Hv * dk);
+    out(g, "chunk_qk", Hv * CH, CH);
+    out(g, "v_new", CH, Hv * dv);
+    uint32_t core = out(g, "core_out", N, Hv * dv);
+    use(g, qr); use(g, kr); use(g, conv); use(g, beta); use(g, gate);
+    next(g);
+    return core;
+}
+
+static void deltanet_layer(gb *g, const tmem_model_desc *m, uint64_t N, uint32_t flags) {
     uint64_t E = m->n_embd, G = m->ssm_group_count, dk = m->ssm_state_size, Hv = m->ssm_time_step_rank;
     uint64_t I = m->ssm_inner_size, dv = I / Hv, conv_ch = I + 2 * G * dk;
     uint64_t nch = (N + DELTA_CHUNK - 1) / DELTA_CHUNK, Np = nch * DELTA_CHUNK;
@@ -101,6 +122,13 @@ static void deltanet_layer(gb *g, const tmem_model_desc *m, uint64_t N) {
     if (Hv != G) { /* repeat q, k from key heads to value heads */
         qr = out(g, "q_rep", N, Hv * dk); use(g, conv); next(g);
         kr = out(g, "k_rep", N, Hv * dk); use(g, conv); next(g);
+    }
+    if (flags & TMEM_MODEL_GRAPH_CHUNKED_DELTA) {
+        uint32_t core = delta_per_chunk(g, m, N, qr, kr, conv, beta, gate);
+        use(g, core); use(g, z); next(g); /* rms_norm(core) * silu(z), in place */
+        uint32_t o = out(g, "attn_proj", N, E); use(g, core); next(g);
+        ffn(g, m, N, x, o);
+        return;
     }
     uint32_t kb = out(g, "k_beta", Np, Hv * dk); use(g, kr); use(g, beta); next(g);
     uint32_t vb = out(g, "v_beta", Np, Hv * dv); use(g, conv); use(g, beta); next(g);
@@ -148,7 +176,7 @@ tmem_status tmem_model_layer_graph(const tmem_model_desc *m, tmem_model_layer_ki
                                    uint64_t n_ctx, uint32_t flags, tmem_model_buffer *bufs, uint32_t cap,
                                    uint32_t *count) {
     if (count) *count = 0;
-    if (!count || (!bufs && cap) || !n_tokens || (flags & ~(uint32_t)TMEM_MODEL_GRAPH_NO_FLASH_ATTN))
+    if (!count || (!bufs && cap) || !n_tokens || (flags & ~(uint32_t)TMEM_MODEL_GRAPH_FLAG_MASK))
         return tmem__err(TMEM_E_INVALID_ARG);
     tmem_status st = tmem_model_validate(m);
     if (st) return st;
@@ -162,7 +190,7 @@ tmem_status tmem_model_layer_graph(const tmem_model_desc *m, tmem_model_layer_ki
         break;
     case TMEM_MODEL_LAYER_DELTANET:
         if (!linear) return tmem__err(TMEM_E_INVALID_ARG);
-        deltanet_layer(&g, m, n_tokens);
+        deltanet_layer(&g, m, n_tokens, flags);
         break;
     case TMEM_MODEL_LAYER_VISION:
         if (!m->vis_depth) return tmem__err(TMEM_E_INVALID_ARG);

@@ -89,6 +89,10 @@ void tmem__gguf_decode(const tmem_gguf *g, uint32_t type, uint64_t off, tmem_ggu
 /* Bytes of one encoded element starting at off (already validated). */
 uint64_t tmem__gguf_elem_size(const tmem_gguf *g, uint32_t type, uint64_t off);
 
+/* Sort n indices by cmp(ctx, a, b) (< 0, 0, > 0); index_sort.c. */
+typedef int (*tmem__index_cmp)(const void *ctx, uint32_t a, uint32_t b);
+void tmem__index_sort(uint32_t *a, uint64_t n, tmem__index_cmp cmp, const void *ctx);
+
 /* Per-layer graph sweep: the largest sum of sizes alive at one step. */
 uint64_t tmem__model_graph_lower_bound(const tmem_model_buffer *bufs, uint32_t n);
 

@@ -212,37 +212,16 @@ static tmem_status pool_bytes(const tmem_json *j, size_t *out) {
     return TMEM_OK;
 }
 
-/* ---- sorting (heap sort, no recursion) ---- */
+/* ---- orders ---- */
 
-typedef int (*cmp_fn)(const tmem_safetensors *st, uint32_t a, uint32_t b);
-
-static void sift(const tmem_safetensors *st, uint32_t *a, uint64_t root, uint64_t n, cmp_fn cmp) {
-    for (;;) {
-        uint64_t child = 2 * root + 1;
-        if (child >= n) return;
-        if (child + 1 < n && cmp(st, a[child], a[child + 1]) < 0) child++;
-        if (cmp(st, a[root], a[child]) >= 0) return;
-        uint32_t t = a[root];
-        a[root] = a[child];
-        a[child] = t;
-        root = child;
-    }
-}
-static void heap_sort(const tmem_safetensors *st, uint32_t *a, uint64_t n, cmp_fn cmp) {
-    for (uint64_t i = n / 2; i-- > 0;) sift(st, a, i, n, cmp);
-    for (uint64_t end = n; end-- > 1;) {
-        uint32_t t = a[0];
-        a[0] = a[end];
-        a[end] = t;
-        sift(st, a, 0, end, cmp);
-    }
-}
-static int by_offset(const tmem_safetensors *st, uint32_t a, uint32_t b) {
+static int by_offset(const void *ctx, uint32_t a, uint32_t b) {
+    const tmem_safetensors *st = ctx;
     const st_tensor *x = &st->tensors[a], *y = &st->tensors[b];
     if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
     return x->size < y->size ? -1 : x->size > y->size;
 }
-static int by_name(const tmem_safetensors *st, uint32_t a, uint32_t b) {
+static int by_name(const void *ctx, uint32_t a, uint32_t b) {
+    const tmem_safetensors *st = ctx;
     return strcmp(st->pool + st->tensors[a].name_off, st->pool + st->tensors[b].name_off);
 }
 
@@ -255,7 +234,7 @@ static tmem_status check_tiling(tmem_safetensors *st, tmem_safetensors_error *er
     if (!order || !sorted) s = tmem__err(TMEM_E_NO_MEMORY);
     if (!s) {
         for (uint64_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-        heap_sort(st, order, n, by_offset);
+        tmem__index_sort(order, n, by_offset, st);
         for (uint64_t i = 0; i < n; i++) sorted[i] = st->tensors[order[i]];
         uint64_t pos = 0;
         for (uint64_t i = 0; i < n && !s; i++) {
@@ -280,7 +259,7 @@ static tmem_status check_tiling(tmem_safetensors *st, tmem_safetensors_error *er
         st->tensors = sorted;
         sorted = NULL;
         for (uint64_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-        heap_sort(st, order, n, by_name);
+        tmem__index_sort(order, n, by_name, st);
         st->by_name = order;
         order = NULL;
     }

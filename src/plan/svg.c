@@ -7,6 +7,20 @@
 #include "plan_internal.h"
 #include <stdlib.h>
 
+/* "34.0 MiB" for a byte count (offsets here are bytes); small values as they are. */
+static const char *human(uint64_t v, char *buf, size_t cap) {
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (v < 1024) {
+        snprintf(buf, cap, "%llu", (unsigned long long)v);
+        return buf;
+    }
+    double x = (double)v;
+    unsigned u = 0;
+    while (x >= 1024.0 && u < 6) x /= 1024.0, u++;
+    snprintf(buf, cap, "%.*f %s", x < 10 ? 2 : x < 100 ? 1 : 0, x, unit[u]);
+    return buf;
+}
+
 static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__plan_sink *s) {
     uint32_t w = d && d->width ? d->width : 960, h = d && d->height ? d->height : 540;
     const double ml = 130, mr = 20, mt = 40, mb = 40; /* margins: axis labels */
@@ -54,14 +68,18 @@ static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__plan_si
     }
     tmem__plan_printf(s, "</g>\n");
     /* lower bound and arena */
+    /* labels in units people read (34.0 MiB), the exact count in the tooltip */
+    char a[32];
     tmem__plan_printf(s,
                       "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#c00\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
-                      "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#c00\">LB %llu</text>\n",
-                      ml, Y(lbv), ml + w, ml - 6, Y(lbv) + 14, (unsigned long long)pl->info.lower_bound); /* below the line: arena sits above */
+                      "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#c00\">LB %s<title>lower bound %llu</title></text>\n",
+                      ml, Y(lbv), ml + w, ml - 6, Y(lbv) + 14, human(pl->info.lower_bound, a, sizeof a),
+                      (unsigned long long)pl->info.lower_bound); /* below the line: arena sits above */
     tmem__plan_printf(s,
                       "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#06c\" stroke-width=\"1\"/>\n"
-                      "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#06c\">arena %llu</text>\n",
-                      ml, Y(pl->info.arena), ml + w, ml - 6, Y(pl->info.arena) - 4, (unsigned long long)pl->info.arena);
+                      "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#06c\">arena %s<title>arena %llu</title></text>\n",
+                      ml, Y(pl->info.arena), ml + w, ml - 6, Y(pl->info.arena) - 4, human(pl->info.arena, a, sizeof a),
+                      (unsigned long long)pl->info.arena);
     tmem__plan_printf(s, "</svg>\n");
 #undef X
 #undef Y

@@ -134,7 +134,7 @@ __attribute__((always_inline)) static inline void row_format(const tmem__convert
             v[k] = top + (bot - top) * r->w;
         }
         uint8_t *px = r->out + p->xoff[x];
-        for (uint32_t c = 0; c < p->channels; c++) store(p, px, c, v[p->map[c]] * p->a[c] + p->b[c]);
+        for (uint32_t c = 0; c < p->channels; c++) store(p, px, c, (v[p->map[c]] - p->sub[c]) / p->div[c]);
     }
 }
 
@@ -152,6 +152,32 @@ void tmem__convert_row_scalar(const tmem__convert_plan *p, const tmem__convert_r
 }
 
 static bool finite_nonzero(float v) { return isfinite(v) && v != 0.0f; }
+
+tmem_status tmem__convert_affine(const tmem_convert_desc *d, float a[4], float b[4]) {
+    /* out = v * a[c] + b[c] with a = scale / std, b = -mean / std: the form
+     * GPU shaders evaluate (one FMA). The CPU reference computes
+     * (v - sub) / div, correctly rounded like Hugging Face's processors; the
+     * two differ by a few ulp at most. */
+    float scale = d->scale == 0.0f ? 1.0f / 255.0f : d->scale;
+    if (!finite_nonzero(scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    for (uint32_t c = 0; c < 4; c++) {
+        float sd = d->std[c] == 0.0f ? 1.0f : d->std[c];
+        if (!finite_nonzero(sd) || !isfinite(d->mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
+        a[c] = scale / sd;
+        b[c] = -d->mean[c] / sd;
+    }
+    return TMEM_OK;
+}
+
+void tmem__convert_yuv(tmem_yuv_matrix m, float out[6]) {
+    memcpy(out, yuv_coefs[(unsigned)m < TMEM_YUV_COUNT ? m : TMEM_YUV_BT601_LIMITED], 6 * sizeof(float));
+}
+
+void tmem__convert_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n, tmem_resize_filter filter,
+                       uint32_t *i0, uint32_t *i1, float *w) {
+    tap t = make_tap(i, out_n, in_first, in_n, filter);
+    *i0 = t.i0, *i1 = t.i1, *w = t.w;
+}
 
 /* Output channel count a source format supports. */
 static bool channels_ok(tmem_pixel_format f, uint64_t c) {
@@ -202,15 +228,20 @@ static tmem_status plan_source(const tmem_surface_layout *l, const uint8_t *base
     if (!r.width || !r.height || r.x >= l->width || r.y >= l->height || r.width > l->width - r.x ||
         r.height > l->height - r.y)
         return tmem__err(TMEM_E_INVALID_ARG);
-    /* out = v * a[c] + b[c] with a = scale / std, b = -mean / std. */
-    float scale = d->scale == 0.0f ? 1.0f / 255.0f : d->scale;
-    if (!finite_nonzero(scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    /* out = (v * scale - mean) / std, evaluated as (v - mean/scale) /
+     * (std/scale) with the two constants computed in double (the default
+     * scale as exactly 1/255): for mean = std = 0.5 that is (v - 127.5) /
+     * 127.5, one rounding, the correctly rounded value Hugging Face's image
+     * processors produce. */
+    if (d->scale != 0.0f && !finite_nonzero(d->scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    double inv_scale = d->scale == 0.0f ? 255.0 : 1.0 / (double)d->scale;
     memset(p, 0, sizeof *p);
     for (uint32_t c = 0; c < 4; c++) {
         float sd = d->std[c] == 0.0f ? 1.0f : d->std[c];
         if (!finite_nonzero(sd) || !isfinite(d->mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
-        p->a[c] = scale / sd;
-        p->b[c] = -d->mean[c] / sd;
+        p->sub[c] = (float)((double)d->mean[c] * inv_scale);
+        p->div[c] = (float)((double)sd * inv_scale);
+        if (!finite_nonzero(p->div[c]) || !isfinite(p->sub[c])) return tmem__err(TMEM_E_INVALID_ARG);
         p->map[c] = c;
     }
     if (d->flags & TMEM_CONVERT_BGR) p->map[0] = 2, p->map[2] = 0;
@@ -294,9 +325,9 @@ tmem_status tmem__surface_convert_patches_raw(const tmem_surface_layout *l, cons
     uint32_t ps = patch->patch ? patch->patch : 16, m = patch->merge ? patch->merge : 2;
     uint32_t T = patch->temporal ? patch->temporal : 2, W = patch->width, H = patch->height;
     if (ps > 1024 || m > 64 || T > 64 || !W || !H || W > TMEM_SURFACE_MAX_DIM || H > TMEM_SURFACE_MAX_DIM ||
-        W % (ps * m) || H % (ps * m))
+        W % (ps * m) || H % (ps * m) || (patch->flags & ~(uint32_t)TMEM_PATCH_FRAME_MAJOR))
         return tmem__err(TMEM_E_INVALID_ARG);
-    uint32_t C = l && l->format == TMEM_FORMAT_GRAY8 ? 1 : 3;
+    uint32_t C = 3; /* grey sources are replicated, as a vision model's RGB input */
     uint32_t vs = tmem_dtype_size(dst->dtype);
     uint64_t cols = (uint64_t)C * T * ps * ps, rows = (uint64_t)(W / ps) * (H / ps);
     if (dst->shape[0] != rows || dst->shape[1] != cols || dst->strides[1] != (int64_t)vs || dst->strides[0] < 0 ||
@@ -308,7 +339,10 @@ tmem_status tmem__surface_convert_patches_raw(const tmem_surface_layout *l, cons
     tmem_status st = plan_source(l, base, desc, C, &p, &r, &d);
     if (st != TMEM_OK) return st;
     int64_t plane_bytes = (int64_t)ps * ps * vs;
-    dst_geometry g = {(uint8_t *)dst->data, W, H, C, 0, dst->strides[0], plane_bytes * T, plane_bytes,
+    bool frame_major = (patch->flags & TMEM_PATCH_FRAME_MAJOR) != 0;
+    int64_t cstride = frame_major ? plane_bytes : plane_bytes * T;
+    int64_t tstride = frame_major ? plane_bytes * C : plane_bytes;
+    dst_geometry g = {(uint8_t *)dst->data, W, H, C, 0, dst->strides[0], cstride, tstride,
                       ps, m, T, vs, dst->dtype == TMEM_DTYPE_F32};
     return run_plan(&p, &g, r, d.filter, (d.flags & TMEM_CONVERT_REFERENCE) != 0, scratch_ctx);
 }

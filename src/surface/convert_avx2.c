@@ -193,7 +193,7 @@ AVX2 __attribute__((always_inline)) static inline uint32_t row_format(const tmem
         for (int i = 1; i < 8; i++) contiguous &= xoff[i] - xoff[i - 1] == step;
         uint8_t *first = r->out + xoff[0];
         for (uint32_t c = 0; c < p->channels; c++) {
-            __m256 o = _mm256_add_ps(_mm256_mul_ps(v[p->map[c]], _mm256_set1_ps(p->a[c])), _mm256_set1_ps(p->b[c]));
+            __m256 o = _mm256_div_ps(_mm256_sub_ps(v[p->map[c]], _mm256_set1_ps(p->sub[c])), _mm256_set1_ps(p->div[c]));
             store8(p, first, xoff, contiguous, c, o);
         }
     }

@@ -27,7 +27,7 @@ typedef struct tmem__convert_plan {
     float ky, y0, rv, gu, gv, bu;
     uint32_t width, channels, copies; /* output columns, channels, frames */
     uint32_t map[4];                  /* source channel of output channel c */
-    float a[4], b[4];                 /* out = v * a[c] + b[c] */
+    float sub[4], div[4];             /* out = (v - sub[c]) / div[c] */
     const int32_t *xi0, *xi1;         /* source columns of each output column */
     const float *xw;                  /* weight of xi1 */
     const int64_t *xoff;              /* destination byte offset of column x */

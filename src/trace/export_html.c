@@ -1,7 +1,12 @@
 /* The HTML report: one self-contained file (inline CSS, inline SVG, a few
  * lines of inline script, a Content-Security-Policy that forbids any network
  * fetch) with the summary cards, the SVG timeline, "what was alive at the
- * peak", the plan picture given by the caller, event counts and notes. */
+ * peak", the plan picture given by the caller, event counts and notes.
+ *
+ * No script but ours can run, by construction: everything we write from
+ * data is escaped text or our own SVG; the caller's plan picture goes in as
+ * an <img> with a data: URL (an SVG image runs no script and loads nothing);
+ * the CSP allows exactly one inline script, named by its SHA-256. */
 #include <ctype.h>
 #include <string.h>
 #include "trace/trace_internal.h"
@@ -18,7 +23,8 @@ static const char css[] =
     "td:first-child{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{height:8px;background:#4e79a7;border-radius:2px}"
     ".sw{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}"
     "pre{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px;overflow-x:auto;font-size:12px}"
-    ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}";
+    ".hint{color:#888;font-size:12px}footer{margin-top:32px;color:#888;font-size:12px}"
+    "svg.tmem-timeline{max-width:100%;height:auto;display:block}"; /* narrow windows: scale, do not cut */
 
 /* Legend click hides/shows a series; hovering a timeline shows the time and
  * the bytes of each series under the pointer (from g.hover-data). At load
@@ -56,6 +62,9 @@ static const char script[] =
     "var q=p.matrixTransform(s.getScreenCTM().inverse());show(Math.floor(q.x-left));});"
     "s.addEventListener('mouseleave',function(){g.setAttribute('visibility','hidden');});"
     "if(show(+d.getAttribute('data-peak-col')))s.setAttribute('data-hover-ok','1');g.setAttribute('visibility','hidden');});"
+    "var im=document.getElementById('tmem-plan-img');"
+    "function ok(){if(im.naturalWidth>0)im.setAttribute('data-plan-loaded','1');}"
+    "if(im){if(im.complete)ok();else im.addEventListener('load',ok);}"
     "document.body.setAttribute('data-report-ready','1');})();";
 
 static const char *skip_space(const char *s) {
@@ -63,15 +72,9 @@ static const char *skip_space(const char *s) {
     return s;
 }
 
-static bool has_ci(const char *s, const char *needle) {
-    size_t n = strlen(needle);
-    for (; *s; s++)
-        if (!strncasecmp(s, needle, n)) return true;
-    return false;
-}
-
 /* The plan picture: one <svg> element, after an optional prolog, comments
- * and doctype; nothing executable. Returns the element's bounds or false. */
+ * and doctype. Only its shape is checked: it is shown as an image, where
+ * nothing in it can run. Returns the element's bounds or false. */
 static bool plan_svg_bounds(const char *svg, const char **begin, size_t *len) {
     const char *s = skip_space(svg);
     for (;;) {
@@ -83,14 +86,22 @@ static bool plan_svg_bounds(const char *svg, const char **begin, size_t *len) {
         if (!end) return false;
         s = skip_space(end + (end[0] == '-' ? 3 : end[0] == '?' ? 2 : 1));
     }
-    if (strncmp(s, "<svg", 4) || has_ci(s, "<script") || has_ci(s, "<foreignObject") || has_ci(s, "javascript:"))
-        return false;
+    if (strncmp(s, "<svg", 4) || !(isspace((unsigned char)s[4]) || s[4] == '>')) return false;
     size_t n = strlen(s);
     while (n && isspace((unsigned char)s[n - 1])) n--;
     if (n < 10 || strncmp(s + n - 6, "</svg>", 6)) return false;
     *begin = s;
     *len = n;
     return true;
+}
+
+/* 'sha256-<base64>' of the inline script, for the CSP. */
+static void script_hash(tmem__strbuf *sb) {
+    unsigned char h[32];
+    tmem__sha256(script, sizeof script - 1, h);
+    tmem__sb_puts(sb, "'sha256-");
+    tmem__sb_base64(sb, h, sizeof h);
+    tmem__sb_puts(sb, "'");
 }
 
 static void card(tmem__strbuf *sb, const char *key, const char *value) {
@@ -138,9 +149,12 @@ static void notable(tmem__strbuf *sb, const tmem_trace_data *d) {
                               "<th>type</th><th>role</th><th>bytes</th><th>name</th></tr></thead><tbody>\n");
         tmem__sb_printf(sb, "<tr class=\"ev-%s\"><td class=\"n\">%.3f ms</td><td>%s</td><td>", tmem_trace_kind_name(k),
                         ev->time_ns / 1e6, tmem_trace_kind_name(k));
-        tmem__sb_html(sb, tmem__trace_type_label(d, ev->type, a, sizeof a));
+        /* marks and pressure belong to no type or role: a dash, not "none none" */
+        if (ev->type < 0) tmem__sb_puts(sb, "&mdash;");
+        else tmem__sb_html(sb, tmem__trace_type_label(d, ev->type, a, sizeof a));
         tmem__sb_puts(sb, "</td><td>");
-        tmem__sb_html(sb, tmem__trace_role_label(d, ev->role, b, sizeof b));
+        if (ev->role < 0) tmem__sb_puts(sb, "&mdash;");
+        else tmem__sb_html(sb, tmem__trace_role_label(d, ev->role, b, sizeof b));
         tmem__sb_printf(sb, "</td><td class=\"n\">%s</td><td>", k == TMEM_TRACE_PRESSURE || k == TMEM_TRACE_MARK ? "" : tmem__fmt_bytes(ev->size, a, sizeof a));
         if (k == TMEM_TRACE_PRESSURE) tmem__sb_puts(sb, ev->offset < 3 ? level[ev->offset] : "?");
         else tmem__sb_html(sb, ev->name);
@@ -171,7 +185,10 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
 
     tmem__sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-                      "script-src 'unsafe-inline'; img-src data:\">\n<meta name=\"viewport\" content=\"width=device-width\">\n<title>");
+                      "script-src ");
+    script_hash(sb);
+    tmem__sb_puts(sb, "; img-src data:; base-uri 'none'; form-action 'none'\">\n"
+                      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>");
     tmem__sb_html(sb, title);
     tmem__sb_printf(sb, "</title>\n<style>%s</style></head>\n<body>\n<header><h1>", css);
     tmem__sb_html(sb, title);
@@ -203,9 +220,10 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
 
     tmem__sb_puts(sb, "<section id=\"tmem-plan-section\"><h2>Plan</h2>\n");
     if (plan) {
-        tmem__sb_puts(sb, "<div class=\"panel\" id=\"tmem-plan\">\n");
-        tmem__sb_putn(sb, plan, plan_len);
-        tmem__sb_puts(sb, "\n</div>\n");
+        tmem__sb_puts(sb, "<div class=\"panel\" id=\"tmem-plan\">\n<img id=\"tmem-plan-img\" alt=\"plan picture\" "
+                          "style=\"max-width:100%;height:auto\" src=\"data:image/svg+xml;base64,");
+        tmem__sb_base64(sb, plan, plan_len);
+        tmem__sb_puts(sb, "\">\n</div>\n");
         if (opt->plan_caption) {
             tmem__sb_puts(sb, "<p class=\"hint\">");
             tmem__sb_html(sb, opt->plan_caption);

@@ -34,6 +34,14 @@ typedef struct layout {
 } layout;
 
 /* Real time -> display time (gaps squeezed to gap_keep). */
+/* floor(a * b / d) in exact integer arithmetic (times near UINT64_MAX: a
+ * double product could round past 2^64, and converting that back is UB).
+ * Callers keep a <= d, so the result is <= b. d = 0 gives 0. */
+static uint64_t scale_u64(uint64_t a, uint64_t b, uint64_t d) {
+    __extension__ typedef unsigned __int128 u128;
+    return d ? (uint64_t)((u128)a * b / d) : 0;
+}
+
 static uint64_t disp(const layout *l, uint64_t t) {
     uint64_t cut = 0;
     for (uint32_t i = 0; i < l->ngaps; i++) {
@@ -42,7 +50,7 @@ static uint64_t disp(const layout *l, uint64_t t) {
         if (t >= g->end) {
             cut += len - l->gap_keep;
         } else {
-            if (t > g->start) cut += (t - g->start) - (uint64_t)((double)(t - g->start) * (double)l->gap_keep / (double)len);
+            if (t > g->start) cut += (t - g->start) - scale_u64(t - g->start, l->gap_keep, len);
             break;
         }
     }
@@ -80,7 +88,7 @@ static uint64_t undisp(const layout *l, uint64_t dt) {
         const gap *g = &l->gaps[i];
         uint64_t ds = g->start - cut, len = g->end - g->start;
         if (dt < ds) break;
-        if (dt < ds + l->gap_keep) return g->start + (uint64_t)((double)(dt - ds) * (double)len / (double)(l->gap_keep ? l->gap_keep : 1));
+        if (dt < ds + l->gap_keep) return g->start + scale_u64(dt - ds, len, l->gap_keep ? l->gap_keep : 1);
         cut += len - l->gap_keep;
     }
     return dt + cut;
@@ -89,7 +97,7 @@ static uint64_t undisp(const layout *l, uint64_t dt) {
 static double xof(const layout *l, uint64_t t) { return LEFT + (double)disp(l, t) * l->cols / (double)(l->d_end ? l->d_end : 1); }
 static double yof(const layout *l, uint64_t v) { return TOP + l->plot_h - (double)v * l->plot_h / (double)l->y_max; }
 static uint32_t col_of(const layout *l, uint64_t t) {
-    uint64_t c = l->d_end ? (uint64_t)((double)disp(l, t) * (l->cols - 1) / (double)l->d_end) : 0;
+    uint64_t c = l->d_end ? scale_u64(disp(l, t), l->cols - 1, l->d_end) : 0;
     return (uint32_t)(c < l->cols ? c : l->cols - 1);
 }
 
@@ -102,11 +110,22 @@ static uint64_t nice_decimal(uint64_t range) {
     return step;
 }
 
+/* The smallest 1-2-5 decade value >= x (x >= 1). */
+static uint64_t nice_at_least(uint64_t x) {
+    uint64_t p = 1;
+    while (p <= UINT64_MAX / 10 && p * 10 <= x) p *= 10;
+    if (p >= x) return p;
+    if (p <= UINT64_MAX / 2 && 2 * p >= x) return 2 * p;
+    if (p <= UINT64_MAX / 5 && 5 * p >= x) return 5 * p;
+    return p <= UINT64_MAX / 10 ? 10 * p : p;
+}
+
 /* Byte axis: a 1-2-5 step in the unit (B, KiB, MiB, GiB...) of the range, so
  * the labels read "16 MiB", "32 MiB" rather than "47.7 MiB". */
-static uint64_t nice_bytes_step(uint64_t range) {
+static uint64_t nice_bytes_step(uint64_t range, uint64_t *unit_out) {
     uint64_t unit = 1;
     while (unit < (1ull << 60) && range / (unit << 10) >= 2) unit <<= 10;
+    *unit_out = unit;
     return nice_decimal(range / unit) * unit;
 }
 
@@ -119,11 +138,21 @@ static time_unit pick_time_unit(uint64_t range) {
     return units[3];
 }
 
-static void axis_units(uint64_t bytes, char *buf, size_t cap) { tmem__fmt_bytes(bytes, buf, cap); }
+/* Every label of the byte axis in the one unit of its step ("500 MiB",
+ * "1000 MiB", "1500 MiB"), never a mix of "1000 MiB" and "1.46 GiB". */
+static void axis_units(uint64_t bytes, uint64_t unit, char *buf, size_t cap) {
+    static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    unsigned u = 0;
+    for (uint64_t x = unit; x > 1 && u < 6; x >>= 10) u++;
+    if (!bytes) snprintf(buf, cap, "0");
+    else if (bytes % unit == 0) snprintf(buf, cap, "%llu %s", (unsigned long long)(bytes / unit), names[u]);
+    else snprintf(buf, cap, "%.1f %s", (double)bytes / (double)unit, names[u]);
+}
 
 /* `decimals` digits after the point (enough for the tick step). */
 static void time_label(uint64_t ns, time_unit u, int decimals, char *buf, size_t cap) {
-    snprintf(buf, cap, "%.*f %s", decimals, (double)ns / (double)u.ns, u.name);
+    if (!ns) snprintf(buf, cap, "0 %s", u.name);
+    else snprintf(buf, cap, "%.*f %s", decimals, (double)ns / (double)u.ns, u.name);
 }
 
 static int step_decimals(uint64_t step, time_unit u) {
@@ -202,12 +231,15 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     bool budget_on_scale = d->budget && (top == 0 || d->budget <= top * 2);
     if (budget_on_scale && d->budget > top) top = d->budget;
     if (top == 0) top = 1024;
-    uint64_t step = nice_bytes_step(top);
+    uint64_t yunit;
+    uint64_t step = nice_bytes_step(top, &yunit);
     if (tmem__mul_overflow(top / step + 1, step, &l.y_max)) l.y_max = UINT64_MAX; /* hostile sizes */
     time_unit tu = pick_time_unit(l.t_end);
-    /* Step from the drawn (squeezed) length, so a short busy stretch after a
-     * long idle one still gets ticks. */
-    uint64_t tstep = nice_decimal(l.d_end);
+    /* One round step for the whole axis, from the drawn (squeezed) length:
+     * the smallest that keeps ticks ~70 px apart. Time runs at the same
+     * scale in every busy stretch, so the ticks are evenly spaced in each;
+     * only the gaps (grey bands with a break) are squeezed. */
+    uint64_t tstep = nice_at_least(scale_u64(70, l.d_end, l.cols) + 1);
     int tdec = step_decimals(tstep, tu);
 
     tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"tmem-timeline\" "
@@ -220,24 +252,26 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
     for (uint64_t k = 0; k <= l.y_max / step; k++) { /* counted: v += step could wrap */
         uint64_t v = k * step;
-        axis_units(v, a, sizeof a);
+        axis_units(v, yunit, a, sizeof a);
         tmem__sb_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
                         LEFT, LEFT + l.cols, yof(&l, v), yof(&l, v), LEFT - 6, yof(&l, v) + 4, a);
     }
-    /* Time ticks: round times inside each busy stretch (between gaps), and
-     * the start of each stretch; one too close to the previous is left out.
-     * Counted per stretch, so hostile times cannot make the loop long. */
+    /* Time ticks: 0 and round multiples of one step inside each busy stretch
+     * (between gaps), so every label is a round time ("2 s", "4 s"); a gap's
+     * squeezed stretch is marked by its band and break, not by an odd tick
+     * at its edge. One too close to the previous is left out. Counted per
+     * stretch, so hostile times cannot make the loop long. */
     double last_x = -1e9;
     for (uint32_t seg = 0; seg <= l.ngaps; seg++) {
         uint64_t s0 = seg ? l.gaps[seg - 1].end : 0, s1 = seg < l.ngaps ? l.gaps[seg].start : l.t_end;
         uint64_t first = s0 / tstep + (s0 % tstep != 0);
         for (uint64_t k = 0; k <= (s1 - s0) / tstep + 1; k++) {
             uint64_t t = k == 0 ? s0 : (first + k - 1) * tstep;
-            if (t > s1 || (k && t == s0)) continue;
+            if (t > s1 || (k && t == s0) || (k == 0 && seg)) continue;
             double x = xof(&l, t);
             if (x - last_x < 60) continue;
             last_x = x;
-            time_label(t, tu, k == 0 && seg ? 3 : tdec, a, sizeof a);
+            time_label(t, tu, tdec, a, sizeof a);
             tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
                             x, x, TOP, TOP + l.plot_h, x, TOP + l.plot_h + 16, a);
         }
@@ -248,10 +282,9 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         double x0 = xof(&l, l.gaps[g].start), x1 = xof(&l, l.gaps[g].end);
         time_label(l.gaps[g].end - l.gaps[g].start, tu, 2, a, sizeof a);
         tmem__sb_printf(sb, "<g class=\"gap\" data-ns=\"%llu\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%u\" fill=\"#eeeeee\"/>"
-                            "<path d=\"M%.1f %u l4 -6 l4 12 l4 -6\" fill=\"none\" stroke=\"#888\"/>"
-                            "<text x=\"%.1f\" y=\"%u\" fill=\"#888\" font-size=\"10\" transform=\"rotate(-90 %.1f %u)\">idle %s</text></g>\n",
+                            "<path d=\"M%.1f %u l4 -6 l4 12 l4 -6\" fill=\"none\" stroke=\"#888\"/></g>\n",
                         (unsigned long long)(l.gaps[g].end - l.gaps[g].start), x0, TOP, x1 - x0 > 1 ? x1 - x0 : 1, l.plot_h,
-                        (x0 + x1) / 2 - 6, TOP + l.plot_h, (x0 + x1) / 2 + 4, TOP + l.plot_h - 6, (x0 + x1) / 2 + 4, TOP + l.plot_h - 6, a);
+                        (x0 + x1) / 2 - 6, TOP + l.plot_h);
     }
 
     /* stacked areas, bottom to top in type order */
@@ -278,6 +311,14 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         shown++;
     }
     tmem__sb_puts(sb, "</g>\n");
+    /* The gaps' lengths, over the areas: dark text on a white halo. */
+    for (uint32_t g = 0; g < l.ngaps; g++) {
+        double xm = (xof(&l, l.gaps[g].start) + xof(&l, l.gaps[g].end)) / 2 + 4;
+        time_label(l.gaps[g].end - l.gaps[g].start, tu, 2, a, sizeof a);
+        tmem__sb_printf(sb, "<text class=\"gap-label\" x=\"%.1f\" y=\"%u\" fill=\"#333\" stroke=\"#fff\" stroke-width=\"3\" "
+                            "paint-order=\"stroke\" font-size=\"10\" transform=\"rotate(-90 %.1f %u)\">idle %s</text>\n",
+                        xm, TOP + l.plot_h - 6, xm, TOP + l.plot_h - 6, a);
+    }
     if (peak->peak_committed && !committed_on_scale)
         tmem__sb_printf(sb, "<text class=\"committed-off\" x=\"%d\" y=\"%d\" fill=\"#222\">committed: up to %s (above the scale)</text>\n",
                         LEFT + 4, TOP - 8, tmem__fmt_bytes(peak->peak_committed, b, sizeof b));
@@ -309,9 +350,17 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
             tmem__sb_puts(sb, "</title></path>\n");
         } else if (ev->kind == TMEM_TRACE_MARK && marks < 200) {
             tmem__sb_printf(sb, "<g class=\"mark\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\" stroke=\"#888888\" stroke-dasharray=\"2 3\"/>", x, x, TOP, TOP + l.plot_h);
-            if (marks < 64 && x - last_label_x >= 12) {
-                last_label_x = x;
-                tmem__sb_printf(sb, "<text x=\"%.1f\" y=\"%d\" fill=\"#666\" font-size=\"10\" transform=\"rotate(-90 %.1f %d)\" text-anchor=\"end\">", x + 3, TOP + 4, x + 3, TOP + 4);
+            /* Marks closer than a label's height fan out to the right, each
+             * label joined to its line by a leader, so none hides another. */
+            double lx = x - last_label_x >= 12 ? x : last_label_x + 12;
+            if (marks < 64 && lx <= LEFT + l.cols) {
+                last_label_x = lx;
+                if (lx > x)
+                    tmem__sb_printf(sb, "<path class=\"leader\" d=\"M%.1f %d V%d H%.1f V%d\" fill=\"none\" stroke=\"#999\"/>",
+                                    x, TOP, TOP - 5, lx, TOP + 2);
+                tmem__sb_printf(sb, "<text x=\"%.1f\" y=\"%d\" fill=\"#444\" stroke=\"#fff\" stroke-width=\"3\" "
+                                    "paint-order=\"stroke\" font-size=\"10\" transform=\"rotate(-90 %.1f %d)\" "
+                                    "text-anchor=\"end\">", lx + 3, TOP + 4, lx + 3, TOP + 4);
                 tmem__sb_html(sb, ev->name);
                 tmem__sb_puts(sb, "</text>");
             }
@@ -370,7 +419,7 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     }
     tmem__sb_puts(sb, "\" data-times=\"");
     for (uint32_t c = 0; c < l.cols; c++)
-        tmem__sb_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, (uint64_t)((double)c * (double)l.d_end / (double)(l.cols - 1))) / 1e6);
+        tmem__sb_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, scale_u64(c, l.d_end, l.cols - 1)) / 1e6);
     tmem__sb_puts(sb, "\" data-values=\"");
     for (uint32_t c = 0; c < l.cols; c++) {
         first = true;

@@ -38,6 +38,9 @@ void tmem__sb_printf(tmem__strbuf *sb, const char *fmt, ...) __attribute__((form
 /* Escaped for a JSON string body / for HTML text and attribute values. */
 void tmem__sb_json_str(tmem__strbuf *sb, const char *s);
 void tmem__sb_html(tmem__strbuf *sb, const char *s);
+/* html_embed.c: base64 of len bytes; SHA-256 of len bytes. */
+void tmem__sb_base64(tmem__strbuf *sb, const void *data, size_t len);
+void tmem__sha256(const void *data, size_t len, unsigned char out[32]);
 /* "12.3 MiB" style, into buf (>= 32 bytes). */
 const char *tmem__fmt_bytes(uint64_t bytes, char *buf, size_t cap);
 /* Move the text out (caller frees with free()); TMEM_E_NO_MEMORY if failed. */

@@ -83,7 +83,7 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
     ev.kind = (uint16_t)kind;
     uint32_t ti = type ? tmem__type_index(type) : UINT32_MAX;
     ev.type = (int16_t)(ti < TMEM_TRACE_TYPE_MAX ? (int32_t)ti : -1);
-    ev.role = role >= 0 && role < TMEM_ROLE_MAX ? role : -1;
+    ev.role = role > TMEM_ROLE_DEFAULT && role < TMEM_ROLE_MAX ? role : -1; /* DEFAULT: no role */
     size_t n = name ? strnlen(name, TMEM_TRACE_NAME_MAX - 1) : 0;
     for (size_t i = 0; i < n; i++) /* keep every recorded name valid for the reader */
         ev.name[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];

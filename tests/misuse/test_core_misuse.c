@@ -88,7 +88,7 @@ static void test_roles_out_of_range(void) {
     REQUIRE_OK(tmem_context_create(&cd, &ctx));
     tmem_type *t, *kv;
     CHECK_OK(tmem_type_find(ctx, "/memory/kv", &kv));
-    tmem_role bad[] = {(tmem_role)-1, TMEM_ROLE_BUILTIN_COUNT, (tmem_role)(TMEM_ROLE_USER_FIRST - 1), (tmem_role)TMEM_ROLE_MAX, (tmem_role)1000};
+    tmem_role bad[] = {(tmem_role)-1, TMEM_ROLE_DEFAULT, TMEM_ROLE_BUILTIN_END, (tmem_role)(TMEM_ROLE_USER_FIRST - 1), (tmem_role)TMEM_ROLE_MAX, (tmem_role)1000};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_ST(tmem_role_set_type(ctx, bad[i], kv), TMEM_E_INVALID_ARG);
         CHECK(tmem_role_name(ctx, bad[i]) == NULL);
@@ -100,7 +100,7 @@ static void test_roles_out_of_range(void) {
         CHECK(st == TMEM_E_NOT_FOUND || st == TMEM_E_INVALID_ARG);
     }
     /* The policy did not change. */
-    for (int r = 0; r < TMEM_ROLE_BUILTIN_COUNT; r++) CHECK_OK(tmem_role_get_type(ctx, (tmem_role)r, &t));
+    for (int r = TMEM_ROLE_BUILTIN_FIRST; r < TMEM_ROLE_BUILTIN_END; r++) CHECK_OK(tmem_role_get_type(ctx, (tmem_role)r, &t));
     CHECK_OK(tmem_role_get_type(ctx, TMEM_ROLE_KV_CACHE, &t));
     CHECK(t == kv);
     tmem_context_destroy(ctx);

@@ -73,7 +73,7 @@ static void step_alloc(model *m, tmem_rng *r, int step) {
     tmem_alloc_desc ad = {0};
     ad.size = rand_size(r);
     ad.alignment = 16ull << tmem_rng_range(r, 0, 4);
-    ad.role = (int32_t)tmem_rng_range(r, 0, TMEM_ROLE_BUILTIN_COUNT - 1);
+    ad.role = (int32_t)tmem_rng_range(r, TMEM_ROLE_BUILTIN_FIRST, TMEM_ROLE_BUILTIN_END - 1);
     ad.flags = tmem_rng_range(r, 0, 5) == 0 ? TMEM_ALLOC_ALIASABLE : 0;
     if (hi.kind == TMEM_HEAP_PLACEMENT) {
         uint64_t span = hi.size > ad.size ? hi.size - ad.size : 0;

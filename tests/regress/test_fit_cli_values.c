@@ -21,6 +21,8 @@ static void test_bad_values_are_usage_errors(void) {
         "--budget nan", "--budget NaN", "--budget -nan", "--budget inf", "--budget ' -1'", "--budget ''",
         "--ctx nan", "--ctx ' -1'", "--ctx ' 5'", "--ctx +5", "--ctx 0",
         "--seqs ' -1'", "--chunk ' -2'", "--block ' -3'",
+        /* one parser with the config file: whole numbers, no hex, 0 is not a budget */
+        "--budget 1.5GiB", "--budget 0x10", "--budget 0", "--image -5x10", "--image 10x", "--weights Q9_X",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char args[256];
@@ -34,9 +36,13 @@ static void test_bad_values_are_usage_errors(void) {
 
 static void test_good_values_still_accepted(void) {
     /* exit 0 (fits) or 3 (does not fit): parsed, not a usage error */
-    int rc = run_tool("fit --model qwen3.5-0.8b --ctx 4096 --budget 1.5GiB --seqs 2 --chunk 256 --block 32");
+    int rc = run_tool("fit --model qwen3.5-0.8b --ctx 4096 --budget 1536MiB --seqs 2 --chunk 256 --block 32");
     CHECK(rc == 0 || rc == 3);
     rc = run_tool("fit --model qwen3.5-0.8b --ctx 4096 --budget 2000000000");
+    CHECK(rc == 0 || rc == 3);
+    rc = run_tool("fit --model qwen3.5-0.8b --ctx 4096 --budget 2GB --weights Q4_K_M");
+    CHECK(rc == 0 || rc == 3);
+    rc = run_tool("fit --model qwen3.5-0.8b --ctx=4096 --budget=3GiB --weights=q8_0");
     CHECK(rc == 0 || rc == 3);
 }
 

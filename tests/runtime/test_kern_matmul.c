@@ -2,8 +2,9 @@
  * scalar kern_matmul_ref on random shapes of every weight type: n_in odd
  * multiples of the block (plus odd float widths), odd n_out, n_tok 1..37,
  * padded ldx/ldy and weight rows; y's padding untouched; the same bits for
- * 1..4 threads; kern_get_row. Tolerance: |dy| <= 1e-5 * sum_i |W x| (f32
- * reassociation; the integer block sums are exact). Fixed seed. */
+ * 1..4 threads and for a token alone or in a batch; kern_get_row.
+ * Tolerance: |dy| <= 1e-5 * sum_i |W x| (f32 reassociation; the integer
+ * block sums are exact). Fixed seed. */
 #include "kern_test_util.h"
 
 static uint64_t seed;
@@ -89,7 +90,8 @@ static void test_random_shapes(void) {
                 n_in = trial % 3 == 0 ? (int64_t)tmem_rng_range(&r, 1, 67)
                                       : 64 * (int64_t)tmem_rng_range(&r, 1, 24) + (trial & 1);
             else
-                n_in = tr->block * (2 * (int64_t)tmem_rng_range(&r, 0, tr->block == 32 ? 40 : 8) + 1);
+                n_in = tr->block *
+                       (2 * (int64_t)tmem_rng_range(&r, 0, tr->block == 32 ? 40 : 8) + 1);
             int64_t n_out = 2 * (int64_t)tmem_rng_range(&r, 0, 40) + 1;
             int64_t n_tok = trial < 4 ? 1 : (int64_t)tmem_rng_range(&r, 1, 37);
             check_shape(&r, type, n_in, n_out, n_tok, pools, 5);
@@ -149,10 +151,46 @@ static void test_scratch_and_support(void) {
     CHECK(!kern_type_supported(TMEM_GGML_F32, 0));
 }
 
+/* A token's outputs do not depend on the batch it is computed in: prefill
+ * tiles (several tokens) and decode tiles (one token) give the same bits,
+ * so chunked prefill and decode agree exactly. */
+static void test_batch_invariance(void) {
+    tmem_rng r;
+    tmem_rng_init(&r, seed + 11);
+    void *mem;
+    kern_pool *pool = kern_test_pool(2, &mem);
+    for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
+        uint32_t type = kern_test_types[ti];
+        const int64_t n_in = kern__traits(type)->block == 1 ? 301 : 768, n_out = 53, n_tok = 11;
+        kern_wmat w = kern_test_wmat(&r, type, n_in, n_out, 0, 0.1f, NULL);
+        float *x = kern_test_alloc((size_t)(n_in * n_tok) * sizeof(float));
+        float *all = kern_test_alloc((size_t)(n_out * n_tok) * sizeof(float));
+        float *one = kern_test_alloc((size_t)n_out * sizeof(float));
+        void *scratch = kern_test_alloc(kern_matmul_scratch_bytes(&w, n_tok, 2));
+        kern_test_fill(&r, x, n_in * n_tok, 1.0f);
+        kern_matmul(&w, x, (size_t)n_in, n_tok, all, (size_t)n_out, scratch, pool);
+        int bad = 0;
+        for (int64_t t = 0; t < n_tok; t++) {
+            kern_matmul(&w, x + t * n_in, (size_t)n_in, 1, one, (size_t)n_out, scratch, pool);
+            bad += memcmp(one, all + t * n_out, (size_t)n_out * sizeof(float)) != 0;
+        }
+        CHECK_MSG(bad == 0, "%s: %d tokens differ alone vs in a batch of %lld",
+                  kern_test_type_name(type), bad, (long long)n_tok);
+        free((void *)w.data);
+        free(x);
+        free(all);
+        free(one);
+        free(scratch);
+    }
+    kern_pool_fini(pool);
+    free(mem);
+}
+
 int main(void) {
     seed = tmem_test_seed(0x6d61746d756c3031ull);
     RUN(test_scratch_and_support);
     RUN(test_ref_vs_dense);
     RUN(test_random_shapes);
+    RUN(test_batch_invariance);
     return tmem_test_finish();
 }

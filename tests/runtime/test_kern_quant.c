@@ -234,6 +234,39 @@ static void test_dots(void) {
     free(xq);
 }
 
+/* The SIMD x quantisers give the scalar ones' bits (the matmul's results
+ * then differ from the reference only by f32 reassociation). */
+static void test_simd_xquant(void) {
+#if defined(__x86_64__)
+    if (!kern__have_avx2()) {
+        printf("   no AVX2 on this CPU: SIMD quantisers not tested\n");
+        return;
+    }
+    tmem_rng r;
+    tmem_rng_init(&r, seed + 3);
+    const int64_t n = 2048;
+    float *x = kern_test_alloc(n * sizeof(float));
+    void *a = kern_test_alloc(n * 2), *b = kern_test_alloc(n * 2);
+    for (int trial = 0; trial < 200; trial++) {
+        kern_test_fill(&r, x, n, ldexpf(1.0f, (int)tmem_rng_range(&r, 0, 30) - 20));
+        if (trial % 7 == 3) memset(x + 256, 0, 256 * sizeof(float));        /* zero blocks */
+        if (trial % 7 == 4) { /* a +-max tie: the first one gives the sign */
+            x[17] = 1e3f;
+            x[40] = -1e3f;
+        }
+        kern__quantize_q8_0(x, a, n);
+        kern__quantize_q8_0_avx2(x, b, n);
+        CHECK_MSG(!memcmp(a, b, kern__xrow_bytes(KERN_X_Q8_0, n)), "q8_0 trial %d", trial);
+        kern__quantize_q8_k(x, a, n);
+        kern__quantize_q8_k_avx2(x, b, n);
+        CHECK_MSG(!memcmp(a, b, kern__xrow_bytes(KERN_X_Q8_K, n)), "q8_K trial %d", trial);
+    }
+    free(x);
+    free(a);
+    free(b);
+#endif
+}
+
 int main(void) {
     seed = tmem_test_seed(0x6b65726e71756e74ull);
     RUN(test_f16_exhaustive);
@@ -242,5 +275,6 @@ int main(void) {
     RUN(test_layouts);
     RUN(test_round_trip);
     RUN(test_dots);
+    RUN(test_simd_xquant);
     return tmem_test_finish();
 }

@@ -74,7 +74,7 @@ static void test_stats(void) {
 }
 
 static void test_demo(void) {
-    REQUIRE(run_tool("demo --weights-mib 48 --prompt 256 --decode 16", out, sizeof out) == 0);
+    REQUIRE(run_tool("demo --bookkeeping --weights-mib 48 --prompt 256 --decode 16", out, sizeof out) == 0);
     CHECK(strstr(out, "consistency check: ok") != NULL);
     /* Accounted vs measured, both lines: within 2% + 3 MiB (other threads
      * of this process do not allocate; the slack is stdio, page tables and

@@ -24,9 +24,9 @@ static void test_create_defaults(void) {
         CHECK(!strcmp(ti.name, default_names[i]));
         CHECK(ti.reserve >= cd.budget); /* each may grow to the whole budget */
         tmem_type *byrole = NULL;
-        CHECK_OK(tmem_role_get_type(ctx, (tmem_role)i, &byrole));
+        CHECK_OK(tmem_role_get_type(ctx, (tmem_role)(TMEM_ROLE_BUILTIN_FIRST + i), &byrole));
         CHECK(byrole == t);
-        CHECK(tmem_role_name(ctx, (tmem_role)i) != NULL);
+        CHECK(tmem_role_name(ctx, (tmem_role)(TMEM_ROLE_BUILTIN_FIRST + i)) != NULL);
     }
     tmem_type *w, *kv, *img;
     CHECK_OK(tmem_type_find(ctx, "/memory/weights", &w));

@@ -10,6 +10,7 @@
  *  - the HTML report exists and holds the timeline and the plan pictures. */
 #include <stdlib.h>
 #include <string.h>
+#include "data_url.h"
 #include "harness.h"
 
 static char json[16384];
@@ -74,7 +75,10 @@ static void test_demo(void) {
     int svgs = 0;
     for (const char *q = html; (q = strstr(q, "<svg")) != NULL; q++) svgs++;
     CHECK(svgs >= 2);
-    CHECK(strstr(html, "prefill activation arena") != NULL); /* the plan picture's title */
+    /* the plan picture (an image: base64 SVG in a data: URL) and its title */
+    char *plan = img_data(strstr(html, "id=\"tmem-plan-img\""));
+    CHECK(plan && strstr(plan, "<svg") && strstr(plan, "prefill activation arena"));
+    free(plan);
     CHECK(strstr(html, "/memory/kv") != NULL);               /* a timeline series */
     remove(report);
 }

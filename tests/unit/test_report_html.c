@@ -3,66 +3,13 @@
  * with no console message at all (errors, exceptions, CSP violations: a
  * control page proves each is caught), and that the dumped DOM shows the
  * timeline (one non-empty area per memory type, the peak, the budget) and
- * the plan picture. Skips (exit 77) when chromium is not installed.
- * TMEM_REPORT_SCREENSHOT=path also saves a 1280x1600 screenshot there. */
+ * the plan picture (an image). Skips (exit 77) when chromium is not installed.
+ * TMEM_REPORT_SCREENSHOT=path also saves a 1400x1600 screenshot there. */
 #include <stdlib.h>
 #include <string.h>
 #include "trace_fixture.h"
 
-#define SKIP_CODE 77
-
-static char dir[256];
-static char browser[256];
-
-static bool find_browser(void) {
-    const char *names[] = {"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", names[i]);
-        if (system(cmd) == 0) {
-            snprintf(browser, sizeof browser, "%s", names[i]);
-            return true;
-        }
-    }
-    return false;
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s) {
-        size_t got = fread(s, 1, (size_t)n, f);
-        s[got] = '\0';
-    }
-    fclose(f);
-    return s;
-}
-
-/* Run the browser on a page; dom and log go to files next to it. */
-static int browse(const char *page, const char *extra, const char *dom, const char *log) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "timeout 90 %s --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-             "--disable-background-networking --disable-component-update --disable-sync --disable-dev-shm-usage "
-             "--user-data-dir=%s/profile --enable-logging=stderr --v=0 %s 'file://%s' >%s 2>%s",
-             browser, dir, extra, page, dom, log);
-    return system(cmd);
-}
-
-static size_t console_lines(const char *log, const char *must_contain) {
-    size_t n = 0;
-    for (const char *p = log; (p = strstr(p, ":CONSOLE")); p++) {
-        const char *eol = strchr(p, '\n');
-        size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        if (!must_contain || memmem(p, len, must_contain, strlen(must_contain))) n++;
-        if (!must_contain) printf("  console: %.*s\n", (int)(len > 200 ? 200 : len), p);
-    }
-    return n;
-}
+#include "browser_util.h"
 
 /* The control: the same logging catches an error, an exception and a CSP
  * violation, so "no console lines" below means something. */
@@ -173,10 +120,18 @@ static void test_report(void) {
     REQUIRE(rl);
     CHECK(count(rl, "<path class=\"series\" data-series=\"kv_cache\"") == 1 && count(rl, "<path class=\"series\"") == 5);
     free(rl);
+    /* the plan picture is an image (nothing in it can run) that the browser decoded */
     char *pl = element(p, "<div class=\"panel\" id=\"tmem-plan\">", "</div>");
     REQUIRE(pl);
-    CHECK(strstr(pl, "<svg") && strstr(pl, "fixture plan"));
-    CHECK_MSG(count(pl, "fill=\"hsl(") == PLAN_BUFFERS, "%zu buffer rects in the plan", count(pl, "fill=\"hsl("));
+    CHECK(strstr(pl, "<img") && strstr(pl, "src=\"data:image/svg+xml;base64,"));
+    CHECK_MSG(strstr(pl, "data-plan-loaded=\"1\"") != NULL, "the plan image did not load");
+    char *picture = img_data(pl);
+    REQUIRE(picture);
+    CHECK(strstr(picture, "<svg") && strstr(picture, "fixture plan"));
+    CHECK_MSG(count(picture, "fill=\"hsl(") == PLAN_BUFFERS, "%zu buffer rects in the plan", count(picture, "fill=\"hsl("));
+    free(picture);
+    /* the CSP names the one script by its hash: no 'unsafe-inline' scripts */
+    CHECK(strstr(p, "script-src 'sha256-") && !strstr(p, "script-src 'unsafe-inline'"));
     CHECK(strstr(p, "id=\"tmem-peak-name\"") != NULL);
     printf("report: %zu bytes of DOM, timeline %zu bytes, plan %zu bytes\n", strlen(p), strlen(tl), strlen(pl));
     free(tl);
@@ -187,7 +142,7 @@ static void test_report(void) {
     const char *shot = getenv("TMEM_REPORT_SCREENSHOT");
     if (shot && *shot) {
         char extra[600];
-        snprintf(extra, sizeof extra, "--screenshot=%s --window-size=1280,1600 --hide-scrollbars", shot);
+        snprintf(extra, sizeof extra, "--screenshot=%s --window-size=1400,1600 --hide-scrollbars", shot);
         CHECK(browse(html, extra, dom, log) == 0);
         printf("screenshot: %s\n", shot);
     }

@@ -409,7 +409,7 @@ static void test_patch_order(void) {
         uint32_t T = (uint32_t)tmem_rng_range(&r, 1, 2);
         uint32_t W = ps * m * (uint32_t)tmem_rng_range(&r, 1, 4), H = ps * m * (uint32_t)tmem_rng_range(&r, 1, 4);
         if (it == 0) d.width = W, d.height = H; /* identity resize */
-        uint32_t C = d.format == TMEM_FORMAT_GRAY8 ? 1 : 3;
+        uint32_t C = 3;
         tmem_dtype dt = it % 2 ? TMEM_DTYPE_F16 : TMEM_DTYPE_F32;
         uint32_t vs = tmem_dtype_size(dt);
         tmem_convert_desc cd;
@@ -425,7 +425,8 @@ static void test_patch_order(void) {
         uint64_t row_stride = cols * vs + vs * (uint64_t)(it % 4);
         uint8_t *pat = calloc(1, rows * row_stride);
         tmem_tensor_view pv = {pat, dt, 2, {rows, cols, 0, 0}, {(int64_t)row_stride, (int64_t)vs, 0, 0}};
-        tmem_patch_desc pd = {W, H, ps, m, T};
+        bool frame_major = it % 5 == 4;
+        tmem_patch_desc pd = {W, H, ps, m, T, frame_major ? TMEM_PATCH_FRAME_MAJOR : 0};
         REQUIRE_OK(tmem__surface_convert_patches_raw(&l, base, &cd, &pd, &pv, NULL));
         uint32_t bw_n = W / (ps * m), bh_n = H / (ps * m);
         uint64_t bad = 0;
@@ -438,7 +439,8 @@ static void test_patch_order(void) {
                                 for (uint32_t py = 0; py < ps; py++)
                                     for (uint32_t px = 0; px < ps; px++) {
                                         uint64_t row = (((uint64_t)bh * bw_n + bw) * m + mh) * m + mw;
-                                        uint64_t col = (((uint64_t)c * T + t) * ps + py) * ps + px;
+                                        uint64_t col = frame_major ? (((uint64_t)t * C + c) * ps + py) * ps + px
+                                                                   : (((uint64_t)c * T + t) * ps + py) * ps + px;
                                         uint64_t y = ((uint64_t)bh * m + mh) * ps + py;
                                         uint64_t x = ((uint64_t)bw * m + mw) * ps + px;
                                         bad += memcmp(pat + row * row_stride + col * vs,
@@ -455,7 +457,7 @@ static void test_patch_order(void) {
     static uint8_t base[64 * 64 * 3 + 4096];
     static float out[16 * 1536];
     tmem_tensor_view pv = {out, TMEM_DTYPE_F32, 2, {16, 1536, 0, 0}, {1536 * 4, 4, 0, 0}};
-    tmem_patch_desc pd = {64, 64, 0, 0, 0};
+    tmem_patch_desc pd = {64, 64, 0, 0, 0, 0};
     CHECK_OK(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL));
     pd.width = 48;
     CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL), TMEM_E_INVALID_ARG);
@@ -467,6 +469,8 @@ static void test_patch_order(void) {
     CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL), TMEM_E_INVALID_ARG);
     pv.strides[1] = 4;
     CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, NULL, &pv, NULL), TMEM_E_INVALID_ARG);
+    pd.flags = 0x10;
+    CHECK_ST(tmem__surface_convert_patches_raw(&l, base, NULL, &pd, &pv, NULL), TMEM_E_INVALID_ARG);
 }
 
 int main(void) {

@@ -264,8 +264,11 @@ static void test_html(void) {
     CHECK(!strncmp(html, "<!DOCTYPE html>", 15));
     CHECK(strstr(html, "<title>demo &lt;session&gt;</title>") != NULL);
     CHECK(strstr(html, "id=\"tmem-timeline\"") != NULL);
-    CHECK(strstr(html, "<div class=\"panel\" id=\"tmem-plan\">\n<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"plan-test\"") != NULL);
-    CHECK(!strstr(html, "<?xml") && !strstr(html, "<!-- planner"));
+    /* the plan picture is an image: its SVG (without the prolog) base64 in a data: URL */
+    CHECK(strstr(html, "<div class=\"panel\" id=\"tmem-plan\">\n<img id=\"tmem-plan-img\"") != NULL);
+    CHECK(strstr(html, "src=\"data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIGlkPSJwbGFuLXRlc3QiIHdpZHRoPSIxMDAiIGhlaWdodD0iNTAiPjxyZWN0IGNsYXNzPSJidWZmZXIiIHg9IjAiIHk9IjAiIHdpZHRoPSI0MCIgaGVpZ2h0PSIyMCIvPjwvc3ZnPg==") != NULL);
+    CHECK(!strstr(html, "<?xml") && !strstr(html, "<!-- planner") && !strstr(html, "id=\"plan-test\""));
+    CHECK(strstr(html, "script-src 'sha256-") && !strstr(html, "'unsafe-inline'; img") && !strstr(html, "script-src 'unsafe-inline'"));
     CHECK(strstr(html, "&lt;b&gt;kv&lt;/b&gt; &amp; more") != NULL);
     CHECK(strstr(html, "id=\"tmem-peak-role\"") && strstr(html, "id=\"tmem-peak-type\"") && strstr(html, "id=\"tmem-peak-name\""));
     CHECK(count(html, "<script>") == 1);
@@ -273,14 +276,23 @@ static void test_html(void) {
     CHECK(count(html, "<tr class=\"ev-budget_denied\">") == 1 && count(html, "<tr class=\"ev-mark\">") == 3);
     CHECK(count(html, "<tr class=\"ev-evict\">") == 1 && count(html, "<tr class=\"ev-pressure\">") == 1);
     CHECK(count(html, "<section class=\"note\">") == 2);
-    /* Self-contained: nothing fetched (only the SVG namespace URI appears). */
-    CHECK(!strstr(html, "src=") && !strstr(html, "https://") && !strstr(html, "<link"));
+    /* Self-contained: nothing fetched (only the SVG namespace URI appears; the one src is data:). */
+    CHECK(count(html, "src=") == 1 && count(html, "src=\"data:image/svg+xml;base64,") == 1);
+    CHECK(!strstr(html, "https://") && !strstr(html, "<link"));
     CHECK(count(html, "http://") == count(html, "http://www.w3.org/2000/svg"));
     tmem_trace_string_free(html);
 
-    const char *bad_plans[] = {"<svg><script>alert(1)</script></svg>", "<div>no</div>", "<svg>unterminated",
-                               "<?xml never closed", "<svg><foreignObject></foreignObject></svg>",
-                               "<svg><a href=\"javascript:x()\"/></svg>", ""};
+    /* hostile but well-formed pictures are accepted: inert as an image, never inline */
+    const char *hostile[] = {"<svg><script>alert(1)</script></svg>", "<svg><foreignObject></foreignObject></svg>",
+                             "<svg onload=\"alert(1)\"><a href=\"javascript:x()\"/></svg>"};
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        o.plan_svg = hostile[i];
+        REQUIRE_OK(tmem_trace_export(d, TMEM_TRACE_FORMAT_HTML, &o, &html, NULL));
+        CHECK(!strstr(html, "alert(") && !strstr(html, "javascript:") && !strstr(html, "foreignObject"));
+        CHECK(count(html, "<script>") == 1);
+        tmem_trace_string_free(html);
+    }
+    const char *bad_plans[] = {"<div>no</div>", "<svg>unterminated", "<?xml never closed", "<svgx></svgx>", ""};
     for (size_t i = 0; i < sizeof bad_plans / sizeof bad_plans[0]; i++) {
         o.plan_svg = bad_plans[i];
         CHECK_ST(tmem_trace_export(d, TMEM_TRACE_FORMAT_HTML, &o, &html, NULL), TMEM_E_INVALID_ARG);
@@ -343,7 +355,7 @@ static void test_file_export_streams(void) {
     }
     remove(path);
     tmem_report_desc o = {0};
-    o.plan_svg = "<svg><script>x()</script></svg>";
+    o.plan_svg = "<svg>unterminated";
     CHECK_ST(tmem_trace_export_file(d, TMEM_TRACE_FORMAT_HTML, &o, path), TMEM_E_INVALID_ARG);
     FILE *fp = fopen(path, "rb");
     CHECK(fp == NULL);

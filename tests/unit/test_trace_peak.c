@@ -37,9 +37,9 @@ static void test_small(void) {
     REQUIRE(p.by_type_count == 2);
     CHECK(!strcmp(p.by_type[0].label, "/memory/b") && p.by_type[0].bytes == 200 && p.by_type[0].count == 1 && p.by_type[0].id == 1);
     CHECK(!strcmp(p.by_type[1].label, "/memory/a") && p.by_type[1].bytes == 150 && p.by_type[1].count == 2);
-    /* by role: weights is unnamed in this trace -> "role#0" */
+    /* by role: weights is unnamed in this trace -> "role#<its id>" */
     REQUIRE(p.by_role_count == 2);
-    CHECK(!strcmp(p.by_role[0].label, "role#0") && p.by_role[0].bytes == 200);
+    CHECK(!strcmp(p.by_role[0].label, "role#1") && p.by_role[0].bytes == 200);
     CHECK(!strcmp(p.by_role[1].label, "activation") && p.by_role[1].bytes == 150 && p.by_role[1].count == 2);
     /* by name: w 200, y 120, x 30 */
     REQUIRE(p.by_name_count == 3);

@@ -206,7 +206,7 @@ static tmem_status dev_advise(const tmem__backend *be, tmem__region *r, uint64_t
 static void test_device_backend(void) {
     tmem_context *ctx = make_ctx(64 * MiB);
     REQUIRE(ctx);
-    fake_dev d = {{"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise, NULL, NULL}, 0, 0, 0, 0, 0};
+    fake_dev d = {{"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise, NULL, NULL, NULL, NULL, NULL}, 0, 0, 0, 0, 0};
     d.be.user = &d;
     CHECK(tmem__context_backend(ctx, TMEM_PLACEMENT_DEVICE) == NULL);
     CHECK_OK(tmem__context_set_backend(ctx, TMEM_PLACEMENT_DEVICE, &d.be));

@@ -42,7 +42,7 @@ static inline tmem_trace_data *fx_session(uint32_t tokens) {
     tmem__trace_data_set_type(b.d, FX_ACT, "/memory/activations", 0);
     tmem__trace_data_set_type(b.d, FX_IMAGES, "/memory/images", 0);
     static const char *roles[] = {"weights", "kv_cache", "recurrent_state", "activation", "scratch", "image", "vision_intermediate", "output_tokens"};
-    for (uint32_t r = 0; r < 8; r++) tmem__trace_data_set_role(b.d, r, roles[r]);
+    for (uint32_t r = 0; r < 8; r++) tmem__trace_data_set_role(b.d, TMEM_ROLE_BUILTIN_FIRST + r, roles[r]);
     b.d->budget = 96u << 20;
     char name[48];
     uint64_t off = 0;

@@ -50,6 +50,41 @@ bool tmem_cli_parse_dims(const char *s, uint32_t min, uint32_t max, uint32_t *w,
     return true;
 }
 
+static bool value_fail(const char *command, const char *opt, const char *v, const char *why, uint64_t min,
+                       uint64_t max) {
+    if (!v) fprintf(stderr, "%s: %s needs a value\n", command, opt);
+    else if (max == UINT64_MAX) fprintf(stderr, "%s: %s: bad value '%s': %s (>= %llu)\n", command, opt, v, why,
+                                        (unsigned long long)min);
+    else fprintf(stderr, "%s: %s: bad value '%s': %s (%llu..%llu)\n", command, opt, v, why, (unsigned long long)min,
+                 (unsigned long long)max);
+    return false;
+}
+
+bool tmem_cli_value_u64(const char *command, const char *opt, const char *v, uint64_t min, uint64_t max,
+                        uint64_t *out) {
+    const char *why = "";
+    uint64_t n = 0;
+    if (!v || !tmem_cli_parse_u64(v, min, max, &n, &why)) return value_fail(command, opt, v, why, min, max);
+    *out = n;
+    return true;
+}
+
+bool tmem_cli_value_u32(const char *command, const char *opt, const char *v, uint32_t min, uint32_t max,
+                        uint32_t *out) {
+    uint64_t n = 0;
+    if (!tmem_cli_value_u64(command, opt, v, min, max, &n)) return false;
+    *out = (uint32_t)n;
+    return true;
+}
+
+bool tmem_cli_value_seconds(const char *command, const char *opt, const char *v, double max, double *out) {
+    const char *why = "out of range";
+    double d;
+    if (!v || !tmem_cli_parse_seconds(v, &d, &why) || d > max) return value_fail(command, opt, v, why, 0, (uint64_t)max);
+    *out = d;
+    return true;
+}
+
 static void print_range(FILE *f, const tmem_cli_opt *o) {
     if (o->kind != TMEM_CLI_KIND_U64 && o->kind != TMEM_CLI_KIND_U32 && o->kind != TMEM_CLI_KIND_SECONDS) return;
     if (o->max) fprintf(f, " (%llu..%llu)", (unsigned long long)o->min, (unsigned long long)o->max);

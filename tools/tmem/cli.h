@@ -103,6 +103,15 @@ bool tmem_cli_parse_seconds(const char *s, double *out, const char **why);
 /* "WxH" with both in [min, max]. */
 bool tmem_cli_parse_dims(const char *s, uint32_t min, uint32_t max, uint32_t *w, uint32_t *h, const char **why);
 
+/* For commands (the benches) that walk argv themselves: parse option `opt`'s
+ * value `v` (NULL = missing) strictly into [min, max]; on failure print
+ * "COMMAND: OPT: bad value 'V': why (min..max)" and return false (exit 2). */
+bool tmem_cli_value_u64(const char *command, const char *opt, const char *v, uint64_t min, uint64_t max,
+                        uint64_t *out);
+bool tmem_cli_value_u32(const char *command, const char *opt, const char *v, uint32_t min, uint32_t max,
+                        uint32_t *out);
+bool tmem_cli_value_seconds(const char *command, const char *opt, const char *v, double max, double *out);
+
 /* A file to read: "-" is stdin (not closed by tmem_cli_close). NULL with
  * errno set on failure. */
 FILE *tmem_cli_open_in(const char *path, const char *mode);

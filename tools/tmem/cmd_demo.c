@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "commands.h"
 #include "demo_session.h"
 #include "core/internal.h"
@@ -97,7 +98,8 @@ static void measure_end(session *s) {
 
 static tmem_status run_steps(session *s) {
     tmem_status st = TMEM_OK;
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == TMEM_OK; i++) {
+    size_t i = 0;
+    for (; i < sizeof steps / sizeof steps[0] && st == TMEM_OK; i++) {
         double t0 = now_s();
         if (steps[i].run == demo_step_report) measure_end(s);
         if (s->opt->trace_path && strcmp(steps[i].name, "report") != 0) DEMO_IGNORE(tmem_trace_mark(s->ctx, steps[i].name));
@@ -111,6 +113,14 @@ static tmem_status run_steps(session *s) {
                    st == TMEM_OK ? "" : tmem_strerror(st));
             fflush(stdout);
         }
+    }
+    /* A failed session still gets its report: that is when it is needed most. */
+    if (st != TMEM_OK && i < sizeof steps / sizeof steps[0] && s->traced) {
+        tmem_status rst = demo_step_report(s);
+        if (s->res && s->res->report_written)
+            fprintf(stderr, "tmem demo: the failed session's HTML report: %s\n", s->res->report);
+        else if (rst != TMEM_OK)
+            fprintf(stderr, "tmem demo: no report for the failed session: %s\n", tmem_strerror(rst));
     }
     return st;
 }
@@ -145,7 +155,7 @@ tmem_status tmem_demo_run(const tmem_demo_options *opt, tmem_context **out_ctx) 
     tmem_context_desc cd = {0};
     cd.budget = opt->budget ? opt->budget : 1ull << 30;
     cd.flags = TMEM_CONTEXT_READ_ENV;
-    tmem_status st = tmem_context_create(&cd, &s.ctx);
+    tmem_status st = tmem_cli_context_create("tmem demo", &cd, &s.ctx);
     if (st == TMEM_OK) {
         s.own = calloc(1, sizeof *s.own);
         st = s.own ? tmem__context_add_owned(s.ctx, s.own, destroy_owned) : TMEM_E_NO_MEMORY;

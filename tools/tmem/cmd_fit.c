@@ -13,62 +13,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "cli.h"
 #include "commands.h"
 #include "typedmem/typedmem.h"
 #include "typedmem/model.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: tmem fit (--model NAME | --gguf FILE) --ctx N [--image WxH] [--budget SIZE] [--json]\n"
-            "                [--mmproj FILE] (llama.cpp vision encoder; else the preset's)\n"
-            "                [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype f32|f16|bf16] [--weights DTYPE]\n"
-            "                [--seqs N] [--chunk N] [--block N] [--no-flash]\n"
-            "  SIZE takes B, KiB, MiB, GiB (also K, M, G = binary) or KB, MB, GB (decimal)\n"
-            "  exit status: 0 fits, 3 does not fit, 2 usage error, 1 other error\npresets:");
-    for (uint32_t i = 0; tmem_model_preset_name(i); i++) fprintf(f, " %s", tmem_model_preset_name(i));
-    fprintf(f, "\n");
+static bool parse_image(const char *v, void *out, const char **why) {
+    uint32_t *wh = out;
+    return tmem_cli_parse_dims(v, 1, 65536, &wh[0], &wh[1], why);
 }
 
-/* Values start with a digit: strtoull and strtod skip leading spaces and
- * take a sign ("' -1'" wraps to 2^64-1), and strtod also reads "nan" and
- * "inf", which no size or count is. */
-static bool starts_digit(const char *s) { return s && *s >= '0' && *s <= '9'; }
-
-static bool parse_u64(const char *s, uint64_t *out) {
-    if (!starts_digit(s)) return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end) return false;
-    *out = v;
-    return true;
+static bool parse_kv_dtype(const char *v, void *out, const char **why) {
+    *why = "want f16, bf16, f32 or q8_0";
+    return tmem_kv_dtype_from_name(v, out) == TMEM_OK;
 }
 
-static bool parse_size(const char *s, uint64_t *out) {
-    if (!starts_digit(s)) return false;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !(v >= 0)) return false; /* !(>=) also refuses NaN */
-    static const struct { const char *suffix; double mul; } units[] = {
-        {"", 1}, {"b", 1}, {"k", 1024.0}, {"kib", 1024.0}, {"m", 1048576.0}, {"mib", 1048576.0},
-        {"g", 1073741824.0}, {"gib", 1073741824.0}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
-        {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcasecmp(end, units[i].suffix)) {
-            double b = v * units[i].mul;
-            if (b >= 18446744073709551615.0) return false;
-            *out = (uint64_t)b;
-            return true;
-        }
-    return false;
+static bool parse_weights(const char *v, void *out, const char **why) {
+    *why = "want f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k or a llama.cpp file type (Q4_K_M, Q8_0, ...)";
+    return tmem_weight_dtype_from_name(v, out) == TMEM_OK;
 }
 
 static const char *role_label(tmem_role r) {
-    static const char *const names[TMEM_ROLE_BUILTIN_COUNT] = {
-        "weights", "kv_cache", "recurrent_state", "activation", "scratch", "image", "vision_intermediate",
-        "output_tokens"};
-    return (unsigned)r < TMEM_ROLE_BUILTIN_COUNT ? names[r] : "user";
+    const char *name = tmem_role_name(NULL, r); /* builtin names need no context */
+    return name ? name : "user";
 }
 
 static const char *kv_label(tmem_kv_dtype d, const char *def) {
@@ -102,8 +69,9 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     if (f->weight_dtype == TMEM_WEIGHT_DEFAULT && m->file_weight_bytes)
         if (tmem_ggml_type_get_info(m->file_weight_type, &wt) != TMEM_OK) wt.name = NULL;
     printf("{\"version\":1,\"model\":{\"name\":\"%s\",\"arch\":\"%s\",\"layers\":%u,\"full_attention_layers\":%u,"
-           "\"linear_attention_layers\":%u,\"hidden\":%u,\"vocab\":%u,\"has_vision\":%s},",
-           m->name, m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab, m->vis_depth ? "true" : "false");
+           "\"linear_attention_layers\":%u,\"hidden\":%u,\"vocab\":%u,\"context_length\":%u,\"has_vision\":%s},",
+           m->name, m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab, m->n_ctx_train,
+           m->vis_depth ? "true" : "false");
     printf("\"request\":{\"ctx_tokens\":%" PRIu64 ",\"kv_tokens\":%" PRIu64 ",\"image_width\":%u,\"image_height\":%u,"
            "\"image_tokens\":%" PRIu64 ",\"image_patches\":%" PRIu64 ",\"n_seqs\":%u,\"prefill_chunk\":%u,"
            "\"kv_block_tokens\":%u,\"flash_attn\":%s,\"kv_dtype\":\"%s\",\"state_dtype\":\"%s\",\"weight_dtype\":\"%s\"},",
@@ -160,11 +128,11 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
         printf("%s\"%s\":%" PRIu64, first ? "" : ",", role_label(r->items[i].role), sum);
         first = 0;
     }
-    printf("},\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
+    printf("},\"peak_dirty_encode_first\":%" PRIu64 ",\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
            "\"max_ctx_tokens\":%" PRIu64 ",\"max_image\":{\"width\":%u,\"height\":%u},"
            "\"activation\":{\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64 ",\"vision_lower_bound\":%" PRIu64
            ",\"vision_arena\":%" PRIu64 ",\"from_planner\":%s}}\n",
-           r->total, r->total_dirty, r->budget, r->fits ? "true" : "false", r->max_ctx_tokens, r->max_image_width,
+           r->peak_dirty_encode_first, r->total, r->total_dirty, r->budget, r->fits ? "true" : "false", r->max_ctx_tokens, r->max_image_width,
            r->max_image_height, r->activation_lower_bound, r->activation_arena, r->vision_lower_bound,
            r->vision_arena, r->arena_from_planner ? "true" : "false");
 }
@@ -173,8 +141,8 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
                        const tmem_gguf *g) {
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
-    printf("model %s (%s): %u layers (%u full attention, %u Gated DeltaNet), hidden %u, vocab %u\n", m->name,
-           m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab);
+    printf("model %s (%s): %u layers (%u full attention, %u Gated DeltaNet), hidden %u, vocab %u, context %u\n",
+           m->name, m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab, m->n_ctx_train);
     printf("request: ctx %" PRIu64 " tokens (%" PRIu64 " in KV blocks), %u sequence(s)", f->ctx_tokens, r->kv_tokens,
            f->n_seqs ? f->n_seqs : 1);
     if (f->image_width)
@@ -208,11 +176,16 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     }
     printf("%-62s %16" PRIu64 " %11.2f\n", "total", r->total, mib(r->total));
     printf("%-62s %16" PRIu64 " %11.2f\n", "  of which private dirty", r->total_dirty, mib(r->total_dirty));
+    if (r->image_tokens)
+        printf("%-62s %16" PRIu64 " %11.2f\n", "  dirty peak, image encoded before the prefill (tmem run)",
+               r->peak_dirty_encode_first, mib(r->peak_dirty_encode_first));
     printf("\nprefill activation arena %.2f MiB, vision encoder arena %.2f MiB (%s)\n", mib(r->activation_arena),
            mib(r->vision_arena), r->arena_from_planner ? "planned" : "sweep lower bound; planner could not answer");
     if (!r->budget) return;
     printf("budget %.2f MiB: %s\n", mib(r->budget), r->fits ? "FITS" : "DOES NOT FIT");
-    if (r->max_ctx_tokens) printf("largest context that fits: %" PRIu64 " tokens\n", r->max_ctx_tokens);
+    if (r->max_ctx_tokens)
+        printf("largest context that fits: %" PRIu64 " tokens%s\n", r->max_ctx_tokens,
+               m->n_ctx_train && r->max_ctx_tokens >= m->n_ctx_train ? " (the model's context length)" : "");
     else printf("no context fits this budget%s\n", f->image_width ? " with this image" : "");
     if (f->image_width) {
         if (r->max_image_width)
@@ -222,40 +195,57 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     }
 }
 
+/* A GGUF that could not be opened or read: the file's problem in words, the
+ * parser's message and offset only where it has them. */
+static void report_gguf_error(const char *path, tmem_status st, const tmem_gguf_error *e) {
+    const char *why = tmem_cli_path_problem(path);
+    if (why) fprintf(stderr, "tmem fit: %s: %s\n", path, why);
+    else if (e->message[0])
+        fprintf(stderr, "tmem fit: %s: %s: %s (at byte %" PRIu64 ")\n", path, tmem_strerror(st), e->message, e->offset);
+    else fprintf(stderr, "tmem fit: %s: %s\n", path, tmem_strerror(st));
+}
+
 int tmem_cmd_fit(int argc, char **argv) {
     const char *model = NULL, *gguf = NULL, *mmproj = NULL;
-    bool json = false;
+    bool json = false, no_flash = false;
+    uint32_t image[2] = {0, 0};
     tmem_fit_desc f = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = true;
-        uint64_t n = 0;
-        if (!strcmp(a, "--json")) { json = true; continue; }
-        if (!strcmp(a, "--no-flash")) { f.graph_flags |= TMEM_MODEL_GRAPH_NO_FLASH_ATTN; continue; }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        if (!v) { fprintf(stderr, "tmem fit: %s needs a value\n", a); usage(stderr); return 2; }
-        i++;
-        if (!strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "--gguf")) gguf = v;
-        else if (!strcmp(a, "--mmproj")) mmproj = v;
-        else if (!strcmp(a, "--ctx")) ok = parse_u64(v, &f.ctx_tokens) && f.ctx_tokens;
-        else if (!strcmp(a, "--budget")) ok = parse_size(v, &f.budget);
-        else if (!strcmp(a, "--image")) {
-            unsigned w, h;
-            char x;
-            ok = sscanf(v, "%u%c%u", &w, &x, &h) == 3 && (x == 'x' || x == 'X') && w && h;
-            f.image_width = w;
-            f.image_height = h;
-        } else if (!strcmp(a, "--kv-dtype")) ok = tmem_kv_dtype_from_name(v, &f.kv_dtype) == TMEM_OK;
-        else if (!strcmp(a, "--state-dtype")) ok = tmem_kv_dtype_from_name(v, &f.state_dtype) == TMEM_OK;
-        else if (!strcmp(a, "--weights")) ok = tmem_weight_dtype_from_name(v, &f.weight_dtype) == TMEM_OK;
-        else if (!strcmp(a, "--seqs")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.n_seqs = (uint32_t)n; }
-        else if (!strcmp(a, "--chunk")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.prefill_chunk = (uint32_t)n; }
-        else if (!strcmp(a, "--block")) { ok = parse_u64(v, &n) && n && n <= UINT32_MAX; f.kv_block_tokens = (uint32_t)n; }
-        else { fprintf(stderr, "tmem fit: unknown option %s\n", a); usage(stderr); return 2; }
-        if (!ok) { fprintf(stderr, "tmem fit: bad value '%s' for %s\n", v, a); return 2; }
-    }
-    if ((!model && !gguf) || !f.ctx_tokens) { usage(stderr); return 2; }
+    const tmem_cli_opt opts[] = {
+        TMEM_CLI_STR("--model", "NAME", "a preset (list below)", &model),
+        TMEM_CLI_STR("--gguf", "FILE", "read the model from a llama.cpp GGUF (with --model: vision from the preset)",
+                     &gguf),
+        TMEM_CLI_STR("--mmproj", "FILE", "llama.cpp vision encoder (mmproj GGUF); else the preset's", &mmproj),
+        TMEM_CLI_U64("--ctx", "N", "context tokens", &f.ctx_tokens, 1, UINT32_MAX),
+        TMEM_CLI_CUSTOM("--image", "WxH", "an image of W x H pixels in the request", image, parse_image),
+        TMEM_CLI_SIZE("--budget", "the memory budget (B, KiB, MiB, GiB or KB, MB, GB)", &f.budget, 1, 0),
+        TMEM_CLI_FLAG("--json", "print one JSON object (fields: docs/model.md)", &json),
+        TMEM_CLI_CUSTOM("--kv-dtype", "T", "KV cache type: f16 (default), bf16, f32, q8_0", &f.kv_dtype,
+                        parse_kv_dtype),
+        TMEM_CLI_CUSTOM("--state-dtype", "T", "recurrent state type: f32 (default), f16, bf16", &f.state_dtype,
+                        parse_kv_dtype),
+        TMEM_CLI_CUSTOM("--weights", "DTYPE", "weights as f16, bf16, q8_0, q4_k, ... or Q4_K_M, Q8_0 (llama.cpp)",
+                        &f.weight_dtype, parse_weights),
+        TMEM_CLI_U32("--seqs", "N", "parallel sequences", &f.n_seqs, 1, 4096),
+        TMEM_CLI_U32("--chunk", "N", "prefill tokens per step (default 512)", &f.prefill_chunk, 1, UINT32_MAX),
+        TMEM_CLI_U32("--block", "N", "KV block tokens", &f.kv_block_tokens, 1, 65536),
+        TMEM_CLI_FLAG("--no-flash", "attention without flash-attention (scores materialised)", &no_flash),
+    };
+    char presets[384] = "presets:", epilog[512];
+    for (uint32_t i = 0, n = 8; tmem_model_preset_name(i) && n < sizeof presets; i++)
+        n += (uint32_t)snprintf(presets + n, sizeof presets - n, " %s", tmem_model_preset_name(i));
+    snprintf(epilog, sizeof epilog, "exit status: 0 fits (or no budget given), 3 does not fit, 2 usage error, "
+                                    "1 other error\n%s", presets);
+    tmem_cli cli = {"tmem fit", "(--model NAME | --gguf FILE) --ctx N [--image WxH] [--budget SIZE] [options]",
+                    "Will a model + request fit a memory budget? Breakdown by type and role, the total, and\n"
+                    "the largest context and image that fit.",
+                    opts, TMEM_CLI_COUNT(opts), NULL, 0, 0, epilog};
+    int cli_rc = tmem_cli_parse(&cli, argc, argv);
+    if (cli_rc != TMEM_CLI_CONTINUE) return cli_rc;
+    if (!model && !gguf) return tmem_cli_usage_error(&cli, "give --model NAME or --gguf FILE");
+    if (!f.ctx_tokens) return tmem_cli_usage_error(&cli, "--ctx N is required");
+    f.image_width = image[0];
+    f.image_height = image[1];
+    if (no_flash) f.graph_flags |= TMEM_MODEL_GRAPH_NO_FLASH_ATTN;
 
     tmem_model_desc m;
     tmem_context *ctx = NULL;
@@ -269,9 +259,7 @@ int tmem_cmd_fit(int argc, char **argv) {
         tmem_status st = tmem_context_create(&cd, &ctx);
         if (!st) st = tmem_gguf_open(ctx, &gd, &g, &e);
         if (st) {
-            fprintf(stderr, "tmem fit: %s: %s (%s at byte %" PRIu64 ")\n", gguf, tmem_strerror(st),
-                    st == TMEM_E_PARSE || st == TMEM_E_CORRUPT || st == TMEM_E_UNSUPPORTED ? e.message : "",
-                    st == TMEM_E_PARSE || st == TMEM_E_CORRUPT || st == TMEM_E_UNSUPPORTED ? e.offset : 0);
+            report_gguf_error(gguf, st, &e);
             goto done;
         }
         if ((st = tmem_model_from_gguf(g, &m, &e))) {
@@ -291,9 +279,7 @@ int tmem_cmd_fit(int argc, char **argv) {
             m.vis_pos_embd = p.vis_pos_embd;
         }
     } else if (tmem_model_preset(model, &m) != TMEM_OK) {
-        fprintf(stderr, "tmem fit: unknown model '%s'\n", model);
-        usage(stderr);
-        return 2;
+        return tmem_cli_usage_error(&cli, "--model: unknown model '%s' (%s)", model, presets);
     }
     if (mmproj) { /* the vision encoder, exactly, from llama.cpp's mmproj file */
         tmem_gguf_error e = {0}; /* printed even when the context, not the file, failed */
@@ -304,7 +290,7 @@ int tmem_cmd_fit(int argc, char **argv) {
         if (!st) st = tmem_gguf_open(ctx, &gd, &mp, &e);
         if (!st) st = tmem_model_add_mmproj(mp, &m, &e);
         if (st) {
-            fprintf(stderr, "tmem fit: %s: %s: %s\n", mmproj, tmem_strerror(st), e.message);
+            report_gguf_error(mmproj, st, &e);
             goto done;
         }
     }
@@ -313,6 +299,9 @@ int tmem_cmd_fit(int argc, char **argv) {
         rc = 2;
         goto done;
     }
+    if (m.n_ctx_train && f.ctx_tokens > m.n_ctx_train)
+        fprintf(stderr, "tmem fit: warning: --ctx %" PRIu64 " exceeds %s's context length (%u tokens); "
+                        "the largest context reported is capped at it\n", f.ctx_tokens, m.name, m.n_ctx_train);
     f.model = &m;
     f.ctx = ctx; /* with --gguf: name types by the context's role policy */
     tmem_fit_result r;

@@ -1,5 +1,6 @@
 /* tmem info [--json]: what typedmem finds on this machine -- limits, OS
  * features -- and the memory types a default context creates. */
+#include "info_gpu.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,9 @@ static void print_json(tmem_context *ctx, const tmem_system_limits *lim, bool ha
         print_roles(ctx, t, true);
         printf("]}");
     }
-    printf("]}\n");
+    printf("],\"gpus\":");
+    tmem_info_gpu(true);
+    printf("}\n");
 }
 
 static void print_text(tmem_context *ctx, const tmem_system_limits *lim, bool have_lim, const tmem_system_info *si) {
@@ -136,7 +139,10 @@ int tmem_cmd_info(int argc, char **argv) {
     cd.flags = TMEM_CONTEXT_READ_ENV; /* show what TMEM_CONFIG would set up */
     if (tmem_cli_context_create("tmem info", &cd, &ctx) != TMEM_OK) return 1;
     if (json) print_json(ctx, &lim, have_lim, &si);
-    else print_text(ctx, &lim, have_lim, &si);
+    else {
+        print_text(ctx, &lim, have_lim, &si);
+        tmem_info_gpu(false);
+    }
     tmem_context_destroy(ctx);
     return 0;
 }

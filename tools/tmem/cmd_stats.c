@@ -3,18 +3,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "commands.h"
 #include "demo.h"
 
 int tmem_cmd_stats(int argc, char **argv) {
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else {
-            fprintf(stderr, "usage: tmem stats [--json]\n");
-            return 2;
-        }
-    }
+    const tmem_cli_opt opts[] = {TMEM_CLI_FLAG("--json", "print the JSON of docs/stats.schema.json", &json)};
+    tmem_cli cli = {"tmem stats", "[--json]",
+                    "Run a small demo session (TMEM_CONFIG applies) and print its accounting by type and role.",
+                    opts, TMEM_CLI_COUNT(opts), NULL, 0, 0, NULL};
+    int rc = tmem_cli_parse(&cli, argc, argv);
+    if (rc != TMEM_CLI_CONTINUE) return rc;
     /* Small on purpose: a few seconds on a busy two-core machine. */
     tmem_demo_options o = {0};
     o.budget = 512ull << 20;

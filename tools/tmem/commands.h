@@ -21,5 +21,8 @@ int tmem_cmd_plan(int argc, char **argv);
 int tmem_cmd_fit(int argc, char **argv);
 int tmem_cmd_report(int argc, char **argv);
 int tmem_cmd_watch(int argc, char **argv);
+int tmem_cmd_run(int argc, char **argv);
+int tmem_cmd_convert(int argc, char **argv);
+int tmem_cmd_gen(int argc, char **argv);
 
 #endif

@@ -60,4 +60,7 @@ typedef struct tmem_demo_options {
  * still allocated (the caller prints stats and destroys it). */
 tmem_status tmem_demo_run(const tmem_demo_options *opt, tmem_context **out_ctx);
 
+/* `tmem demo --bookkeeping ...` (demo_compare.c): argv without the flag. */
+int tmem_demo_bookkeeping(int argc, char **argv);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli.h"
 #include "commands.h"
 #include "demo_session.h"
 #include "core/internal.h"
@@ -133,42 +134,60 @@ static void json(const tmem_demo_options *o, const tmem_demo_result *t, const tm
            t->report_written ? t->report : "");
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: tmem demo [--quick] [--json] [--report OUT.html] [--budget-mib N] [--prompt N]\n"
-                    "                 [--decode N] [--image-side N] [--frame WxH] [--weights-mib N]\n"
-                    "  --quick    a shorter session (64 prompt tokens, 224 px image, 8 generated) for tests\n"
-                    "  --json     print the measured numbers as one JSON object (the per-step lines go away)\n"
-                    "  --report   where to write the HTML report (default: tmem-demo-report.html)\n"
-                    "  --weights-mib N  generate at most N MiB of text weights (the embedding is left out first)\n");
-    return 2;
+static bool parse_frame(const char *v, void *out, const char **why) {
+    tmem_demo_options *o = out;
+    return tmem_cli_parse_dims(v, 16, 8192, &o->frame_width, &o->frame_height, why);
 }
 
-int tmem_cmd_demo(int argc, char **argv) {
+int tmem_demo_bookkeeping(int argc, char **argv) {
     tmem_demo_options o = {0};
     o.prompt_tokens = 512;
     o.decode_tokens = 64;
     o.image_side = 448;
     o.report_path = "tmem-demo-report.html";
-    bool as_json = false;
-    for (int i = 1; i < argc; i++) {
-        bool v = i + 1 < argc;
-        if (!strcmp(argv[i], "--quick")) {
-            o.prompt_tokens = 64;
-            o.decode_tokens = 8;
-            o.image_side = 224;
-        } else if (!strcmp(argv[i], "--json")) as_json = true;
-        else if (!strcmp(argv[i], "--report") && v) o.report_path = argv[++i];
-        else if (!strcmp(argv[i], "--weights-mib") && v) o.weights_bytes = strtoull(argv[++i], NULL, 10) << 20;
-        else if (!strcmp(argv[i], "--budget-mib") && v) o.budget = strtoull(argv[++i], NULL, 10) << 20;
-        else if (!strcmp(argv[i], "--decode") && v) o.decode_tokens = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--prompt") && v) o.prompt_tokens = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--image-side") && v) o.image_side = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--frame") && v && sscanf(argv[++i], "%ux%u", &o.frame_width, &o.frame_height) == 2) {
-        } else return usage();
+    bool as_json = false, quick = false, have_prompt = false, have_decode = false, have_side = false;
+    bool have_mib = false, have_budget = false;
+    uint64_t budget_mib = 0, weights_mib = 0, budget = 0;
+    const char *trace_out = NULL;
+    tmem_cli_opt opts[] = {
+        TMEM_CLI_FLAG("--quick", "a shorter session (64 prompt tokens, 224 px image, 8 generated) for tests", &quick),
+        TMEM_CLI_FLAG("--json", "print the measured numbers as one JSON object (no per-step lines)", &as_json),
+        TMEM_CLI_STR("--report", "OUT.html", "where to write the HTML report (default tmem-demo-report.html)",
+                     &o.report_path),
+        TMEM_CLI_STR("--trace", "FILE", "keep the session's trace file here (input for tmem report)", &trace_out),
+        TMEM_CLI_SIZE("--budget", "the context's budget (default 1GiB)", &budget, 1, 0),
+        TMEM_CLI_U64("--budget-mib", "N", "the context's budget in MiB", &budget_mib, 1, 1ull << 24),
+        TMEM_CLI_U32("--prompt", "N", "text tokens in the prompt (default 512)", &o.prompt_tokens, 1,
+                     DEMO_MAX_CONTEXT - 2048),
+        TMEM_CLI_U32("--decode", "N", "tokens generated (default 64)", &o.decode_tokens, 1, DEMO_MAX_CONTEXT - 2048),
+        TMEM_CLI_U32("--image-side", "N", "vision input side in pixels (default 448)", &o.image_side, 32, 2048),
+        TMEM_CLI_CUSTOM("--frame", "WxH", "camera frame size (default 1280x720; 16..8192)", &o, parse_frame),
+        TMEM_CLI_U64("--weights-mib", "N", "generate at most N MiB of text weights (embedding left out first)",
+                     &weights_mib, 1, 1ull << 20),
+    };
+    opts[2].seen = NULL;
+    opts[4].seen = &have_budget;
+    opts[5].seen = &have_mib;
+    opts[6].seen = &have_prompt;
+    opts[7].seen = &have_decode;
+    opts[8].seen = &have_side;
+    tmem_cli cli = {"tmem demo --bookkeeping", "[options]",
+                    "The memory bookkeeping of a Qwen3.5-0.8B-shaped VLM session without the model math\n"
+                    "(generated GGUF weights, a camera frame, planned arenas, paged KV), accounted vs\n"
+                    "measured, against a naive session. `tmem demo` alone runs the real model.",
+                    opts, TMEM_CLI_COUNT(opts), NULL, 0, 0, "exit status: 0 ok, 1 a session failed, 2 usage error"};
+    int rc = tmem_cli_parse(&cli, argc, argv);
+    if (rc != TMEM_CLI_CONTINUE) return rc;
+    if (have_mib && have_budget) return tmem_cli_usage_error(&cli, "give --budget or --budget-mib, not both");
+    if (quick) { /* --quick sets the defaults; explicit values still win */
+        if (!have_prompt) o.prompt_tokens = 64;
+        if (!have_decode) o.decode_tokens = 8;
+        if (!have_side) o.image_side = 224;
     }
-    if (o.image_side < 32 || o.image_side > 2048 || o.prompt_tokens + o.decode_tokens > DEMO_MAX_CONTEXT - 2048 ||
-        (o.frame_width && (o.frame_width < 16 || o.frame_width > 8192 || o.frame_height < 16 || o.frame_height > 8192)))
-        return usage();
+    if (o.prompt_tokens + o.decode_tokens > DEMO_MAX_CONTEXT - 2048)
+        return tmem_cli_usage_error(&cli, "--prompt + --decode must stay within %u tokens", DEMO_MAX_CONTEXT - 2048);
+    o.budget = have_mib ? budget_mib << 20 : budget;
+    o.weights_bytes = weights_mib << 20;
     bool print = !as_json;
     if (print)
         printf("typedmem demo: a Qwen3.5-0.8B-shaped VLM session (%u prompt tokens + a %ux%u image, %u generated), "
@@ -191,7 +210,8 @@ int tmem_cmd_demo(int argc, char **argv) {
     if (print)
         printf("  generated %s (%.1f MiB) and its mmproj (%.1f MiB) with the GGUF writer\n\n", files.text,
                demo_mib(files.text_bytes), demo_mib(files.mmproj_bytes));
-    snprintf(trace, sizeof trace, "%s/session.tmtrace", dir);
+    if (trace_out) snprintf(trace, sizeof trace, "%s", trace_out);
+    else snprintf(trace, sizeof trace, "%s/session.tmtrace", dir);
     o.files = &files;
     o.trace_path = trace;
 
@@ -199,7 +219,7 @@ int tmem_cmd_demo(int argc, char **argv) {
     bool ok = in_child(&o, true, print, &typed);
     if (ok) ok = in_child(&o, false, false, &naive);
     demo_model_files_free(&files);
-    (void)unlink(trace);
+    if (!trace_out) (void)unlink(trace);
     (void)rmdir(dir);
     if (!ok) {
         fprintf(stderr, "tmem demo: a session failed\n");

@@ -184,6 +184,11 @@ static tmem_status forward(session *s, const demo_plan *p, uint32_t pos, uint32_
 tmem_status demo_step_prefill(session *s) {
     demo_plan *p = &s->own->prefill;
     tmem_status st = tmem_kv_seq_create(s->own->kv, &s->seq);
+    /* The sequence being generated is pinned while it is worked on: the
+     * context's reclaim must not evict it between two appends (a budget
+     * that is too small is then a TMEM_E_BUDGET from the allocation that
+     * did not fit, not a stale handle). Unpinned when generation ends. */
+    if (st == TMEM_OK) st = tmem_kv_seq_pin(s->own->kv, s->seq, true);
     if (st == TMEM_OK) st = tmem_plan_heap_bind(s->act_heap, p->plan, p->ptrs);
     for (uint32_t pos = 0; st == TMEM_OK && pos < s->prompt_total; pos += s->chunk) {
         uint32_t n = s->prompt_total - pos < s->chunk ? s->prompt_total - pos : s->chunk;
@@ -210,6 +215,7 @@ tmem_status demo_step_decode(session *s) {
         demo_sample(s->res, s->fp_base);
     }
     if (st != TMEM_OK) return st;
+    if ((st = tmem_kv_seq_pin(s->own->kv, s->seq, false)) != TMEM_OK) return st;
     tmem_kv_cache_stats ks;
     if ((st = tmem_kv_cache_get_stats(s->own->kv, &ks)) != TMEM_OK) return st;
     if (s->res) {

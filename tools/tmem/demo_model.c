@@ -286,6 +286,9 @@ tmem_status demo_step_predict(session *s) {
         s->res->prompt_tokens = s->prompt_total;
         s->res->image_tokens = (uint32_t)s->image_tokens;
     }
+    if (s->fit.total > bi.budget) /* said up front, also in --json and quiet runs */
+        fprintf(stderr, "tmem demo: warning: the prediction (%.1f MiB) does not fit the budget (%.1f MiB): expect "
+                        "reclaim, evictions and a budget failure\n", demo_mib(s->fit.total), demo_mib(bi.budget));
     if (o->quiet) return TMEM_OK;
     printf("\n  prediction (tmem_fit from the GGUF metadata: %s, %u layers, %u image tokens, ctx %llu, chunk %u):\n",
            s->model.name, s->model.n_layers, (unsigned)s->image_tokens, (unsigned long long)fd.ctx_tokens, s->chunk);

@@ -10,7 +10,9 @@ tmem_status demo_step_trace(session *s) {
     if (!s->opt->trace_path) return TMEM_OK;
     tmem_trace_desc td = {0};
     td.path = s->opt->trace_path; /* streamed: no ring in the process, nothing to skew the footprint */
-    return tmem_trace_start(s->ctx, &td);
+    tmem_status st = tmem_trace_start(s->ctx, &td);
+    s->traced = st == TMEM_OK;
+    return st;
 }
 
 static char *plan_svg(const demo_plan *p) {
@@ -26,35 +28,49 @@ static char *plan_svg(const demo_plan *p) {
     return buf;
 }
 
-/* "what   role   predicted   actual" for each fit line. */
+/* Per role: the fit lines charged to it (summed: the recurrent state and its
+ * snapshot are one role) against that role's in-use peak. */
 static char *prediction_note(session *s) {
     size_t cap = 4096, n = 0;
     char *t = malloc(cap);
     if (!t) return NULL;
-    n += (size_t)snprintf(t + n, cap - n, "%-20s %-18s %12s %12s\n", "fit line", "type", "predicted", "in use peak");
-    uint64_t seen = 0; /* a role with several lines: actual on its first */
+    n += (size_t)snprintf(t + n, cap - n, "%-20s %-20s %12s %12s   %s\n", "role", "type", "predicted", "in use peak",
+                          "fit lines");
+    uint64_t done = 0;
     for (uint32_t i = 0; i < s->fit.item_count && n < cap; i++) {
         const tmem_fit_item *it = &s->fit.items[i];
+        if (done & (1ull << it->role)) continue;
+        done |= 1ull << it->role;
+        uint64_t predicted = 0;
+        char lines[160] = "";
+        size_t ln = 0;
+        for (uint32_t j = i; j < s->fit.item_count; j++) {
+            if (s->fit.items[j].role != it->role) continue;
+            predicted += s->fit.items[j].bytes;
+            if (ln < sizeof lines)
+                ln += (size_t)snprintf(lines + ln, sizeof lines - ln, "%s%s", ln ? " + " : "", s->fit.items[j].what);
+        }
         tmem_role_stats rs;
-        char act[32] = "";
-        if (!it->clean && !(seen & (1ull << it->role)) && tmem_role_get_stats(s->ctx, it->role, &rs) == TMEM_OK)
-            snprintf(act, sizeof act, "%9.1f MiB", demo_mib(rs.in_use.peak));
-        seen |= 1ull << it->role;
-        n += (size_t)snprintf(t + n, cap - n, "%-20s %-18s %8.1f MiB %12s\n", it->what, it->type_name,
-                              demo_mib(it->bytes), act);
+        char act[32] = "-";
+        if (tmem_role_get_stats(s->ctx, it->role, &rs) == TMEM_OK)
+            snprintf(act, sizeof act, "%8.1f MiB", demo_mib(rs.in_use.peak));
+        n += (size_t)snprintf(t + n, cap - n, "%-20s %-20s %8.1f MiB %12s   %s%s\n", tmem_role_name(s->ctx, it->role),
+                              it->type_name, demo_mib(predicted), act, lines, it->clean ? " (clean)" : "");
     }
     return t;
 }
 
 tmem_status demo_step_report(session *s) {
-    if (!s->opt->trace_path) return TMEM_OK;
+    if (!s->opt->trace_path || !s->traced) return TMEM_OK;
+    s->traced = false;
     tmem_status st = tmem_trace_stop(s->ctx);
     if (st != TMEM_OK || !s->opt->report_path) return st;
     tmem_trace_data *data;
     if ((st = tmem_trace_load(s->opt->trace_path, &data)) != TMEM_OK) return st;
     size_t need = 0;
     DEMO_IGNORE(tmem_stats_table(s->ctx, NULL, 0, &need));
-    char *table = malloc(need ? need : 1), *svg = plan_svg(&s->own->prefill), *pred = prediction_note(s);
+    char *table = malloc(need ? need : 1), *svg = s->own->prefill.plan ? plan_svg(&s->own->prefill) : NULL;
+    char *pred = s->fit.item_count ? prediction_note(s) : NULL;
     if (table && tmem_stats_table(s->ctx, table, need, NULL) != TMEM_OK) table[0] = '\0';
     tmem_report_note notes[2] = {
         {"prediction (tmem_fit) and what the session used", pred ? pred : ""},

@@ -54,6 +54,7 @@ typedef struct session {
     uint32_t *token_ring;
     uint32_t generated_tokens;
     tmem_kv_seq seq;
+    bool traced;                /* the trace step started the trace */
     uint64_t fp_base;           /* Private_Dirty when the session started */
     tmem_footprint fp_start;    /* the whole footprint then */
 } session;

@@ -4,6 +4,52 @@
  *        DeltaNet + gated attention) running on typed memory.
  *
  * Built on typedmem's public API only. Prefix `tmrt_`.
+ *
+ * @par Quick start
+ * @code
+ *   tmem_context *ctx;                          // the budget lives here
+ *   tmem_context_desc cd = {0};
+ *   if (tmem_context_create(&cd, &ctx)) return;
+ *   tmrt_model *m; tmrt_error e;
+ *   tmrt_model_desc md = {0};
+ *   md.path = "model.gguf";                     // llama.cpp's qwen35 layout
+ *   if (tmrt_model_open(ctx, &md, &m, &e)) { puts(e.message); return; }
+ *   tmrt_session *s;
+ *   tmrt_session_desc sd = {0};
+ *   sd.n_ctx = 4096;                            // zeroed fields: defaults
+ *   if (tmrt_session_create(m, &sd, &s, &e)) { puts(e.message); return; }
+ *   tmrt_batch b = {0};
+ *   b.tokens = prompt; b.n_tokens = n; b.logits = TMRT_LOGITS_LAST;
+ *   if (tmrt_session_eval(s, &b, NULL, NULL, &e) == TMEM_OK) {
+ *       int32_t next;
+ *       tmrt_sampler_desc sp = {0};             // greedy
+ *       (void)tmrt_session_sample(s, &sp, &next);
+ *   }
+ *   tmrt_session_destroy(s);
+ *   tmrt_model_close(m);
+ *   tmem_context_destroy(ctx);
+ * @endcode
+ *
+ * @par Memory (typed mode)
+ * Weights are the mapped GGUF (FILE type, clean pages). The KV cache and the
+ * DeltaNet state are a typedmem paged KV cache and its state slot. Layer
+ * activations live in one PLACEMENT heap laid out by the lifetime planner
+ * from the library's layer graph (tmem_model_layer_graph) at the prefill
+ * chunk and at one token, bound once and reused by every layer and step.
+ * Per-op scratch is a LINEAR heap reset per op; logits are an ACTIVATION
+ * allocation of one vocabulary row; token ids are OUTPUT_TOKENS. Nothing in
+ * the forward pass calls malloc. The session's memory is exactly what
+ * tmem_fit predicts for the request plus the scratch line it is given.
+ *
+ * @par Memory (naive mode, the baseline)
+ * The same forward pass and kernels with a malloc per tensor, the weights
+ * read into anonymous memory and one max-length KV buffer: logits are
+ * bit-identical to the typed mode.
+ *
+ * @par Threads
+ * A model is immutable after open: several sessions may share it. A session
+ * is externally synchronized (one thread at a time); it runs its own worker
+ * threads inside eval.
  */
 #ifndef TMEMRT_RUNTIME_H
 #define TMEMRT_RUNTIME_H
@@ -15,6 +61,232 @@ TMEM_EXTERN_C_BEGIN
 /** @brief The runtime's version string ("0.1.0").
  *  @par Threads safe */
 TMEM_API const char *tmrt_version(void);
+
+/** @brief What went wrong, for humans: names the tensor, key or limit. */
+typedef struct tmrt_error {
+    char message[256];
+} tmrt_error;
+
+/** @brief Most decoder layers the runtime handles. */
+#define TMRT_MAX_LAYERS 256u
+
+/* ====================================================================== */
+/* Model                                                                    */
+/* ====================================================================== */
+
+/** @brief Where a model's weights live. */
+typedef enum tmrt_memory_mode {
+    TMRT_MEMORY_TYPED = 0, /**< typed memory (see the file comment) */
+    TMRT_MEMORY_NAIVE      /**< the malloc baseline */
+} tmrt_memory_mode;
+
+/** @brief The hyper-parameters the forward pass uses, read from the GGUF's
+ *  `qwen35.*` keys as llama.cpp reads them. */
+typedef struct tmrt_hparams {
+    uint32_t n_layers;          /**< qwen35.block_count */
+    uint32_t n_embd;            /**< qwen35.embedding_length */
+    uint32_t n_ff;              /**< qwen35.feed_forward_length */
+    uint32_t n_vocab;           /**< token_embd rows */
+    uint32_t n_ctx_train;       /**< qwen35.context_length */
+    uint32_t n_head, n_head_kv; /**< attention.head_count[_kv] */
+    uint32_t head_dim;          /**< attention.key_length (= value_length) */
+    uint32_t n_rot;             /**< rope.dimension_count (partial rotary) */
+    int32_t rope_sections[4];   /**< rope.dimension_sections (M-RoPE) */
+    float rope_freq_base;       /**< rope.freq_base (10000 when absent) */
+    float rms_eps;              /**< attention.layer_norm_rms_epsilon */
+    uint32_t full_attn_interval;/**< full_attention_interval (4 when absent) */
+    uint32_t conv_kernel;       /**< ssm.conv_kernel */
+    uint32_t ssm_head_dim;      /**< ssm.state_size: key head dim */
+    uint32_t ssm_k_heads;       /**< ssm.group_count */
+    uint32_t ssm_v_heads;       /**< ssm.time_step_rank */
+    uint32_t ssm_inner;         /**< ssm.inner_size = v heads x value head dim */
+    bool tied_embeddings;       /**< no output.weight: the LM head is token_embd */
+    int32_t eos_token;          /**< tokenizer.ggml.eos_token_id, -1 if none */
+    bool recurrent[TMRT_MAX_LAYERS]; /**< layer i is a Gated DeltaNet layer */
+} tmrt_hparams;
+
+typedef struct tmrt_model tmrt_model;
+
+/** @brief Describes a model to open. Zeroed = defaults. */
+typedef struct tmrt_model_desc {
+    const char *path;           /**< GGUF file; required */
+    tmrt_memory_mode memory;    /**< TYPED: mapped into the WEIGHTS role's FILE type;
+                                     NAIVE: read into malloc'd memory */
+} tmrt_model_desc;
+
+/** @brief Open a GGUF with llama.cpp's `qwen35` architecture: read the
+ *  hyper-parameters, find every tensor and check its shape and type against
+ *  them (types F32, F16, BF16, Q8_0, Q4_K, Q6_K for matrices; norms and
+ *  small vectors F32/F16/BF16), and refuse NaN/Inf in the norm vectors.
+ *  @param ctx  typed mode: the context the weights are charged to (and the
+ *              sessions' memory comes from); naive mode: may be NULL.
+ *  @param[out] out  NULL on failure.
+ *  @param[out] err  may be NULL; names the tensor or key that is wrong.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (missing key or
+ *          tensor) | TMEM_E_CORRUPT (wrong shape, inconsistent keys, NaN)
+ *          | TMEM_E_UNSUPPORTED (another architecture, a weight type the
+ *          kernels lack) | the errors of tmem_gguf_open
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_model_open(tmem_context *ctx, const tmrt_model_desc *desc,
+                                                    tmrt_model **out, tmrt_error *err);
+
+/** @brief Close a model (after its sessions). NULL is a no-op. */
+TMEM_API void tmrt_model_close(tmrt_model *m);
+
+/** @brief The model's hyper-parameters (valid until close). */
+TMEM_API const tmrt_hparams *tmrt_model_hparams(const tmrt_model *m);
+
+/** @brief The model's GGUF (tokenizer metadata, tmem_model_from_gguf). */
+TMEM_API const tmem_gguf *tmrt_model_gguf(const tmrt_model *m);
+
+/** @brief The memory descriptor of the model for tmem_fit. */
+TMEM_API const tmem_model_desc *tmrt_model_memory_desc(const tmrt_model *m);
+
+/* ====================================================================== */
+/* Session                                                                  */
+/* ====================================================================== */
+
+typedef struct tmrt_session tmrt_session;
+
+/** @brief Describes a session (one sequence). Zeroed = defaults. */
+typedef struct tmrt_session_desc {
+    uint32_t n_ctx;             /**< tokens of context; 0 = min(4096, n_ctx_train) */
+    uint32_t chunk;             /**< prefill tokens per step; 0 = 512 */
+    uint32_t threads;           /**< worker threads incl. the caller; 0 = 1 */
+    uint64_t budget;            /**< bytes the session may use (weights included);
+                                     0 = the context's budget (typed), none (naive) */
+    uint32_t flags;             /**< tmrt_session_flag bits */
+    tmem_kv_dtype kv_dtype;     /**< K/V rows: DEFAULT = F16 (llama.cpp's), or F32 */
+} tmrt_session_desc;
+
+/** @brief Session flags. */
+typedef enum tmrt_session_flag {
+    /** Refuse instead of shrinking the prefill chunk when the budget is short. */
+    TMRT_SESSION_NO_CHUNK_SHRINK = 1u << 0,
+} tmrt_session_flag;
+
+/** @brief What the session was sized to, and what it committed. */
+typedef struct tmrt_session_info {
+    tmrt_memory_mode memory;
+    uint32_t n_ctx, chunk, chunk_asked, threads;
+    tmem_fit_result fit;        /**< the prediction for this session (tmem_fit) */
+    uint64_t scratch_bytes;     /**< per-op scratch (part of fit.total) */
+    uint64_t activation_arena;  /**< the bound plan's arena */
+    uint64_t naive_bytes;       /**< naive mode: bytes malloc'd (weights included) */
+    uint32_t n_past;            /**< tokens in the sequence now */
+} tmrt_session_info;
+
+/** @brief Create a session: size it with tmem_fit for n_ctx tokens at the
+ *  prefill chunk, refuse it before anything is allocated when it cannot fit
+ *  the budget (the largest chunk down to 16 that fits is used unless
+ *  NO_CHUNK_SHRINK), then build the activation plans, heaps, KV cache and
+ *  state slot, thread pool and token buffer.
+ *  @param[out] out   NULL on failure.
+ *  @param[out] info  may be NULL; on TMEM_OK and on TMEM_E_BUDGET it holds
+ *                    the fit (breakdown, max_ctx_tokens) of the request.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_BUDGET (does not fit: see
+ *          info->fit) | TMEM_E_NO_MEMORY | the errors of the library calls
+ *  @par Threads safe (distinct sessions) */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc,
+                                                        tmrt_session **out, tmrt_session_info *info,
+                                                        tmrt_error *err);
+
+/** @brief Destroy a session. NULL is a no-op. */
+TMEM_API void tmrt_session_destroy(tmrt_session *s);
+
+/** @brief Read-back (sizes, fit, current length). @return TMEM_OK | TMEM_E_INVALID_ARG */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out);
+
+/** @brief The fit of this session (same model, chunk, dtypes, scratch) at
+ *  `n_tokens` of context instead of n_ctx: what a run that reached n_tokens
+ *  holds (the paged cache commits only the blocks it uses).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | the errors of tmem_fit */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens,
+                                                     tmem_fit_result *out);
+
+/** @brief Which positions of a batch get logits. */
+typedef enum tmrt_logits_mode {
+    TMRT_LOGITS_NONE = 0,
+    TMRT_LOGITS_LAST,           /**< the batch's last position */
+    TMRT_LOGITS_ALL             /**< every position, one row at a time */
+} tmrt_logits_mode;
+
+/** @brief A span of the prompt to evaluate. Zeroed = defaults. */
+typedef struct tmrt_batch {
+    const int32_t *tokens;      /**< n_tokens ids (entries under embd_rows are ignored) */
+    uint32_t n_tokens;
+    /** Optional input embeddings (vision): embd_count rows of n_embd floats
+     *  replacing the token embeddings of positions [embd_first, embd_first +
+     *  embd_count) of this batch. */
+    const float *embd_rows;
+    uint32_t embd_first, embd_count;
+    /** Optional M-RoPE positions: 4 per token (t, h, w, extra), token-major.
+     *  NULL: every component is the token's index in the sequence. */
+    const int32_t *positions;
+    tmrt_logits_mode logits;
+} tmrt_batch;
+
+/** @brief Receives one row of logits (n_vocab floats, valid during the call).
+ *  `index` is the position inside the batch. Return TMEM_OK to go on. */
+typedef tmem_status (*tmrt_logits_fn)(void *user, uint32_t index, const float *logits, uint32_t n_vocab);
+
+/** @brief Run the batch through the model: prefill in chunks of the
+ *  session's chunk size (the chunked DeltaNet form), one token at a time
+ *  through the recurrent form. Appends to the KV cache and advances the
+ *  recurrent state. Logits rows go to `fn` (may be NULL) and the last one
+ *  stays in the session for tmrt_session_sample.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (token id out of range, n_tokens 0)
+ *          | TMEM_E_FULL (the context would pass n_ctx: nothing evaluated)
+ *          | TMEM_E_BUDGET (the KV cache could not grow) | fn's status
+ *  @par Threads one thread per session */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *batch,
+                                                      tmrt_logits_fn fn, void *user, tmrt_error *err);
+
+/** @brief Last logits row computed (n_vocab floats), NULL before any. */
+TMEM_API const float *tmrt_session_logits(const tmrt_session *s);
+
+/** @brief Tokens of the sequence so far (prompt and generated), in the
+ *  session's OUTPUT_TOKENS buffer. @param[out] n  may be NULL. */
+TMEM_API const int32_t *tmrt_session_tokens(const tmrt_session *s, uint32_t *n);
+
+/** @brief Keep the recurrent state at the current length (typed mode), so
+ *  tmrt_session_rollback can come back to it: a prompt prefix reused by the
+ *  next request. @return TMEM_OK | TMEM_E_UNSUPPORTED (naive) | kv.h errors */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_snapshot(tmrt_session *s);
+
+/** @brief Go back to `n_tokens` (a snapshot's length, or the current one).
+ *  @return TMEM_OK | TMEM_E_NOT_FOUND (no snapshot there) | TMEM_E_UNSUPPORTED (naive) */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens);
+
+/* ====================================================================== */
+/* Sampler                                                                  */
+/* ====================================================================== */
+
+/** @brief How to pick the next token. Zeroed = greedy. */
+typedef struct tmrt_sampler_desc {
+    float temperature;          /**< <= 0: greedy (argmax, lowest id on ties) */
+    uint32_t top_k;             /**< 0 = all tokens */
+    float top_p;                /**< 0 or >= 1: off */
+    uint64_t seed;              /**< the sampler's random state starts from it */
+} tmrt_sampler_desc;
+
+/** @brief A sampler's random state (xorshift64*), seeded by tmrt_sampler_init. */
+typedef struct tmrt_sampler {
+    tmrt_sampler_desc desc;
+    uint64_t state;
+} tmrt_sampler;
+
+/** @brief Seed a sampler from its desc. */
+TMEM_API void tmrt_sampler_init(tmrt_sampler *sp, const tmrt_sampler_desc *desc);
+
+/** @brief Pick a token from the session's last logits. Scratch comes from
+ *  the session's scratch heap. @return TMEM_OK | TMEM_E_STATE (no logits yet)
+ *  | TMEM_E_INVALID_ARG */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_sample(tmrt_session *s, tmrt_sampler *sp, int32_t *out);
+
+/** @brief Pick a token from any logits row; `scratch` holds n_vocab x 8
+ *  bytes (NULL is allowed for greedy). Pure. */
+TMEM_API int32_t tmrt_sample(const float *logits, uint32_t n_vocab, tmrt_sampler *sp, void *scratch);
 
 TMEM_EXTERN_C_END
 

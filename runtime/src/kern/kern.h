@@ -29,11 +29,11 @@
 /* ---- thread pool -------------------------------------------------------- */
 
 /* A fixed set of worker threads created once per session; the calling thread
- * is worker 0. kern_pool_for splits [0, n) into chunks of at least `grain`
- * items (a whole number of grains each, about four chunks per thread) and
- * returns when all are done. Workers spin a few tens of microseconds on the
- * next job, then sleep on a condition variable; nothing is allocated per
- * call. The chunk bounds depend only on (n, grain, thread count); which
+ * is worker 0. kern_pool_for splits [0, n) into chunks that start at
+ * multiples of `grain` and span a whole number of grains (the last may be
+ * shorter), about four chunks per thread, and returns when all are done.
+ * Workers spin ~50 us on the next job, then sleep on a condition variable;
+ * nothing is allocated per call. The chunk bounds depend only on (n, grain, thread count); which
  * thread runs a chunk varies, so tasks must not depend on `thread` for their
  * results (it is there to pick per-thread scratch). */
 typedef struct kern_pool kern_pool;
@@ -58,10 +58,11 @@ void kern_pool_fini(kern_pool *pool);
 int kern_pool_threads(const kern_pool *pool);
 
 /* Runs fn(arg, begin, end, thread) over chunks covering [0, n) and returns
- * when every chunk is done. pool NULL (or one chunk) runs them on the
- * calling thread in order. n <= 0 does nothing. Threads: one kern_pool_for
- * at a time per pool (externally synchronized); fn must not call
- * kern_pool_for on the same pool. */
+ * when every chunk is done (grain < 1 counts as 1). pool NULL (or one chunk)
+ * runs them on the calling thread in order. n <= 0 does nothing. fn runs on
+ * any of the pool's threads (thread = 0 .. kern_pool_threads - 1) and must
+ * not call kern_pool_for on the same pool. Threads: one kern_pool_for at a
+ * time per pool (externally synchronized). */
 void kern_pool_for(kern_pool *pool, int64_t n, int64_t grain, kern_task_fn fn, void *arg);
 
 /* ---- weight matrices ---------------------------------------------------- */
@@ -97,11 +98,15 @@ size_t kern_matmul_scratch_bytes(const kern_wmat *w, int64_t n_tok, int n_thread
  * scratch: kern_matmul_scratch_bytes() bytes, 64-aligned (NULL when that is
  * 0). pool NULL = the calling thread only. Deterministic: the same inputs
  * give the same bits whatever the thread count (work is split by weight rows
- * and each y element is computed the same way in every split). For
+ * and each y element is computed the same way in every split), and a token
+ * row gives the same bits alone (n_tok = 1) or in any batch, so chunked
+ * prefill and decode agree exactly. For
  * quantised weights x is quantised first (Q8_0 / Q8_K, as ggml does), so y
  * differs from a dequantise-then-f32 product by that rounding. The SIMD
  * paths agree with kern_matmul_ref up to f32 reassociation (the tests bound
- * it: |dy| <= 1e-5 * sum_i |W[o][i] x[i]| + 1e-6 * |x| scale). */
+ * it: |dy| <= 1e-5 * sum_i |W[o][i] x[i]|, W dequantised).
+ * Threads: the pool's (see kern_pool_for); without a pool, safe from several
+ * threads at once on distinct y and scratch. */
 void kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
                  float *y, size_t ldy, void *scratch, kern_pool *pool);
 

@@ -71,10 +71,14 @@ float kern__dot_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x, int64_t
             int32_t group[8] = {0};
             for (int l = 0; l < 32; l++) {
                 const int g = l / 16;
-                group[g] += (((ql[l] & 0xf) | (((qh[l] >> 0) & 3) << 4)) - 32) * xq[l];
-                group[g + 2] += (((ql[l + 32] & 0xf) | (((qh[l] >> 2) & 3) << 4)) - 32) * xq[l + 32];
-                group[g + 4] += (((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32) * xq[l + 64];
-                group[g + 6] += (((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32) * xq[l + 96];
+                const int q1 = ((ql[l] & 0xf) | (((qh[l] >> 0) & 3) << 4)) - 32;
+                const int q2 = ((ql[l + 32] & 0xf) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                group[g] += q1 * xq[l];
+                group[g + 2] += q2 * xq[l + 32];
+                group[g + 4] += q3 * xq[l + 64];
+                group[g + 6] += q4 * xq[l + 96];
             }
             for (int g = 0; g < 8; g++) isum += w[b].scales[8 * h + g] * group[g];
         }

@@ -1,0 +1,3 @@
+# fuzz_tok_meta links the runtime: tmem_add_fuzz links typedmem_runtime into the
+# corpus replay and compiles these runtime sources into the libFuzzer binary.
+file(GLOB TMEM_FUZZ_RUNTIME_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/runtime/src/tok/*.c)

@@ -1,0 +1,132 @@
+/**
+ * @file vision.h
+ * @brief Qwen3.5 / Qwen3-VL vision encoder on typed memory: an image surface
+ *        -> one fused conversion into patches -> ViT blocks -> 2x2 merger ->
+ *        image embeddings (rows of the text model's hidden size).
+ *
+ * Weights come from a llama.cpp mmproj GGUF (clip.vision.* keys, v.blk.N.*,
+ * v.patch_embd.weight / .weight.1 / .bias, v.position_embd.weight,
+ * v.post_ln.*, mm.0.*, mm.2.*), mapped read-only into a FILE type and
+ * validated against the config at open.
+ *
+ * Memory (typed mode): the patch tensor is one allocation of an IMAGE-role
+ * heap; the encoder's activations are one placement heap of the
+ * VISION_INTERMEDIATE role laid out by the library's planner for this image's
+ * grid (tmem_model_layer_graph's vision block, re-used by every block);
+ * attention is tiled (online softmax, never the patches x patches scores)
+ * with per-thread tiles in a scratch heap. Everything but the caller's
+ * embeddings is released before tmrt_vision_encode returns, and the source
+ * surface as soon as the patch tensor exists. Naive mode (the baseline)
+ * copies the image at every stage (RGB -> RGBA texture -> f32 HWC -> CHW ->
+ * patches) and mallocs every tensor; the embeddings are bit-identical.
+ *
+ * Threads: a tmrt_vision is read-only after open; tmrt_vision_encode may run
+ * from several threads at once on one model (each call owns its memory).
+ */
+#ifndef TMEMRT_VISION_H
+#define TMEMRT_VISION_H
+
+#include <stddef.h>
+#include <typedmem/typedmem.h>
+#include <typedmem/surface.h>
+
+TMEM_EXTERN_C_BEGIN
+
+typedef struct tmrt_vision tmrt_vision;
+
+/** @brief The encoder's shape and preprocessing (from the mmproj's keys). */
+typedef struct tmrt_vision_config {
+    uint32_t depth, hidden, heads, ff; /**< blocks, width, heads, MLP width */
+    uint32_t patch, merge, temporal;   /**< 16, 2, 2 for Qwen3.5 */
+    uint32_t out_hidden;               /**< merger output = text hidden size */
+    uint32_t n_pos;                    /**< learned position embeddings (a square: 48^2) */
+    float eps;                         /**< LayerNorm epsilon */
+    float mean[3], std[3];             /**< normalisation (0.5 for Qwen3.5) */
+    uint64_t min_pixels, max_pixels;   /**< smart-resize bounds */
+} tmrt_vision_config;
+
+/** @brief Where an image lands: the resized size and the patch grid. */
+typedef struct tmrt_vision_grid {
+    uint32_t width, height;   /**< resized pixels (multiples of patch*merge) */
+    uint32_t grid_w, grid_h;  /**< patches across and down */
+    uint32_t n_patches;       /**< grid_w * grid_h */
+    uint32_t n_tokens;        /**< merged tokens = n_patches / merge^2 */
+} tmrt_vision_grid;
+
+/** @brief Open an mmproj GGUF (mapped into the WEIGHTS role's FILE type).
+ *  @return 0, or -1 with a message naming the key or tensor in err. */
+int tmrt_vision_open(tmem_context *ctx, const char *path, tmrt_vision **out, char *err, size_t err_cap);
+/** @brief Open for the naive baseline: the whole file read into malloc'd
+ *  memory (anonymous, dirty), as a runtime without typed memory loads it.
+ *  @return as tmrt_vision_open */
+int tmrt_vision_open_naive(const char *path, tmrt_vision **out, char *err, size_t err_cap);
+/** @brief Close (unmap or free); NULL is a no-op. */
+void tmrt_vision_close(tmrt_vision *v);
+/** @brief The model's config. */
+const tmrt_vision_config *tmrt_vision_get_config(const tmrt_vision *v);
+/** @brief Bytes of the mapped weights (clean, FILE type). */
+uint64_t tmrt_vision_weight_bytes(const tmrt_vision *v);
+
+/** @brief Hugging Face's smart_resize: each side rounded (half to even) to a
+ *  multiple of patch*merge, then scaled into [min_pixels, max_pixels]
+ *  keeping the aspect ratio.
+ *  @return 0, or -1 (a side smaller than patch*merge... as HF: too small,
+ *          aspect ratio above 200, zero sizes) */
+int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32_t height, tmrt_vision_grid *out);
+
+/** @brief Memory modes. */
+typedef enum tmrt_vision_memory {
+    TMRT_VISION_TYPED = 0, /**< planned heaps, one copy (the fused conversion) */
+    TMRT_VISION_NAIVE,     /**< a malloc per tensor, a copy per image stage */
+} tmrt_vision_memory;
+
+/** @brief An encode request. Zeroed = defaults. */
+typedef struct tmrt_vision_encode_desc {
+    tmrt_vision_memory memory;
+    int n_threads;            /**< 0 = 1 */
+    bool keep_surface;        /**< false: release the caller's surface reference
+                                   as soon as the patch tensor exists */
+} tmrt_vision_encode_desc;
+
+/** @brief What an encode did. */
+typedef struct tmrt_vision_stats {
+    tmrt_vision_grid grid;
+    double preprocess_ms, encode_ms;
+    uint64_t patch_bytes;     /**< the patch tensor */
+    uint64_t arena_bytes;     /**< the planned activation arena (typed) or the
+                                   sum of the block's tensors (naive) */
+    uint64_t scratch_bytes;   /**< attention tiles, matmul scratch */
+    uint32_t image_copies;    /**< copies of the image on its way to patches */
+} tmrt_vision_stats;
+
+/** @brief The grid an image surface will get (no work done).
+ *  @return 0, or -1 with a message */
+int tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tmrt_vision_grid *out, char *err, size_t cap);
+
+/** @brief Encode one image into `embeddings` (grid.n_tokens rows of
+ *  out_hidden floats, row stride `ld` floats >= out_hidden), e.g. straight
+ *  into the prefill's input rows. `*image` is released (and set NULL) once
+ *  the patches exist unless desc->keep_surface. The image may be any format
+ *  tmem_surface_convert reads (RGB8, RGBA8, BGRA8, GRAY8, NV12, I420).
+ *  @param[out] stats  may be NULL.
+ *  @return 0, or -1 with a message (budget refusals name the heap). */
+int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_encode_desc *desc, float *embeddings,
+                       size_t ld, tmrt_vision_stats *stats, char *err, size_t err_cap);
+
+/* ---- writing mmproj files (tmem gen / tmem convert --mmproj) ---- */
+
+/** @brief Write an mmproj GGUF of config c with deterministic random weights
+ *  (matrices in `ggml_type`: F32, F16, BF16 or Q8_0; norms and biases F32;
+ *  position embeddings in F32 or F16 like the matrices) scaled so
+ *  activations stay O(1) through every block.
+ *  @return 0, or -1 with a message */
+int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t ggml_type, uint64_t seed, const char *path,
+                             char *err, size_t err_cap);
+
+/** @brief The vision config of a named preset ("qwen3.5-0.8b", "qwen3.5-2b",
+ *  "tiny" for tests). @return 0, or -1 (unknown name) */
+int tmrt_vision_preset(const char *name, tmrt_vision_config *out);
+
+TMEM_EXTERN_C_END
+
+#endif /* TMEMRT_VISION_H */

@@ -1,0 +1,244 @@
+/* deltanet.c: a Qwen3.5 Gated DeltaNet layer (llama.cpp's
+ * build_layer_attn_linear, HF's Qwen3_5GatedDeltaNet).
+ *
+ *   qkv = W_qkv x, z = W_gate x, b = W_beta x, a = W_alpha x
+ *   causal depthwise conv over the last conv_kernel inputs (+ conv state), SiLU
+ *   q, k: L2-normalised per key head, q scaled by 1/sqrt(d_k)
+ *   beta = sigmoid(b), g = softplus(a + dt_bias) * ssm_a   (ssm_a = -exp(A_log))
+ *   per value head (key head = value head mod key heads, the tiled order):
+ *       S = S * exp(g);  S += k (x) beta (v - S^T k);  o = S^T q
+ *   o = rmsnorm(o) * ssm_norm * silu(z);  out = W_out o
+ *
+ * The state S of a head is stored [value dim][key dim] (llama.cpp's
+ * layout). Decode runs the recurrence token by token; prefill runs the
+ * chunked form (chunks of 64 tokens: within a chunk the delta rule is a
+ * triangular solve, between chunks the state carries), which computes the
+ * same function: tests/runtime/test_forward.c checks they agree. */
+#include <math.h>
+#include <string.h>
+#include "rt_internal.h"
+
+#define CHUNK 64u
+
+typedef struct dn_shape {
+    uint32_t n, dk, dv, G, Hv, C, I;
+    size_t qk_stride;   /* floats between tokens of q_rep / k_rep (or conv_out) */
+    const float *q, *k; /* head h of token t: q + t*qk_stride + h*dk */
+    const float *v;     /* v + t*C + h*dv */
+} dn_shape;
+
+typedef struct dn_task {
+    tmrt_run *r;
+    tmrt_acts *a;
+    dn_shape sh;
+    float *state;       /* the layer's S for all heads */
+    float *cum;         /* chunked form: per head, CHUNK cumulative gates; NULL: recurrent */
+    uint32_t rows;      /* rows of the chunk buffers: min(n, CHUNK) */
+    uint32_t t0, len;   /* the chunk being run */
+} dn_task;
+
+static const float *head_q(const dn_shape *s, uint32_t t, uint32_t h) { return s->q + t * s->qk_stride + (size_t)h * s->dk; }
+static const float *head_k(const dn_shape *s, uint32_t t, uint32_t h) { return s->k + t * s->qk_stride + (size_t)h * s->dk; }
+static const float *head_v(const dn_shape *s, uint32_t t, uint32_t h) { return s->v + (size_t)t * s->C + (size_t)h * s->dv; }
+
+/* The recurrent form, tokens one after another. */
+static void recurrent_head(const dn_task *dt, uint32_t h) {
+    const dn_shape *s = &dt->sh;
+    float *S = dt->state + (size_t)h * s->dv * s->dk;
+    for (uint32_t t = 0; t < s->n; t++) {
+        const float *q = head_q(s, t, h), *k = head_k(s, t, h), *v = head_v(s, t, h);
+        float decay = expf(dt->a->gate[(size_t)t * s->Hv + h]), beta = dt->a->beta[(size_t)t * s->Hv + h];
+        float *o = dt->a->core_out + (size_t)t * s->I + (size_t)h * s->dv;
+        for (uint32_t j = 0; j < s->dv; j++) {
+            float *row = S + (size_t)j * s->dk;
+            kern_scale(row, decay, s->dk);
+            float d = (v[j] - kern_dot(row, k, s->dk)) * beta;
+            kern_axpy(row, d, k, s->dk);
+            o[j] = kern_dot(row, q, s->dk);
+        }
+    }
+}
+
+/* The chunked form for one head and one chunk of L <= 64 tokens starting at
+ * t0: the intra-chunk delta rule as a unit-lower-triangular solve (WY form),
+ * the inter-chunk part through S. The chunk buffers hold one chunk for all
+ * heads (matrices [head][i][j], rows [i][head x dim]); the planner's graph
+ * (TMEM_MODEL_GRAPH_CHUNKED_DELTA) keeps them alive through the chunk loop. */
+static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L) {
+    const dn_shape *s = &dt->sh;
+    tmrt_acts *a = dt->a;
+    uint32_t dk = s->dk, dv = s->dv, Hv = s->Hv, CH = dt->rows;
+    float *S = dt->state + (size_t)h * dv * dk;
+    float *gc = dt->cum + (size_t)h * CHUNK;
+    size_t mat = (size_t)h * CH * CH;
+    float *D = a->decay_mask + mat, *A = a->chunk_attn + mat, *QK = a->chunk_qk + mat;
+#define ROW_K(buf, i) ((buf) + (size_t)(i) * Hv * dk + (size_t)h * dk)
+#define ROW_V(buf, i) ((buf) + (size_t)(i) * Hv * dv + (size_t)h * dv)
+    float sum = 0;
+    for (uint32_t i = 0; i < L; i++) gc[i] = sum += a->gate[(size_t)(t0 + i) * Hv + h];
+    for (uint32_t i = 0; i < L; i++) { /* k_beta, v_beta */
+        float b = a->beta[(size_t)(t0 + i) * Hv + h];
+        const float *k = head_k(s, t0 + i, h), *v = head_v(s, t0 + i, h);
+        float *kb = ROW_K(a->k_beta, i), *vb = ROW_V(a->v_beta, i);
+        for (uint32_t x = 0; x < dk; x++) kb[x] = k[x] * b;
+        for (uint32_t x = 0; x < dv; x++) vb[x] = v[x] * b;
+    }
+    for (uint32_t i = 0; i < L; i++) {
+        const float *kbi = ROW_K(a->k_beta, i), *qi = head_q(s, t0 + i, h);
+        for (uint32_t j = 0; j < L; j++) {
+            float dm = j <= i ? expf(gc[i] - gc[j]) : 0.0f;
+            const float *kj = head_k(s, t0 + j, h);
+            D[i * CH + j] = dm;
+            A[i * CH + j] = j < i ? -kern_dot(kbi, kj, dk) * dm : 0.0f;
+            QK[i * CH + j] = j <= i ? kern_dot(qi, kj, dk) * dm : 0.0f;
+        }
+    }
+    /* forward substitution: T = (I + strictly-lower(kb k^T * D))^-1, kept in
+     * A without its unit diagonal */
+    for (uint32_t i = 1; i < L; i++)
+        for (uint32_t j = 0; j < i; j++) {
+            float acc = A[i * CH + j];
+            for (uint32_t m = j + 1; m < i; m++) acc += A[i * CH + m] * A[m * CH + j];
+            A[i * CH + j] = acc;
+        }
+    /* u = T v_beta, w = T (k_beta * exp(gc)) */
+    for (uint32_t i = 0; i < L; i++) {
+        float *u = ROW_V(a->u, i), *w = ROW_K(a->w, i);
+        memset(u, 0, dv * sizeof *u);
+        memset(w, 0, dk * sizeof *w);
+        for (uint32_t j = 0; j <= i; j++) {
+            float tij = j == i ? 1.0f : A[i * CH + j];
+            kern_axpy(u, tij, ROW_V(a->v_beta, j), dv);
+            kern_axpy(w, tij * expf(gc[j]), ROW_K(a->k_beta, j), dk);
+        }
+    }
+    /* v_new = u - S w;  out = exp(gc) S q + QK v_new */
+    for (uint32_t i = 0; i < L; i++) {
+        const float *u = ROW_V(a->u, i), *w = ROW_K(a->w, i);
+        float *vn = ROW_V(a->v_new, i);
+        for (uint32_t j = 0; j < dv; j++) vn[j] = u[j] - kern_dot(S + (size_t)j * dk, w, dk);
+    }
+    for (uint32_t i = 0; i < L; i++) {
+        const float *q = head_q(s, t0 + i, h);
+        float *o = a->core_out + (size_t)(t0 + i) * s->I + (size_t)h * dv;
+        float eg = expf(gc[i]);
+        for (uint32_t j = 0; j < dv; j++) o[j] = eg * kern_dot(S + (size_t)j * dk, q, dk);
+        for (uint32_t m = 0; m <= i; m++) kern_axpy(o, QK[i * CH + m], ROW_V(a->v_new, m), dv);
+    }
+    /* S = S exp(gc_last) + sum_m v_new[m] (x) k[m] exp(gc_last - gc[m]) */
+    float gl = gc[L - 1], el = expf(gl);
+    for (uint32_t m = 0; m < L; m++) gc[m] = expf(gl - gc[m]); /* gc is done with: reuse it */
+    for (uint32_t j = 0; j < dv; j++) {
+        float *row = S + (size_t)j * dk;
+        kern_scale(row, el, dk);
+        for (uint32_t m = 0; m < L; m++) kern_axpy(row, ROW_V(a->v_new, m)[j] * gc[m], head_k(s, t0 + m, h), dk);
+    }
+#undef ROW_K
+#undef ROW_V
+}
+
+static void run_heads(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    dn_task *dt = arg;
+    for (int64_t h = begin; h < end; h++) {
+        if (dt->cum) chunked_head(dt, (uint32_t)h, dt->t0, dt->len);
+        else recurrent_head(dt, (uint32_t)h);
+    }
+}
+
+static float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+static float silu(float x) { return x / (1.0f + expf(-x)); }
+
+/* conv_out = silu(causal depthwise conv of [conv state; qkv]); the conv
+ * state then keeps the last kernel-1 inputs. */
+static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a, uint32_t n) {
+    const tmrt_hparams *hp = &r->model->hp;
+    uint32_t K = hp->conv_kernel, C = (uint32_t)lw->conv1d.n_out;
+    float *hist = r->conv_state[layer]; /* (K-1) rows of C, oldest first */
+    float taps[16];
+    for (uint32_t c = 0; c < C; c++) {
+        const float *w = lw->conv1d.type == TMEM_GGML_F32 ? (const float *)lw->conv1d.data + (size_t)c * K
+                                                          : (kern_get_row(&lw->conv1d, c, taps), taps);
+        for (uint32_t t = 0; t < n; t++) {
+            float acc = 0;
+            for (uint32_t j = 0; j < K; j++) {
+                int64_t src = (int64_t)t + j - (K - 1); /* < 0: from the history */
+                float x = src < 0 ? hist[(size_t)(src + K - 1) * C + c] : a->qkv_mixed[(size_t)src * C + c];
+                acc += x * w[j];
+            }
+            a->conv_out[(size_t)t * C + c] = silu(acc);
+        }
+    }
+    /* new history: the last K-1 inputs of [hist; qkv] */
+    for (uint32_t j = 0; j + 1 < K; j++) {
+        int64_t src = (int64_t)n + j - (K - 1);
+        float *dst = hist + (size_t)j * C;
+        if (src < 0) memmove(dst, hist + (size_t)(src + K - 1) * C, C * sizeof *dst);
+        else memcpy(dst, a->qkv_mixed + (size_t)src * C, C * sizeof *dst);
+    }
+}
+
+static void l2norm(float *x, uint32_t n, float eps, float scale) {
+    float ss = kern_dot(x, x, n), norm = sqrtf(ss);
+    kern_scale(x, scale / (norm > eps ? norm : eps), n);
+}
+
+void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
+                    const tmrt_step *st, const float *x_norm) {
+    const tmrt_hparams *hp = &r->model->hp;
+    uint32_t n = st->n, dk = hp->ssm_head_dim, G = hp->ssm_k_heads, Hv = hp->ssm_v_heads, I = hp->ssm_inner;
+    uint32_t dv = I / Hv, C = 2 * G * dk + I;
+    tmrt__matmul(r, &lw->wqkv, x_norm, n, a->qkv_mixed);
+    tmrt__matmul(r, &lw->wgate, x_norm, n, a->z);
+    tmrt__matmul(r, &lw->wbeta, x_norm, n, a->beta);
+    tmrt__matmul(r, &lw->walpha, x_norm, n, a->alpha);
+    conv(r, lw, layer, a, n);
+
+    const float *dt_bias = tmrt__vec(&lw->dt_bias, tmrt__scratch(r, Hv * 4));
+    const float *ssm_a = tmrt__vec(&lw->ssm_a, tmrt__scratch(r, Hv * 4));
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t h = 0; h < Hv; h++) {
+            size_t i = (size_t)t * Hv + h;
+            a->gate[i] = softplus(a->alpha[i] + dt_bias[h]) * ssm_a[h];
+            a->beta[i] = 1.0f / (1.0f + expf(-a->beta[i]));
+        }
+    float qscale = 1.0f / sqrtf((float)dk);
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t h = 0; h < 2 * G; h++)
+            l2norm(a->conv_out + (size_t)t * C + (size_t)h * dk, dk, hp->rms_eps, h < G ? qscale : 1.0f);
+
+    dn_shape sh = {n, dk, dv, G, Hv, C, I, C, a->conv_out, a->conv_out + (size_t)G * dk,
+                   a->conv_out + (size_t)2 * G * dk};
+    if (Hv != G) { /* repeat the key heads to the value heads, tiled (head h uses key head h % G) */
+        for (uint32_t t = 0; t < n; t++)
+            for (uint32_t h = 0; h < Hv; h++) {
+                memcpy(a->q_rep + ((size_t)t * Hv + h) * dk, sh.q + (size_t)t * C + (size_t)(h % G) * dk, dk * 4);
+                memcpy(a->k_rep + ((size_t)t * Hv + h) * dk, sh.k + (size_t)t * C + (size_t)(h % G) * dk, dk * 4);
+            }
+        sh.q = a->q_rep;
+        sh.k = a->k_rep;
+        sh.qk_stride = (size_t)Hv * dk;
+    }
+    dn_task dt = {r, a, sh, r->ssm_state[layer], NULL, n < CHUNK ? n : CHUNK, 0, n};
+    if (st->decode) {
+        kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
+    } else {
+        dt.cum = tmrt__scratch(r, (size_t)Hv * CHUNK * sizeof(float));
+        for (dt.t0 = 0; dt.t0 < n; dt.t0 += CHUNK) {
+            dt.len = n - dt.t0 < CHUNK ? n - dt.t0 : CHUNK;
+            kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
+        }
+    }
+
+    /* gated RMS norm: rmsnorm(o) * ssm_norm * silu(z), per value head */
+    const float *nw = tmrt__vec(&lw->ssm_norm, tmrt__scratch(r, dv * 4));
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t h = 0; h < Hv; h++) {
+            float *o = a->core_out + (size_t)t * I + (size_t)h * dv;
+            const float *z = a->z + (size_t)t * I + (size_t)h * dv;
+            kern_rmsnorm(o, o, nw, dv, hp->rms_eps);
+            for (uint32_t j = 0; j < dv; j++) o[j] *= silu(z[j]);
+        }
+    tmrt__scratch_reset(r);
+    tmrt__matmul(r, &lw->ssm_out, a->core_out, n, a->attn_proj);
+}

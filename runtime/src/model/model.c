@@ -1,0 +1,77 @@
+/* model.c: open a qwen35 GGUF in one of the two memory modes.
+ * Typed: tmem_gguf_open maps the file read-only into the WEIGHTS role's FILE
+ * type (clean pages, charged to the context). Naive: the whole file is read
+ * into one malloc'd buffer (anonymous, private dirty), the baseline. Both
+ * parse through the same validating reader and bind the same views. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rt_internal.h"
+
+static tmem_status read_whole_file(const char *path, void **data, uint64_t *size, tmrt_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return tmrt__fail(err, TMEM_E_NOT_FOUND, "cannot open '%s'", path);
+    tmem_status st = TMEM_OK;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n <= 0 || fseek(f, 0, SEEK_SET) != 0) st = tmrt__fail(err, TMEM_E_IO, "cannot size '%s'", path);
+    void *buf = st ? NULL : malloc((size_t)n);
+    if (!st && !buf) st = tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the %ld bytes of '%s'", n, path);
+    if (!st && fread(buf, 1, (size_t)n, f) != (size_t)n) st = tmrt__fail(err, TMEM_E_IO, "cannot read '%s'", path);
+    fclose(f);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    *data = buf;
+    *size = (uint64_t)n;
+    return TMEM_OK;
+}
+
+tmem_status tmrt_model_open(tmem_context *ctx, const tmrt_model_desc *desc, tmrt_model **out, tmrt_error *err) {
+    if (out) *out = NULL;
+    if (!desc || !out || !desc->path || (desc->memory == TMRT_MEMORY_TYPED && !ctx) ||
+        (unsigned)desc->memory > TMRT_MEMORY_NAIVE)
+        return tmrt__fail(err, TMEM_E_INVALID_ARG, "model open: bad arguments");
+    tmrt_model *m = calloc(1, sizeof *m);
+    if (!m) return tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the model");
+    m->memory = desc->memory;
+    m->ctx = ctx;
+    tmem_gguf_error ge = {0};
+    tmem_status st;
+    if (m->memory == TMRT_MEMORY_TYPED) {
+        tmem_gguf_desc gd = {0};
+        gd.path = desc->path;
+        st = tmem_gguf_open(ctx, &gd, &m->gguf, &ge);
+    } else {
+        st = read_whole_file(desc->path, &m->naive_file, &m->naive_file_bytes, err);
+        if (st) goto fail_quiet;
+        st = tmem_gguf_open_memory(NULL, m->naive_file, (size_t)m->naive_file_bytes, &m->gguf, &ge);
+    }
+    if (st) {
+        tmrt__fail(err, st, "%s: %s", desc->path, ge.message[0] ? ge.message : tmem_strerror(st));
+        goto fail_quiet;
+    }
+    if ((st = tmrt__hparams_read(m->gguf, &m->hp, err)) || (st = tmrt__weights_bind(m->gguf, &m->hp, &m->w, err)))
+        goto fail_quiet;
+    if ((st = tmem_model_from_gguf(m->gguf, &m->mdesc, &ge))) {
+        tmrt__fail(err, st, "%s: %s", desc->path, ge.message);
+        goto fail_quiet;
+    }
+    *out = m;
+    return TMEM_OK;
+fail_quiet:
+    tmrt_model_close(m);
+    return st;
+}
+
+void tmrt_model_close(tmrt_model *m) {
+    if (!m) return;
+    tmem_gguf_close(m->gguf);
+    free(m->naive_file);
+    free(m);
+}
+
+const tmrt_hparams *tmrt_model_hparams(const tmrt_model *m) { return m ? &m->hp : NULL; }
+const tmem_gguf *tmrt_model_gguf(const tmrt_model *m) { return m ? m->gguf : NULL; }
+const tmem_model_desc *tmrt_model_memory_desc(const tmrt_model *m) { return m ? &m->mdesc : NULL; }

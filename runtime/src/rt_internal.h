@@ -1,0 +1,150 @@
+/* rt_internal.h: the runtime's internal map, grouped by the file that
+ * defines each part (model/, forward/, session/, sample/). */
+#ifndef TMRT_INTERNAL_H
+#define TMRT_INTERNAL_H
+
+#include <stdarg.h>
+#include "tmemrt/runtime.h"
+#include "kern/kern.h"
+
+/* ---- model/weights.c: views into the mapped file ----------------------- */
+
+/* One decoder layer's weights. A norm or small vector is a kern_wmat of one
+ * row (n_out 1); read it with tmrt__vec. */
+typedef struct tmrt_layer_weights {
+    kern_wmat attn_norm, post_norm;                /* [n_embd] */
+    /* full attention */
+    kern_wmat wq;                                  /* n_embd -> 2 x heads x head_dim (q, gate per head) */
+    kern_wmat wk, wv;                              /* n_embd -> kv heads x head_dim */
+    kern_wmat wo;                                  /* heads x head_dim -> n_embd */
+    kern_wmat q_norm, k_norm;                      /* [head_dim] */
+    /* Gated DeltaNet */
+    kern_wmat wqkv;                                /* n_embd -> conv channels (q, k, v) */
+    kern_wmat wgate;                               /* n_embd -> inner (z) */
+    kern_wmat wbeta, walpha;                       /* n_embd -> v heads */
+    kern_wmat conv1d;                              /* channels rows of conv_kernel taps */
+    kern_wmat dt_bias, ssm_a;                      /* [v heads]; ssm_a = -exp(A_log) */
+    kern_wmat ssm_norm;                            /* [ssm head dim] */
+    kern_wmat ssm_out;                             /* inner -> n_embd */
+    /* SwiGLU MLP */
+    kern_wmat ffn_gate, ffn_up, ffn_down;
+} tmrt_layer_weights;
+
+typedef struct tmrt_weights {
+    kern_wmat token_embd;                          /* n_vocab rows of n_embd */
+    kern_wmat output_norm;
+    kern_wmat output;                              /* = token_embd when tied */
+    tmrt_layer_weights layers[TMRT_MAX_LAYERS];
+} tmrt_weights;
+
+struct tmrt_model {
+    tmrt_memory_mode memory;
+    tmem_context *ctx;
+    tmem_gguf *gguf;
+    void *naive_file;                              /* naive: the file in malloc'd memory */
+    uint64_t naive_file_bytes;
+    tmrt_hparams hp;
+    tmem_model_desc mdesc;
+    tmrt_weights w;
+};
+
+/* printf into err (NULL ok); returns st. */
+tmem_status tmrt__fail(tmrt_error *err, tmem_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* model/hparams.c */
+tmem_status tmrt__hparams_read(const tmem_gguf *g, tmrt_hparams *hp, tmrt_error *err);
+/* model/weights.c */
+tmem_status tmrt__weights_bind(const tmem_gguf *g, tmrt_hparams *hp, tmrt_weights *w, tmrt_error *err);
+
+/* A vector weight as f32: the mapped floats, or dequantised into tmp. */
+const float *tmrt__vec(const kern_wmat *v, float *tmp);
+
+/* ---- forward/: one layer graph's buffers --------------------------------- */
+
+/* The activations of one layer (names as in tmem_model_layer_graph). Each
+ * points into the planned arena (typed) or its own malloc (naive). */
+typedef struct tmrt_acts {
+    float *layer_in, *attn_norm, *attn_proj, *attn_residual, *ffn_norm, *ffn_gate, *ffn_up,
+        *ffn_down, *layer_out;
+    /* attention */
+    float *q_gate, *k, *v, *attn_out;
+    /* DeltaNet */
+    float *qkv_mixed, *z, *beta, *alpha, *conv_out, *gate, *q_rep, *k_rep, *k_beta, *v_beta,
+        *decay_mask, *chunk_attn, *u, *w, *chunk_qk, *v_new, *core_out;
+} tmrt_acts;
+
+/* Where one sequence's KV rows and recurrent state live: the same block
+ * layout as the paged cache (kv.h): a block of block_tokens tokens holds,
+ * per attention layer, K rows then V rows (f16). */
+typedef struct tmrt_kv_view {
+    uint32_t block_tokens;
+    size_t row_bytes;                              /* kv heads x head_dim x (2 or 4) */
+    bool f32;                                      /* rows are f32 (else f16) */
+    const uint32_t *block_ids;                     /* typed: the block table */
+    void *flat;                                    /* naive: one max-length buffer */
+    size_t block_bytes;
+    tmem_kv_cache *cache;
+} tmrt_kv_view;
+
+/* K and V rows of token `t` in attention layer `l` (index among the
+ * attention layers). */
+void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, void **k, void **v);
+
+/* The run state the forward pass reads and writes. */
+typedef struct tmrt_run {
+    const tmrt_model *model;
+    kern_pool *pool;
+    int n_threads;
+    tmrt_acts prefill_attn, prefill_delta, decode_attn, decode_delta;
+    tmrt_kv_view kv;
+    float *conv_state[TMRT_MAX_LAYERS];            /* (kernel-1) x channels, oldest first */
+    float *ssm_state[TMRT_MAX_LAYERS];             /* v heads x [v dim][k dim] */
+    uint32_t attn_index[TMRT_MAX_LAYERS];          /* layer -> index among attention layers */
+    float *logits;                                 /* n_vocab */
+    /* scratch: a bump region reset per op */
+    uint8_t *scratch;
+    size_t scratch_cap, scratch_used;
+    tmem_heap *scratch_heap;                       /* typed: the LINEAR heap behind it */
+} tmrt_run;
+
+/* forward/scratch.c: per-op scratch (no malloc: a LINEAR heap's range). */
+void *tmrt__scratch(tmrt_run *r, size_t bytes);
+void tmrt__scratch_reset(tmrt_run *r);
+/* The scratch the forward pass needs at `chunk` tokens with `threads`. */
+size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads);
+
+/* forward/forward.c: one span of tokens (n <= plan size) at sequence
+ * positions [n_past, n_past + n). */
+typedef struct tmrt_step {
+    const int32_t *tokens;
+    const float *embd_rows;
+    uint32_t embd_first, embd_count;
+    const int32_t *positions;                      /* 4 per token, or NULL */
+    uint32_t n, n_past;
+    bool decode;                                   /* n == 1 through the recurrent form */
+    tmrt_logits_mode logits;
+    tmrt_logits_fn fn;
+    void *user;
+    uint32_t batch_offset;                         /* index of tokens[0] in the caller's batch */
+} tmrt_step;
+tmem_status tmrt__forward(tmrt_run *r, const tmrt_step *st);
+
+/* forward/attention.c */
+void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
+                     const tmrt_step *st, const float *x_norm);
+/* forward/deltanet.c */
+void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
+                    const tmrt_step *st, const float *x_norm);
+/* forward/rope.c: rotate the first n_rot dims of one head (NEOX pairs i,
+ * i + n_rot/2) by the interleaved M-RoPE angles of positions pos[4]. */
+void tmrt__rope(float *x, const tmrt_hparams *hp, const int32_t pos[4]);
+/* forward/half.c */
+uint16_t tmrt__f32_to_f16(float f);
+float tmrt__f16_to_f32(uint16_t h);
+/* forward/matmul.c: y = W x for n rows through the pool, scratch from r */
+void tmrt__matmul(tmrt_run *r, const kern_wmat *w, const float *x, uint32_t n, float *y);
+
+/* session/session.c: the run state of a session (for the sampler). */
+tmrt_run *tmrt__session_run(tmrt_session *s);
+
+#endif /* TMRT_INTERNAL_H */

@@ -1,0 +1,36 @@
+/* session.h: the session's state (internal to session/). */
+#ifndef TMRT_SESSION_H
+#define TMRT_SESSION_H
+
+#include "rt_internal.h"
+
+/* The layer graphs the runtime plans: its delta rule runs chunk by chunk. */
+#define TMRT_GRAPH_FLAGS TMEM_MODEL_GRAPH_CHUNKED_DELTA
+#define TMRT_NAIVE_MAX_BUFS 640u
+
+struct tmrt_session {
+    tmrt_model *model;
+    tmem_context *ctx;
+    tmrt_memory_mode memory;
+    uint32_t n_ctx, chunk, n_past;
+    tmem_kv_dtype kv_dtype;
+    tmrt_session_info info;
+    tmrt_run run;
+    bool have_logits;
+    int32_t *tokens;                 /* n_ctx ids: the OUTPUT_TOKENS role */
+    /* typed */
+    tmem_heap *act_heap, *scratch_heap, *pool_heap, *logits_heap, *token_heap;
+    tmem_kv_cache *cache;
+    tmem_kv_seq seq;
+    /* naive */
+    void *naive_bufs[TMRT_NAIVE_MAX_BUFS];
+    uint32_t n_naive_bufs;
+    void *pool_mem;
+};
+
+/* acts.c */
+tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_t n, uint32_t n_ctx,
+                        tmem_model_buffer *bufs, uint32_t *count);
+tmem_status tmrt__acts_create(tmrt_session *s, tmrt_error *err);
+
+#endif /* TMRT_SESSION_H */

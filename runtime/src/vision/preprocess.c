@@ -1,0 +1,166 @@
+/*
+ * Qwen2-VL-style preprocessing, as Hugging Face's Qwen2VLImageProcessor does
+ * it: smart resize (sides to multiples of patch*merge within [min_pixels,
+ * max_pixels]), rescale by 1/255, normalise with the model's mean/std,
+ * repeat the image as `temporal` frames, cut into patches in merge-block
+ * order.
+ *
+ * Typed: all of it is one tmem_surface_convert_patches() pass from the
+ * surface into the patch tensor (frame-major rows, so each frame's values are
+ * the contiguous input of its half of the Conv3d). Naive: the textbook chain
+ * with a buffer and a copy per stage; it computes the same float expressions
+ * (half-pixel bilinear taps, (v - 255 mean) / (255 std)), so the patches are
+ * bit-identical.
+ *
+ * Resize filter: bilinear with half-pixel centres and no antialiasing. HF
+ * resizes with PIL's bicubic (antialiased when shrinking); the two agree
+ * exactly only when the resize is the identity (an image whose sides are
+ * already multiples of patch*merge inside the pixel bounds). docs/vision.md.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vision/vision_internal.h"
+
+int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32_t height, tmrt_vision_grid *out) {
+    memset(out, 0, sizeof *out);
+    double f = (double)c->patch * c->merge, h = height, w = width;
+    if (!width || !height || h < f || w < f) return -1;
+    if ((h > w ? h / w : w / h) > 200.0) return -1;
+    /* Python's round(): half to even, which nearbyint does by default. */
+    double hb = nearbyint(h / f) * f, wb = nearbyint(w / f) * f;
+    if (hb * wb > (double)c->max_pixels) {
+        double beta = sqrt(h * w / (double)c->max_pixels);
+        hb = fmax(f, floor(h / beta / f) * f), wb = fmax(f, floor(w / beta / f) * f);
+    } else if (hb * wb < (double)c->min_pixels) {
+        double beta = sqrt((double)c->min_pixels / (h * w));
+        hb = ceil(h * beta / f) * f, wb = ceil(w * beta / f) * f;
+    }
+    if (hb > TMEM_SURFACE_MAX_DIM || wb > TMEM_SURFACE_MAX_DIM) return -1;
+    out->width = (uint32_t)wb, out->height = (uint32_t)hb;
+    out->grid_w = out->width / c->patch, out->grid_h = out->height / c->patch;
+    out->n_patches = out->grid_w * out->grid_h;
+    out->n_tokens = out->n_patches / (c->merge * c->merge);
+    return 0;
+}
+
+void vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out) {
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < 3; i++) out->mean[i] = c->mean[i], out->std[i] = c->std[i];
+    out->filter = TMEM_RESIZE_BILINEAR;
+}
+
+int vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
+                      char *err, size_t cap) {
+    const tmrt_vision_config *c = &v->cfg;
+    tmem_convert_desc cd;
+    vis_convert_desc(c, &cd);
+    tmem_patch_desc pd = {g->width, g->height, c->patch, c->merge, c->temporal, TMEM_PATCH_FRAME_MAJOR};
+    uint64_t cols = 3ull * c->temporal * c->patch * c->patch;
+    tmem_tensor_view dst = {patches, TMEM_DTYPE_F32, 2, {g->n_patches, cols, 0, 0}, {(int64_t)(cols * 4), 4, 0, 0}};
+    tmem_status st = tmem_surface_convert_patches(image, &cd, &pd, &dst);
+    if (st != TMEM_OK) return vis_error(err, cap, "image conversion into patches failed: %s", tmem_status_name(st));
+    return 0;
+}
+
+/* ---- naive: a buffer per stage ---- */
+
+typedef struct tap {
+    uint32_t i0, i1;
+    float w;
+} tap;
+
+/* The fused conversion's bilinear taps (half-pixel centres, clamped). */
+static tap bilinear_tap(uint32_t i, uint32_t out_n, uint32_t in_n) {
+    double s = ((double)i + 0.5) * ((double)in_n / (double)out_n) - 0.5;
+    if (s < 0.0) s = 0.0;
+    if (s > (double)(in_n - 1)) s = (double)(in_n - 1);
+    tap t;
+    t.i0 = (uint32_t)s;
+    t.i1 = t.i0 + 1 < in_n ? t.i0 + 1 : t.i0;
+    t.w = (float)(s - (double)t.i0);
+    return t;
+}
+
+int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
+                      char *err, size_t cap) {
+    const tmrt_vision_config *c = &v->cfg;
+    tmem_surface_info info;
+    if (tmem_surface_get_info(image, &info) != TMEM_OK) return vis_error(err, cap, "bad image surface");
+    tmem_pixel_format f = info.layout.format;
+    if (f != TMEM_FORMAT_RGB8 && f != TMEM_FORMAT_RGBA8 && f != TMEM_FORMAT_BGRA8 && f != TMEM_FORMAT_GRAY8)
+        return vis_error(err, cap, "--memory naive takes decoded images (RGB, RGBA, BGRA, grey), not %s",
+                         tmem_pixel_format_name(f));
+    uint32_t W = info.layout.width, H = info.layout.height, OW = g->width, OH = g->height;
+    size_t n = (size_t)W * H, on = (size_t)OW * OH;
+    uint8_t *rgb = malloc(n * 3), *tex = malloc(n * 4);
+    float *hwc = malloc(on * 3 * sizeof(float)), *chw = malloc(on * 3 * sizeof(float));
+    int rc = -1;
+    tmem_tensor_view pv;
+    if (!rgb || !tex || !hwc || !chw) {
+        vis_error(err, cap, "out of memory (naive image stages)");
+        goto out;
+    }
+    if (tmem_surface_plane_view(image, 0, NULL, &pv) != TMEM_OK ||
+        tmem_surface_lock(image, TMEM_LOCK_READ_ONLY, NULL) != TMEM_OK) {
+        vis_error(err, cap, "cannot read the image surface");
+        goto out;
+    }
+    /* 1. decoded pixels -> packed RGB buffer */
+    for (uint32_t y = 0; y < H; y++) {
+        const uint8_t *s = (const uint8_t *)pv.data + (size_t)y * (size_t)pv.strides[0];
+        uint8_t *d = rgb + (size_t)y * W * 3;
+        for (uint32_t x = 0; x < W; x++) {
+            const uint8_t *p = s + (size_t)x * (size_t)pv.strides[1];
+            if (f == TMEM_FORMAT_GRAY8) d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = p[0];
+            else if (f == TMEM_FORMAT_BGRA8) d[3 * x] = p[2], d[3 * x + 1] = p[1], d[3 * x + 2] = p[0];
+            else d[3 * x] = p[0], d[3 * x + 1] = p[1], d[3 * x + 2] = p[2];
+        }
+    }
+    if (tmem_surface_unlock(image, TMEM_LOCK_READ_ONLY, NULL) != TMEM_OK) {
+        vis_error(err, cap, "cannot unlock the image surface");
+        goto out;
+    }
+    /* 2. RGB -> RGBA "texture upload" */
+    for (size_t i = 0; i < n; i++)
+        tex[4 * i] = rgb[3 * i], tex[4 * i + 1] = rgb[3 * i + 1], tex[4 * i + 2] = rgb[3 * i + 2], tex[4 * i + 3] = 255;
+    /* 3. resize + rescale + normalise into f32 HWC */
+    float sub[3], div[3]; /* (v/255 - mean) / std as (v - 255 mean) / (255 std) */
+    for (int k = 0; k < 3; k++) sub[k] = (float)((double)c->mean[k] * 255.0), div[k] = (float)((double)c->std[k] * 255.0);
+    for (uint32_t y = 0; y < OH; y++) {
+        tap ty = bilinear_tap(y, OH, H);
+        for (uint32_t x = 0; x < OW; x++) {
+            tap tx = bilinear_tap(x, OW, W);
+            const uint8_t *p00 = tex + ((size_t)ty.i0 * W + tx.i0) * 4, *p01 = tex + ((size_t)ty.i0 * W + tx.i1) * 4;
+            const uint8_t *p10 = tex + ((size_t)ty.i1 * W + tx.i0) * 4, *p11 = tex + ((size_t)ty.i1 * W + tx.i1) * 4;
+            for (int k = 0; k < 3; k++) {
+                float v00 = p00[k], v01 = p01[k], v10 = p10[k], v11 = p11[k];
+                float top = v00 + (v01 - v00) * tx.w, bot = v10 + (v11 - v10) * tx.w;
+                float vv = top + (bot - top) * ty.w;
+                hwc[((size_t)y * OW + x) * 3 + (size_t)k] = (vv - sub[k]) / div[k];
+            }
+        }
+    }
+    /* 4. HWC -> CHW */
+    for (size_t i = 0; i < on; i++)
+        for (int k = 0; k < 3; k++) chw[(size_t)k * on + i] = hwc[i * 3 + (size_t)k];
+    /* 5. CHW -> patches (frame-major rows, the frames repeated) */
+    uint32_t p = c->patch, m = c->merge, T = c->temporal, bw_n = OW / (p * m);
+    size_t pp = 3ull * p * p;
+    for (uint32_t t = 0; t < g->n_patches; t++) {
+        uint32_t row, col;
+        vis_token_pos(t, g->grid_w, m, &row, &col);
+        (void)bw_n;
+        float *dst = patches + (size_t)t * pp * T;
+        for (uint32_t k = 0; k < 3; k++)
+            for (uint32_t py = 0; py < p; py++)
+                for (uint32_t px = 0; px < p; px++) {
+                    float val = chw[(size_t)k * on + ((size_t)row * p + py) * OW + (size_t)col * p + px];
+                    for (uint32_t fr = 0; fr < T; fr++) dst[fr * pp + ((size_t)k * p + py) * p + px] = val;
+                }
+    }
+    rc = 5; /* pixel buffer, texture, HWC, CHW, patches */
+out:
+    free(rgb), free(tex), free(hwc), free(chw);
+    return rc;
+}

@@ -1,0 +1,15 @@
+# cmake -DSRC=<source dir> -P check_docs.cmake: no document drops a status
+# with a (void) cast (GCC warns under warn_unused_result); use TMEM_IGNORE.
+file(GLOB _docs ${SRC}/docs/*.md ${SRC}/README.md ${SRC}/include/typedmem/*.h)
+set(_bad "")
+foreach(f ${_docs})
+  file(STRINGS ${f} _lines REGEX "\\(void\\) *tmem_[a-z_]+\\(")
+  foreach(l ${_lines})
+    list(APPEND _bad "${f}: ${l}")
+  endforeach()
+endforeach()
+if(_bad)
+  string(REPLACE ";" "\n" _bad "${_bad}")
+  message(FATAL_ERROR "FAIL: (void)tmem_...() in the docs warns under GCC; write TMEM_IGNORE(...):\n${_bad}")
+endif()
+message(STATUS "PASS: no (void)tmem_ idiom in the docs")

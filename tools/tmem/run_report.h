@@ -1,0 +1,32 @@
+/* run_report.h: what `tmem run` measures and prints: speed, and memory per
+ * role predicted (tmem_fit for this run) vs committed (the library's
+ * accounting) vs measured (the OS's Private_Dirty, sampled between steps). */
+#ifndef TMEM_TOOL_RUN_REPORT_H
+#define TMEM_TOOL_RUN_REPORT_H
+
+#include "tmemrt/runtime.h"
+#include "tmemrt/tokenizer.h"
+
+typedef struct run_report {
+    const char *model;
+    bool naive;
+    tmrt_session_info info;
+    tmem_fit_result used;          /* the fit at the tokens the run reached */
+    uint32_t n_samples;
+    uint64_t tokenizer_bytes;      /* the tokenizer's resident tables */
+    uint64_t baseline_dirty;       /* Private_Dirty before the model was opened */
+    uint64_t peak_dirty, peak_rss; /* sampled maxima */
+    uint32_t prompt_tokens, generated_tokens, decoded_tokens;
+    double prefill_s, decode_s;
+} run_report;
+
+void run_report_begin(run_report *r, const char *model, bool naive);
+/* Read the OS footprint and keep the maxima. */
+void run_report_sample(run_report *r);
+/* The refusal: the fit breakdown and the largest context that fits. */
+void run_report_refusal(const run_report *r, uint64_t budget, bool json);
+/* The summary (text to stderr, or one JSON object to stdout). */
+void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *tok, const int32_t *gen,
+                       uint32_t n_gen, bool json);
+
+#endif
