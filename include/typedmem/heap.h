@@ -153,8 +153,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free_offset(tmem_heap *heap, uint6
  *  generation, so tmem_heap_free_handle needs no lookup and a stale handle
  *  (its allocation freed, by handle, pointer or offset, and maybe the bytes
  *  reused since) is refused instead of freeing someone else's memory.
- *  Generations are finite: a handle whose block was reallocated 64 times
- *  (sizes <= 8 KiB) or 2^31 times (larger) since may read as live again.
+ *  Generations are finite: a stale handle may read as live again if its
+ *  block was reallocated after exactly a multiple of 64 allocations from its
+ *  page (sizes <= 8 KiB) or 2^31 reuses of its record (larger) since.
  *  value 0 = no handle. Valid until the allocation is freed, the heap reset
  *  or destroyed. */
 typedef struct tmem_alloc_handle {

@@ -19,7 +19,8 @@
  *
  * Each block keeps a 16-bit tag: its slack (block size minus the size asked
  * for, < 1024) so frees, walks and checks know the requested size, and a
- * 6-bit generation bumped by every allocation of the block; with the page
+ * 6-bit generation (the page's allocation count when the block was taken);
+ * with the page
  * record's own generation (bumped when the record is retired) it makes
  * allocation handles (tmem_alloc_handle) that detect stale use. The
  * heap's role is implied: allocations with another role, an alignment above
@@ -68,6 +69,7 @@ typedef struct tmem__small_page {
     uint64_t free[TMEM__SMALL_WORDS]; /* bit set = block free */
     uint16_t *tag;            /* [TMEM__SMALL_PAGE >> granule_log2]: slack | gen << 10 */
     uint32_t pgen;            /* bumped when the record is retired or reset */
+    uint32_t epoch;           /* allocations from this record (generations) */
 } tmem__small_page;
 
 typedef struct tmem__small {
@@ -151,7 +153,9 @@ static inline bool tmem__small_take(tmem__small *s, uint32_t cls, uint64_t size,
         if (pg->next != TMEM__SMALL_NIL) s->pages[pg->next].prev = TMEM__SMALL_NIL;
         pg->listed = 0;
     }
-    uint32_t gen = (uint32_t)(pg->tag[i] >> TMEM__SMALL_SLACK_BITS) + 1;
+    /* the page's allocation count as the block's generation: a store only
+     * (reading the old tag would be a cache miss on the allocation path) */
+    uint32_t gen = ++pg->epoch & 63u;
     pg->tag[i] = (uint16_t)(gen << TMEM__SMALL_SLACK_BITS | (pg->bsize - (uint32_t)size));
     *handle = tmem__small_handle(pg, p, i);
     *off = pg->offset + (uint64_t)i * pg->bsize;
