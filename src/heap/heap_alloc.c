@@ -56,10 +56,10 @@ static bool small_grow(tmem_heap *h, uint32_t cls) {
     return false;
 }
 
-static bool small_take(tmem_heap *h, uint64_t size, uint64_t *off, uint64_t *bytes, uint64_t *handle) {
+static bool small_take(tmem_heap *h, uint64_t size, uint64_t *off, uint64_t *bytes, uint64_t *where) {
     uint32_t cls = tmem__small_class(&h->small, size);
-    if (__builtin_expect(tmem__small_take(&h->small, cls, size, off, bytes, handle), 1)) return true;
-    return small_grow(h, cls) && tmem__small_take(&h->small, cls, size, off, bytes, handle);
+    if (__builtin_expect(tmem__small_take(&h->small, cls, size, off, bytes, where), 1)) return true;
+    return small_grow(h, cls) && tmem__small_take(&h->small, cls, size, off, bytes, where);
 }
 
 /* Handle of a TLSF block: bit 63 clear, generation (31 bits, never 0 so no
@@ -69,17 +69,27 @@ static uint64_t tlsf_handle(const tmem_heap *h, uint32_t index) {
     return (gen ? gen : 0x7FFFFFFFu) << 32 | index;
 }
 
+/* The handle of what take() reported in *where (page and block, or the
+ * TLSF record): generations added while the heap is still entered. */
+static uint64_t handle_of(const tmem_heap *h, uint64_t where) {
+    if (!(where >> 63)) return tlsf_handle(h, (uint32_t)where);
+    uint32_t p = (uint32_t)(where >> 16) & 0xFFFFFFFFu, i = (uint32_t)(where & 0xFFFF);
+    return tmem__small_handle(&h->small.pages[p], p, i);
+}
+
+/* *where gets the block taken (GENERAL): bit 63 + page + block for a page
+ * block, else the TLSF record; handle_of makes a handle of it. */
 static tmem_status take(tmem_heap *h, const alloc_req *q, bool small, uint64_t user, uint64_t *off, uint64_t *bytes,
-                        uint64_t *handle) {
+                        uint64_t *where) {
     if (h->kind != TMEM_HEAP_GENERAL) return tmem__linear_alloc(&h->lin, q->size, q->align, user, off, bytes);
-    if (small && small_take(h, q->size, off, bytes, handle)) return TMEM_OK;
+    if (small && small_take(h, q->size, off, bytes, where)) return TMEM_OK;
     uint32_t index = 0;
     tmem_status st = tmem__tlsf_alloc_index(&h->tlsf, q->size, q->align, user, off, bytes, &index);
     if (st == TMEM_E_FULL && tmem__small_on(&h->small) && h->small.live_pages) {
         tmem__heap_small_trim(h); /* empty pages may coalesce into room */
         st = tmem__tlsf_alloc_index(&h->tlsf, q->size, q->align, user, off, bytes, &index);
     }
-    if (st == TMEM_OK) *handle = tlsf_handle(h, index);
+    if (st == TMEM_OK) *where = index;
     return st;
 }
 
@@ -157,7 +167,7 @@ static tmem_status place_check(tmem_heap *h, uint64_t off, uint64_t size, uint64
 }
 
 /* Arguments are validated; the heap is entered (locked if it must be). */
-static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_off, uint64_t *out_handle) {
+static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_off, uint64_t *out_where) {
     if (tmem__heap_state(h) != TMEM_PURGEABLE_NON_VOLATILE) return tmem__err(TMEM_E_STATE);
     bool aliasable = q->flags & TMEM_ALLOC_ALIASABLE;
     uint64_t user = tmem__heap_pack(q->size, q->role), off, bytes = q->size;
@@ -169,7 +179,7 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
         bool small = h->kind == TMEM_HEAP_GENERAL && tmem__small_fits(&h->small, q->size, q->align) &&
                      q->role == h->role && !aliasable;
         st = aliasable ? tmem__ivx_reserve(&h->alias) : TMEM_OK;
-        if (st == TMEM_OK) st = take(h, q, small, user, &off, &bytes, out_handle);
+        if (st == TMEM_OK) st = take(h, q, small, user, &off, &bytes, out_where);
     }
     if (st != TMEM_OK) return st;
     st = tmem__heap_commit(h, off, bytes);
@@ -199,9 +209,12 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
     return TMEM_OK;
 }
 
+/* out_handle NULL: no handle wanted. */
 static tmem_status alloc_entry(tmem_heap *h, const alloc_req *q, uint64_t *out_off, uint64_t *out_handle) {
     bool locked = tmem__heap_enter(h);
-    tmem_status st = alloc_locked(h, q, out_off, out_handle);
+    uint64_t where = 0;
+    tmem_status st = alloc_locked(h, q, out_off, &where);
+    if (out_handle && st == TMEM_OK) *out_handle = handle_of(h, where);
     tmem__heap_leave(h, locked);
     return st;
 }
@@ -220,8 +233,8 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     if (st != TMEM_OK) return st;
     if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
     alloc_req q = {size, alignment, 0, 0, heap->role, NULL};
-    uint64_t off = 0, handle; /* off: 0 keeps -O2 maybe-uninitialized quiet */
-    st = alloc_entry(heap, &q, &off, &handle);
+    uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
+    st = alloc_entry(heap, &q, &off, NULL);
     if (st == TMEM_OK) *out = heap->ptr + off;
     return st;
 }
@@ -257,8 +270,8 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
         return tmem__err(desc->size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW
                                                            : heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
     alloc_req q = {desc->size, align, desc->offset, desc->flags, role, desc->name};
-    uint64_t off = 0, handle; /* off: 0 keeps -O2 maybe-uninitialized quiet */
-    st = alloc_entry(heap, &q, &off, &handle);
+    uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
+    st = alloc_entry(heap, &q, &off, NULL);
     if (st == TMEM_OK) *out = (tmem_alloc_info){off, desc->size, heap->ptr ? heap->ptr + off : NULL};
     return st;
 }
@@ -277,7 +290,8 @@ static tmem_status free_alias(tmem_heap *h, uint64_t off, tmem_status why, uint6
 
 /* What every free does once the metadata let go: counters, the decommit
  * policy on the span that became free, accounting, trace. */
-static void free_done(tmem_heap *h, uint64_t off, uint64_t user, bool aliasable, uint64_t span_off, uint64_t span_size) {
+static inline __attribute__((always_inline)) void free_done(tmem_heap *h, uint64_t off, uint64_t user, bool aliasable,
+                                                           uint64_t span_off, uint64_t span_size) {
     uint64_t size = tmem__heap_user_size(user);
     int32_t role = tmem__heap_user_role(user);
     if (!aliasable) h->used -= size;

@@ -135,9 +135,9 @@ static inline uint64_t tmem__small_handle(const tmem__small_page *pg, uint32_t p
 }
 
 /* Take a block of class cls from a page with room; false when the class has
- * none (the caller adds a page and retries). */
+ * none (the caller adds a page and retries). *where: bit 63, page, block. */
 static inline bool tmem__small_take(tmem__small *s, uint32_t cls, uint64_t size, uint64_t *off, uint64_t *bytes,
-                                    uint64_t *handle) {
+                                    uint64_t *where) {
     uint32_t p = s->head[cls];
     if (p == TMEM__SMALL_NIL) return false;
     tmem__small_page *pg = &s->pages[p];
@@ -157,7 +157,7 @@ static inline bool tmem__small_take(tmem__small *s, uint32_t cls, uint64_t size,
      * (reading the old tag would be a cache miss on the allocation path) */
     uint32_t gen = ++pg->epoch & 63u;
     pg->tag[i] = (uint16_t)(gen << TMEM__SMALL_SLACK_BITS | (pg->bsize - (uint32_t)size));
-    *handle = tmem__small_handle(pg, p, i);
+    *where = 1ull << 63 | (uint64_t)p << 16 | i; /* tmem__small_handle adds generations */
     *off = pg->offset + (uint64_t)i * pg->bsize;
     *bytes = pg->bsize;
     return true;
