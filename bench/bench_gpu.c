@@ -213,6 +213,13 @@ static bool run_async(const replay *r, int repeat, gpu_row *row) {
     return ok;
 }
 
+static uint64_t gpu_bench_clock_ns(void *user) {
+    (void)user;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static bool run_graph(tmem_context *ctx, tmem__cu *cu, const char *path, double limit, int repeat, gpu_row *row,
                       uint32_t serial) {
     tmem_plan_problem *pp;
@@ -220,7 +227,10 @@ static bool run_graph(tmem_context *ctx, tmem__cu *cu, const char *path, double 
     if (tmem_plan_problem_load_csv(path, &pp, &err) != TMEM_OK) return false;
     uint32_t n = tmem_plan_problem_count(pp);
     tmem_plan_desc pd = {0};
+    /* The planner's default work budget (the same plan on any machine);
+     * --time-limit adds a wall-clock limit on top. */
     pd.time_limit_s = limit;
+    pd.clock_ns = gpu_bench_clock_ns;
     tmem_plan *plan = NULL;
     uint64_t *size = malloc(n * sizeof *size);
     ev *e = malloc(2 * (size_t)n * sizeof *e);
@@ -261,7 +271,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 int tmem_bench_gpu(int argc, char **argv, bool json) {
     const char *dir = NULL;
     char buf[4096];
-    double limit = 1.0;
+    double limit = 0; /* none: the planner's work budget alone */
     int repeat = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--graphs") && i + 1 < argc) dir = argv[++i];

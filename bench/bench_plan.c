@@ -1,4 +1,4 @@
-/* tmem bench plan [--json] [--time-limit S] [--shared DIR]
+/* tmem bench plan [--json] [--nodes N] [--time-limit S] [--shared DIR]
  *
  * For every instance in <shared>/bench/graphs/ (every .csv) and
  * <shared>/bench/minimalloc/challenging/: lower bound, naive sum, two
@@ -14,7 +14,8 @@
  *    allocate what starts (in file order) in the smallest free block of the
  *    arena that fits, else at the end; the arena is the high-water mark.
  * Plus a synthetic 100,000-buffer instance planned in heuristic mode.
- * Options: --time-limit S per instance (3.3), --threads N (2: the exact
+ * Options: --nodes N work budget per instance (0: the library's default),
+ * --time-limit S (none: the plans are then the same on any machine), --threads N (2: the exact
  * search's lower-bound probe on a second thread), --shared DIR.
  */
 #include <dirent.h>
@@ -155,7 +156,13 @@ typedef struct row {
     double secs, cpu;
 } row;
 
-static bool run_file(const char *path, const char *name, const char *suite, double limit, uint32_t threads, row *r) {
+static uint64_t bench_clock_ns(void *user) {
+    (void)user;
+    return (uint64_t)(now_s() * 1e9);
+}
+
+static bool run_file(const char *path, const char *name, const char *suite, double limit, uint64_t nodes,
+                     uint32_t threads, row *r) {
     tmem_plan_problem *p;
     tmem_plan_error err;
     if (tmem_plan_problem_load_csv(path, &p, &err)) {
@@ -182,6 +189,8 @@ static bool run_file(const char *path, const char *name, const char *suite, doub
     free(v);
     tmem_plan_desc d = {0};
     d.time_limit_s = limit;
+    d.node_limit = nodes;
+    d.clock_ns = bench_clock_ns;
     d.threads = threads;
     tmem_plan *pl;
     double t0 = now_s(), c0 = cpu_s();
@@ -269,24 +278,36 @@ static double random_heuristic(uint32_t n, uint64_t *arena, uint64_t *lb) {
 }
 
 int tmem_bench_plan(int argc, char **argv, bool json) {
-    double limit = 3.3;
+    double limit = 0;
+    uint64_t nodes = 0; /* the library's default budget */
+    bool idealloc = false;
     uint32_t threads = 2;
     const char *shared = getenv("TMEM_SHARED_DIR");
     if (!shared) shared = "../shared";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench plan";
         if (!strcmp(a, "--time-limit")) { if (!tmem_cli_value_seconds(cmd, a, v, 86400, &limit)) return 2; i++; }
+        else if (!strcmp(a, "--idealloc")) idealloc = true;
+        else if (!strcmp(a, "--nodes")) { if (!tmem_cli_value_u64(cmd, a, v, 1, UINT64_MAX, &nodes)) return 2; i++; }
         else if (!strcmp(a, "--shared") && v) shared = argv[++i];
         else if (!strcmp(a, "--threads")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 64, &threads)) return 2; i++; }
         else if (strcmp(a, "--json")) {
-            fprintf(stderr, "usage: tmem bench plan [--json] [--time-limit S] [--threads N] [--shared DIR]\n");
+            fprintf(stderr, "usage: tmem bench plan [--json] [--idealloc] [--nodes N] [--time-limit S] [--threads N] [--shared DIR]\n");
             return 2;
         }
     }
-    static const struct { const char *dir, *suite; } suites[] = {
+    typedef struct { const char *dir, *suite; } suite_dir;
+    static const suite_dir standard[] = {
         {"bench/graphs", "graphs"},
         {"bench/minimalloc/challenging", "minimalloc"},
     };
+    /* --idealloc: the large real traces (1k-62k buffers; the O(n^2)
+     * baselines take a while on the biggest). */
+    static const suite_dir large[] = {
+        {"bench/idealloc/somas_tensors", "somas"},
+        {"bench/idealloc/iopddl", "iopddl"},
+    };
+    const suite_dir *suites = idealloc ? large : standard;
     row rows[64];
     uint32_t nr = 0, seen = 0;
     char **names[2];
@@ -302,7 +323,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         for (uint32_t i = 0; i < counts[s]; i++) {
             char path[2048];
             snprintf(path, sizeof path, "%s/%s", dirs[s], names[s][i]);
-            if (nr < 64 && run_file(path, names[s][i], suites[s].suite, limit, threads, &rows[nr])) nr++;
+            if (nr < 64 && run_file(path, names[s][i], suites[s].suite, limit, nodes, threads, &rows[nr])) nr++;
             free(names[s][i]);
             tmem_progress_update(&prog, ++seen);
         }
@@ -318,7 +339,7 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
     double total[2] = {0, 0};
     uint32_t at_lb[2] = {0, 0}, within[2] = {0, 0}, count[2] = {0, 0}, beat[2] = {0, 0};
     for (uint32_t i = 0; i < nr; i++) {
-        int s = strcmp(rows[i].suite, "graphs") != 0;
+        int s = strcmp(rows[i].suite, suites[0].suite) != 0;
         total[s] += rows[i].secs;
         count[s]++;
         if (rows[i].ours == rows[i].lb) at_lb[s]++;
@@ -353,13 +374,14 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
                (unsigned long long)r->lb, (double)r->sum / lb, (double)r->tfl / lb, (double)r->onl / lb,
                (double)r->ours / lb, r->optimal ? "yes" : "-", r->secs * 1e3, r->cpu * 1e3);
     }
-    printf("\ngraphs:     %u/%u at the lower bound, %u/%u within 1.001x, %u/%u <= best baseline, %.1f ms total\n", at_lb[0],
+    printf("\n%-11s %u/%u at the lower bound, %u/%u within 1.001x, %u/%u <= best baseline, %.1f ms total\n",
+           suites[0].suite, at_lb[0],
            count[0], within[0], count[0], beat[0], count[0], total[0] * 1e3);
-    printf("minimalloc: %u/%u at the lower bound, %u/%u <= best baseline, %.2f s total (time limit %.1f s each)\n",
-           at_lb[1], count[1], beat[1], count[1], total[1], limit);
+    printf("%-11s %u/%u at the lower bound, %u/%u <= best baseline, %.2f s total (%s)\n", suites[1].suite,
+           at_lb[1], count[1], beat[1], count[1], total[1], limit > 0 ? "with a time limit" : "work budget");
     printf("random 100k buffers, heuristic mode: %.1f ms, arena %.4f x lower bound\n", rt * 1e3,
            rlb ? (double)rarena / (double)rlb : 0.0);
-    printf("reproduce: TMEM_SHARED_DIR=%s tmem bench plan [--json] --time-limit %.1f --threads %u\n", shared, limit,
-           threads);
+    printf("reproduce: TMEM_SHARED_DIR=%s tmem bench plan [--json] --nodes %llu --threads %u%s\n", shared,
+           (unsigned long long)nodes, threads, limit > 0 ? " --time-limit S" : "");
     return 0;
 }

@@ -13,10 +13,30 @@ void tmem_test_fail(const char *file, int line, const char *expr, const char *de
     fprintf(stderr, "FAIL %s:%d: %s%s%s\n", file, line, expr, detail ? " -- " : "", detail ? detail : "");
 }
 
+static const char *skipped_part;
+
+void tmem_test_skip_part(const char *why) {
+    printf("SKIP part: %s\n", why);
+    if (!skipped_part) skipped_part = why;
+}
+
 int tmem_test_finish(void) {
     int passed = tmem_test_checks - tmem_test_failures;
     printf("%d passed, %d failed\n", passed, tmem_test_failures);
-    return tmem_test_failures ? 1 : 0;
+    if (tmem_test_failures) return 1;
+    if (skipped_part) {
+        printf("SKIP: %s (the rest passed)\n", skipped_part);
+        return TMEM_TEST_SKIP;
+    }
+    return 0;
+}
+
+void tmem_test_skip(const char *why) {
+    /* A failure already seen outranks the skip: report it. */
+    if (tmem_test_failures) exit(tmem_test_finish());
+    printf("SKIP: %s\n", why);
+    fflush(stdout);
+    exit(TMEM_TEST_SKIP);
 }
 
 uint64_t tmem_test_seed(uint64_t fallback) {

@@ -32,6 +32,15 @@ void tmem_test_fail(const char *file, int line, const char *expr, const char *de
 /* Print "N passed, N failed" and return the exit code. */
 int tmem_test_finish(void);
 
+/* Exit code CTest reads as "skipped" (SKIP_RETURN_CODE of every test). */
+#define TMEM_TEST_SKIP 77
+/* The test cannot run here (data or a tool absent): print why, exit 77 so
+ * CTest reports a skip, never a silent pass. Failures seen before win. */
+void tmem_test_skip(const char *why);
+/* One case cannot run here: the others go on, and tmem_test_finish() then
+ * reports the test as skipped (77) unless something failed. */
+void tmem_test_skip_part(const char *why);
+
 /* Seeded RNG (splitmix64 seeding xoshiro256**). tmem_test_seed() returns
  * TMEM_SEED from the environment or `fallback`, and prints it. */
 typedef struct tmem_rng { uint64_t s[4]; } tmem_rng;

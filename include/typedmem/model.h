@@ -662,6 +662,10 @@ typedef struct tmem_fit_result {
     uint64_t peak_dirty_encode_first;
 } tmem_fit_result;
 
+/** Work budget (search nodes) of the planner runs inside tmem_fit and the
+ *  activation graphs: fixed, so a prediction never depends on machine load. */
+#define TMEM_FIT_PLAN_NODES 100000ull
+
 /** @brief Compute the memory of a request by type and role and whether it fits.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, no model, zero ctx, image on a
  *          model without vision, image tokens > ctx) | TMEM_E_UNSUPPORTED

@@ -188,21 +188,44 @@ typedef enum tmem_plan_flag {
     TMEM_PLAN_NO_DECOMPOSE = 1u << 1,
 } tmem_plan_flag;
 
+/** Default work budget of tmem_plan_solve, in exact-search nodes over all
+ *  parts: min(TMEM_PLAN_DEFAULT_NODES, TMEM_PLAN_DEFAULT_WORK / buffers), at
+ *  least 10,000 (a node costs about O(buffers)); under the default budget
+ *  an independent part of more than 4096 buffers keeps its greedy plan (give
+ *  a node_limit to search it anyway). A second or two of search on
+ *  a 2-core x86-64 machine of 2024; MiniMalloc's challenging A-K reach their
+ *  best-known heights within it (docs/plan.md). */
+#define TMEM_PLAN_DEFAULT_NODES 400000ull
+#define TMEM_PLAN_DEFAULT_WORK 200000000ull
+
 /** @brief How to solve. Zeroed = minimise with default limits. */
 typedef struct tmem_plan_desc {
     tmem_plan_mode mode;
     /** DECIDE: required, the arena limit. MINIMIZE: 0 = none, else a plan
      *  above it is refused (TMEM_E_INFEASIBLE / TMEM_E_LIMIT). */
     uint64_t capacity;
-    /** Wall-clock limit for the exact search in seconds; 0 = 2 s; < 0 = none. */
-    double time_limit_s;
-    /** Search nodes limit; 0 = none. */
+    /** Work budget of the exact search in nodes: 0 = the default (see
+     *  TMEM_PLAN_DEFAULT_NODES), UINT64_MAX = none. Without a time limit this
+     *  is the only limit, so the same input gives the same plan on an idle
+     *  or a loaded machine. */
     uint64_t node_limit;
+    /** Wall-clock limit for the exact search in seconds, measured with
+     *  clock_ns (required then: the planner has no clock of its own); <= 0 =
+     *  none. With a time limit the result depends on the machine's speed and
+     *  load; node_limit then still applies unless 0 or UINT64_MAX. */
+    double time_limit_s;
+    /** Monotonic nanoseconds, for time_limit_s and tmem_plan_info::seconds;
+     *  NULL = no clock (the result is then pure arithmetic on the input). */
+    uint64_t (*clock_ns)(void *user);
+    void *clock_user;
     uint32_t flags;          /**< tmem_plan_flag bits */
     /** Threads for the exact search when minimising; 0 or 1 = the calling
      *  thread only. With 2 or more, the lower-bound probe runs on one extra
-     *  thread (a pthread) for the whole time limit while the caller's
-     *  thread binary-searches above it; the call returns when both are done. */
+     *  thread (a pthread) with 30% of the part's budget of its own while the
+     *  caller's thread searches above it with the whole budget; the call
+     *  returns when both are done. Under a work budget the plan does not
+     *  depend on how the threads were scheduled (when the goal is reached its
+     *  plan wins; otherwise both searches ran their whole budgets). */
     uint32_t threads;
 } tmem_plan_desc;
 
@@ -216,7 +239,8 @@ typedef struct tmem_plan_info {
     uint64_t heuristic_arena;/**< best of the greedy portfolio */
     bool optimal;            /**< arena proved minimal */
     uint64_t nodes;          /**< exact-search nodes visited */
-    double seconds;          /**< wall time of tmem_plan_solve */
+    double seconds;          /**< wall time of tmem_plan_solve by clock_ns;
+                                  0 without a clock */
     const char *method;      /**< "greedy:<order>", "exact", "lower-bound" */
 } tmem_plan_info;
 
@@ -274,33 +298,82 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_svg(const tmem_plan *plan, c
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_svg(const tmem_plan *plan, const tmem_plan_svg_desc *desc, char *buf, size_t cap, size_t *len);
 
-/* ---- glue with placement heaps (heap.h) ---- */
+/* ---- plans bound to placement heaps (heap.h) ----
+ * These live above both the planner and the heaps (src/bind/) and take
+ * PLACEMENT heaps only: any other kind is refused (TMEM_E_INVALID_ARG), since
+ * a GENERAL or LINEAR heap would ignore the planned offsets. */
 
 /** @brief Fill a PLACEMENT heap description big enough for the plan: its
  *  arena rounded up to the largest buffer alignment (at least 16).
  *  `type`, `role`, `flags` and `name` are left for the caller to set.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+ *  @param[out] out  Untouched on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW
+ *  @par Threads safe (the plan is read-only) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_desc(const tmem_plan *plan, tmem_heap_desc *out);
 
 /** @brief Allocate buffer `index` of the plan in a PLACEMENT heap at its
  *  planned offset (when its lifetime starts; free it with
  *  tmem_heap_free_offset when it ends). `flags` are tmem_alloc_flag bits.
- *  @param[out] out  may be NULL.
- *  @return TMEM_OK | TMEM_E_NOT_FOUND (index) | what tmem_heap_alloc_ex
- *          returns (TMEM_E_OVERLAP if a live allocation is in the way) */
+ *  @param[out] out  may be NULL; as tmem_heap_alloc_ex leaves it on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap)
+ *          | TMEM_E_NOT_FOUND (index) | what tmem_heap_alloc_ex returns
+ *          (TMEM_E_OVERLAP if a live allocation is in the way)
+ *  @par Threads as the heap */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_alloc(tmem_heap *heap, const tmem_plan *plan, uint32_t index, uint32_t flags, tmem_alloc_info *out);
 
-/** @brief Bind the whole plan at once: one allocation of the arena at offset
- *  0 of a PLACEMENT heap (sized with tmem_plan_heap_desc), and every buffer's
- *  host pointer = base + its planned offset (NULL entries for device heaps).
- *  The pointers stay valid for every step of the same shape, so a plan is made
+/** @brief Bind flags. */
+typedef enum tmem_plan_bind_flag {
+    /** Each buffer becomes its own aliasable allocation at its planned
+     *  offset (instead of one allocation covering the arena), so the
+     *  placement heap's overlap check and use-after-alias detection
+     *  (tmem_heap_check_alias) see the real buffers of a run. */
+    TMEM_PLAN_BIND_PER_BUFFER = 1u << 0,
+} tmem_plan_bind_flag;
+
+/** @brief Where to bind a plan. Zeroed = the arena at offset 0, one allocation. */
+typedef struct tmem_plan_bind_desc {
+    uint64_t offset;     /**< the arena's offset in the heap; a multiple of
+                              the plan's largest alignment (at least 16) */
+    uint32_t flags;      /**< tmem_plan_bind_flag bits */
+} tmem_plan_bind_desc;
+
+/** @brief A bound plan, for tmem_plan_heap_unbind_ex. */
+typedef struct tmem_plan_binding {
+    uint64_t offset;     /**< the arena's offset in the heap */
+    uint64_t size;       /**< the arena's bytes */
+    uint32_t flags;      /**< as bound */
+} tmem_plan_binding;
+
+/** @brief Bind the whole plan at once in a PLACEMENT heap (sized with
+ *  tmem_plan_heap_desc, or larger when desc->offset > 0): every buffer's host
+ *  pointer = base + its planned offset (NULL entries for device heaps). The
+ *  pointers stay valid for every step of the same shape, so a plan is made
  *  once and re-used; aliasing buffers share bytes by design.
+ *  @param desc  NULL = defaults.
  *  @param ptrs  array of tmem_plan_info::buffers entries; may be NULL.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | what tmem_heap_alloc_ex returns */
+ *  @param[out] out  may be NULL; zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap, unknown
+ *          flags) | TMEM_E_ALIGNMENT (desc->offset) | TMEM_E_OVERFLOW | what
+ *          tmem_heap_alloc_ex returns; on failure nothing stays allocated
+ *  @par Threads as the heap */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, const tmem_plan *plan, const tmem_plan_bind_desc *desc, void **ptrs, tmem_plan_binding *out);
+
+/** @brief Free what tmem_plan_heap_bind_ex bound.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap) | what
+ *          tmem_heap_free_offset returns (TMEM_E_FOREIGN: nothing bound
+ *          there); per buffer, every buffer is freed and the first error is
+ *          returned
+ *  @par Threads as the heap */
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_unbind_ex(tmem_heap *heap, const tmem_plan *plan, const tmem_plan_binding *binding);
+
+/** @brief tmem_plan_heap_bind_ex with the defaults: the arena at offset 0,
+ *  one allocation. Errors as tmem_plan_heap_bind_ex.
+ *  @par Threads as the heap */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind(tmem_heap *heap, const tmem_plan *plan, void **ptrs);
 
-/** @brief Free what tmem_plan_heap_bind allocated (the allocation at offset 0).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | what tmem_heap_free_offset returns */
+/** @brief Undo tmem_plan_heap_bind (the arena at offset 0).
+ *  @return as tmem_plan_heap_unbind_ex
+ *  @par Threads as the heap */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_unbind(tmem_heap *heap, const tmem_plan *plan);
 
 TMEM_EXTERN_C_END

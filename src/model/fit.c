@@ -102,7 +102,10 @@ static tmem_status plan_arena(const tmem_model_buffer *bufs, uint32_t n, uint64_
     }
     tmem_plan *plan = NULL;
     tmem_plan_desc d = {0};
-    d.time_limit_s = 0.25; /* graphs are a few dozen buffers: the greedy portfolio is usually optimal */
+    /* Graphs are a few dozen buffers: the greedy portfolio is usually
+     * optimal. A work budget, not a time limit: a prediction must not
+     * depend on how busy the machine is. */
+    d.node_limit = TMEM_FIT_PLAN_NODES;
     if (!st) st = tmem_plan_solve(p, &d, &plan);
     tmem_plan_info info;
     if (!st && tmem_plan_get_info(plan, &info) == TMEM_OK) {

@@ -84,13 +84,22 @@ typedef enum tmem__plan_search_result {
     TMEM__PLAN_STOPPED      /* node/time limit hit, or out of memory */
 } tmem__plan_search_result;
 
+/* The search's limits. The default is a work budget in nodes, so the same
+ * input gives the same plan on a busy machine or an idle one; a wall-clock
+ * limit needs the caller's clock (the planner has none of its own). */
 typedef struct tmem__plan_limits {
-    double deadline;        /* monotonic seconds; 0 = none */
-    uint64_t nodes_left;    /* 0 = unlimited; decremented */
+    double deadline;        /* wall mode: seconds of `clock`; 0 = none */
+    uint64_t nodes_left;    /* stop once nodes reaches it; 0 = unlimited */
     uint64_t nodes;         /* nodes visited (incremented) */
     bool oom;               /* set when the search ran out of memory */
     atomic_int *stop;       /* another thread asks to stop; may be NULL */
+    uint64_t (*clock_ns)(void *user); /* wall mode only; NULL = work mode */
+    void *clock_user;
 } tmem__plan_limits;
+
+/* Where the search stands in the unit its budget is counted in: seconds of
+ * the caller's clock (wall mode) or nodes visited (work mode). */
+double tmem__plan_now(const tmem__plan_limits *lim);
 
 /* Decision search: offsets (inst order) with every top <= capacity. */
 tmem__plan_search_result tmem__plan_search(const tmem__plan_inst *inst, const tmem__plan_adj *adj,
@@ -111,7 +120,6 @@ struct tmem_plan {
     uint64_t max_align;
     char method[32];
 };
-double tmem__plan_now(void);
 /* Arena of offsets over an inst (max offset + size). */
 uint64_t tmem__plan_arena(const tmem__plan_inst *inst, const uint64_t *offsets);
 

@@ -528,7 +528,7 @@ static tmem__plan_search_result solve_level(search *s, int nest, uint32_t slo, u
         if (s->budget_left == 0 || --s->budget_left == 0) return TMEM__PLAN_STOPPED;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return TMEM__PLAN_STOPPED;
         if ((lim->nodes & s->time_mask) == 0) {
-            if (lim->deadline > 0 && tmem__plan_now() > lim->deadline) return TMEM__PLAN_STOPPED;
+            if (lim->deadline > 0 && tmem__plan_now(lim) > lim->deadline) return TMEM__PLAN_STOPPED;
             if (lim->stop && atomic_load_explicit(lim->stop, memory_order_relaxed)) return TMEM__PLAN_STOPPED;
         }
         uint64_t o = s->st[b].min;
@@ -833,7 +833,7 @@ tmem__plan_search_result tmem__plan_search(const tmem__plan_inst *in, const tmem
             res = run(&s, budget, offsets);
             if (res != TMEM__PLAN_STOPPED || lim->oom) goto out;
             if (lim->nodes_left && lim->nodes >= lim->nodes_left) goto out;
-            if (lim->deadline > 0 && tmem__plan_now() > lim->deadline) goto out;
+            if (lim->deadline > 0 && tmem__plan_now(lim) > lim->deadline) goto out;
             if (lim->stop && atomic_load_explicit(lim->stop, memory_order_relaxed)) goto out;
         }
         if (budget > UINT64_MAX / 4) break;

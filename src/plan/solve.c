@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include "os/os.h"
 
 /* Adjacency lists bigger than this (entries, both directions) are not built:
  * the greedy then sweeps in time order and the exact search is skipped. */
@@ -22,11 +21,13 @@
 #define PLAN_GREEDY_ADJ_BUDGET ((uint64_t)1 << 25)
 #endif
 
-double tmem__plan_now(void) {
-    /* The monotonic clock of the OS layer: a wall-clock jump cannot stretch or
-     * cut a time limit. */
-    return (double)tmem__os_now_ns() * 1e-9;
+double tmem__plan_now(const tmem__plan_limits *lim) {
+    if (!lim->clock_ns) return (double)lim->nodes;
+    return (double)lim->clock_ns(lim->clock_user) * 1e-9;
 }
+
+/* The smallest slice worth a probe: a millisecond, or one node. */
+static double min_slice(const tmem__plan_limits *lim) { return lim->clock_ns ? 0.001 : 1.0; }
 
 uint64_t tmem__plan_arena(const tmem__plan_inst *inst, const uint64_t *offsets) {
     uint64_t a = 0;
@@ -49,7 +50,9 @@ static uint64_t round_up(uint64_t x, uint64_t step) { return (x + step - 1) / st
 static tmem__plan_search_result probe_n(const part_job *j, const tmem__plan_adj *adj, uint64_t cap,
                                         tmem__plan_limits *lim, double slice_end, uint64_t nodes, uint64_t *tmp) {
     tmem__plan_limits l = *lim;
-    if (slice_end > 0 && (l.deadline <= 0 || slice_end < l.deadline)) l.deadline = slice_end;
+    if (slice_end > 0 && lim->clock_ns && (l.deadline <= 0 || slice_end < l.deadline)) l.deadline = slice_end;
+    if (slice_end > 0 && !lim->clock_ns && (!l.nodes_left || (uint64_t)slice_end < l.nodes_left))
+        l.nodes_left = (uint64_t)slice_end;   /* work mode: the slice is a node count */
     if (nodes && (!l.nodes_left || l.nodes + nodes < l.nodes_left)) l.nodes_left = l.nodes + nodes;
     tmem__plan_search_result r = tmem__plan_search(j->inst, adj, cap, &l, tmp);
     lim->nodes = l.nodes;
@@ -109,8 +112,8 @@ typedef enum walk_res { WALK_FOUND, WALK_NONE, WALK_BUDGET, WALK_STOP } walk_res
 static walk_res walk_probe(part_job *j, const tmem__plan_adj *adj, uint64_t cap, tmem__plan_limits *lim,
                            double part_end, uint64_t budget, uint64_t *tmp) {
     uint64_t step = j->inst->step ? j->inst->step : 1;
-    double now = tmem__plan_now();
-    if ((part_end > 0 && part_end - now <= 0.001) || (lim->nodes_left && lim->nodes >= lim->nodes_left) ||
+    double now = tmem__plan_now(lim);
+    if ((part_end > 0 && part_end - now <= min_slice(lim)) || (lim->nodes_left && lim->nodes >= lim->nodes_left) ||
         (lim->stop && atomic_load(lim->stop)))
         return WALK_STOP;   /* the part's time, the node limit or the other thread */
     tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end, budget, tmp);
@@ -118,7 +121,7 @@ static walk_res walk_probe(part_job *j, const tmem__plan_adj *adj, uint64_t cap,
     fprintf(stderr, "walk cap %llu (ub %llu budget %llu) -> %d arena %llu t %.3f\n", (unsigned long long)cap,
             (unsigned long long)j->ub, (unsigned long long)budget, (int)r,
             r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
-            tmem__plan_now() - now);
+            tmem__plan_now(lim) - now);
 #endif
     if (r == TMEM__PLAN_FOUND) {
         take(j, tmp);
@@ -148,8 +151,8 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
     tried.n = 0;
     uint64_t lo = j->proved > lo0 ? j->proved : lo0;
     while (lo < j->ub) {
-        double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
-        if (part_end > 0 && left <= 0.001) return;
+        double now = tmem__plan_now(lim), left = part_end > 0 ? part_end - now : 0;
+        if (part_end > 0 && left <= min_slice(lim)) return;
         if (lim->nodes_left && lim->nodes >= lim->nodes_left) return;
         if (lim->stop && atomic_load(lim->stop)) return;
         uint64_t d = (j->ub - lo) / DESCEND_DIV;
@@ -163,7 +166,7 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
         fprintf(stderr, "probe cap %llu (lo %llu ub %llu left %.2f) -> %d arena %llu t %.3f\n",
                 (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, left, (int)r,
                 r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
-                tmem__plan_now() - now);
+                tmem__plan_now(lim) - now);
 #endif
         if (r == TMEM__PLAN_FOUND) {
             take(j, tmp);
@@ -245,6 +248,9 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
 #ifndef GOAL_FRAC
 #define GOAL_FRAC 0.3
 #endif
+#ifndef QUICK_NODES
+#define QUICK_NODES 25000.0  /* the quick look at the goal: ~50 ms of search */
+#endif
 
 /* The lower-bound probe on a second thread (see tmem_plan_desc::threads). */
 typedef struct goal_job {
@@ -292,7 +298,8 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
     if (!decide && threads > 1 && part_end > 0 && j->inst->n >= 16 && goal_cap + step < j->ub) {
         /* A short look at the goal first, on this thread alone: most real
          * graphs reach it within milliseconds, and a thread costs more. */
-        double now = tmem__plan_now(), left = part_end - now, quick = left * 0.1 < 0.05 ? left * 0.1 : 0.05;
+        double now = tmem__plan_now(lim), left = part_end - now, most = lim->clock_ns ? 0.05 : QUICK_NODES;
+        double quick = left * 0.1 < most ? left * 0.1 : most;
         tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, now + quick, tmp);
         if (r != TMEM__PLAN_STOPPED || lim->oom) {
             if (r == TMEM__PLAN_FOUND) take(j, tmp);
@@ -318,7 +325,17 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
          * under 0.3 s of 3.3 s), and where it is out of reach (D, J) the
          * walk above it then has the machine to itself (on a loaded 2-core
          * machine the two threads compete for CPU). */
-        g.lim.deadline = tmem__plan_now() + (part_end - tmem__plan_now()) * GOAL_FRAC;
+        double now = tmem__plan_now(lim), goal_share = (part_end - now) * GOAL_FRAC;
+        if (lim->clock_ns) {
+            g.lim.deadline = now + goal_share;
+        } else {
+            /* Work mode: the goal thread counts its own nodes from 0; the
+             * search above it keeps the part's whole budget. Neither result
+             * depends on how the two threads are scheduled: when the goal is
+             * reached its plan wins, whatever the other thread had found. */
+            g.lim.deadline = 0;
+            g.lim.nodes_left = goal_share >= 1 ? (uint64_t)goal_share : 1;
+        }
         pthread_t th;
         if (pthread_create(&th, NULL, goal_thread, &g) == 0) {
             tmem__plan_limits l = *lim;
@@ -326,7 +343,12 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
             descend(j, &adj, goal_cap + step, &l, part_end, tmp);
             /* nothing left above the goal: let the goal probe use the rest */
             pthread_join(th, NULL);
+            /* When the goal was reached, the other thread stopped wherever
+             * it was: count only the goal's nodes then, so the budget left
+             * for later parts (and info.nodes) does not depend on timing. */
+            uint64_t before = lim->nodes;
             lim->nodes = l.nodes + g.lim.nodes;
+            if (!lim->clock_ns && g.res == TMEM__PLAN_FOUND) lim->nodes = before + g.lim.nodes;
             lim->oom |= l.oom | g.lim.oom;
             if (g.res == TMEM__PLAN_FOUND) take(j, g.out);
             else if (g.res == TMEM__PLAN_NONE && goal_cap + step > j->proved) j->proved = goal_cap + step;
@@ -338,7 +360,7 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
     /* One thread: the goal itself first (usually the lower bound), done if
      * it fits; then the binary search above it. */
     {
-        double now = tmem__plan_now(), left = part_end > 0 ? part_end - now : 0;
+        double now = tmem__plan_now(lim), left = part_end > 0 ? part_end - now : 0;
         tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.4) : 0, tmp);
         if (r == TMEM__PLAN_FOUND) take(j, tmp);
         else if (r == TMEM__PLAN_NONE && goal_cap + step > j->proved) j->proved = goal_cap + step;
@@ -347,6 +369,19 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
     free(tmp);
     tmem__plan_adj_free(&adj);
     return TMEM_OK;
+}
+
+/* Parts above this many buffers get the greedy plan only under the
+ * default budget (pangu_2.6B's 18,692 buffers: ~2.5 ms a node). */
+#define PLAN_EXACT_DEFAULT_MAX 4096u
+
+/* A node costs about O(n) (propagation over the buffers alive with the
+ * placed one): the default budget shrinks with n past a few hundred
+ * buffers so a large graph's search stays in the seconds. */
+static uint64_t default_nodes(uint32_t n) {
+    uint64_t by_work = TMEM_PLAN_DEFAULT_WORK / (n ? n : 1);
+    uint64_t nodes = by_work < TMEM_PLAN_DEFAULT_NODES ? by_work : TMEM_PLAN_DEFAULT_NODES;
+    return nodes < 10000 ? 10000 : nodes;
 }
 
 static tmem_status make_plan(const tmem_plan_problem *p, const uint64_t *offsets, tmem_plan **out) {
@@ -377,9 +412,20 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
     bool decide = d.mode == TMEM_PLAN_DECIDE;
     if (decide && d.capacity == 0) return tmem__err(TMEM_E_INVALID_ARG);
     if (d.mode != TMEM_PLAN_MINIMIZE && !decide) return tmem__err(TMEM_E_INVALID_ARG);
-    double t0 = tmem__plan_now();
-    double limit = d.time_limit_s == 0 ? 2.0 : d.time_limit_s;
-    tmem__plan_limits lim = {limit > 0 ? t0 + limit : 0, d.node_limit, 0, false, NULL};
+    tmem__plan_limits lim = {0, 0, 0, false, NULL, NULL, NULL};
+    bool wall = d.time_limit_s > 0;
+    if (wall && !d.clock_ns) return tmem__err(TMEM_E_INVALID_ARG);
+    if (wall) {
+        lim.clock_ns = d.clock_ns;
+        lim.clock_user = d.clock_user;
+        lim.deadline = tmem__plan_now(&lim) + d.time_limit_s;
+        lim.nodes_left = d.node_limit == UINT64_MAX ? 0 : d.node_limit;
+    }
+    bool default_budget = !wall && d.node_limit == 0;
+    if (!wall) {
+        lim.nodes_left = d.node_limit == 0 ? default_nodes(p->n) : d.node_limit == UINT64_MAX ? 0 : d.node_limit;
+    }
+    uint64_t t0_ns = d.clock_ns ? d.clock_ns(d.clock_user) : 0;
 
     tmem__plan_inst inst;
     tmem_status st = tmem__plan_inst_from_problem(p, &inst);
@@ -451,8 +497,22 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
             for (uint32_t k = 0; k < nparts; k++)
                 if (jobs[k].ub > floor && jobs[k].off && (!j || jobs[k].ub > j->ub)) j = &jobs[k];
             if (!j) break;
-            double now = tmem__plan_now(), end = 0;
-            if (lim.deadline > 0) end = now + (lim.deadline - now) * ((double)j->inst->n / (double)(need_n ? need_n : 1));
+            if (default_budget && j->inst->n > PLAN_EXACT_DEFAULT_MAX) {
+                /* Too big for the default budget to matter (a node costs
+                 * O(n) or more): keep the greedy plan of this part. */
+                if (!decide && j->ub > floor) floor = j->ub;
+                for (uint32_t i = 0; i < j->inst->n; i++) off[j->inst->orig[i]] = j->off[i];
+                need_n -= need_n >= j->inst->n ? j->inst->n : need_n;
+                free(j->off);
+                j->off = NULL;
+                if (decide && j->ub > target) break;
+                continue;
+            }
+            /* Each part gets its share of what is left (time or nodes),
+             * in proportion to its buffers. */
+            double now = tmem__plan_now(&lim), end = 0, limit_end = wall ? lim.deadline : (double)lim.nodes_left;
+            double share = (double)j->inst->n / (double)(need_n ? need_n : 1);
+            if (limit_end > 0) end = now + (limit_end - now) * share;
             if ((st = solve_part(j, floor, decide, d.threads, &lim, end))) goto out;
             need_n -= need_n >= j->inst->n ? j->inst->n : need_n;
             if (!decide && j->ub > floor) floor = j->ub;
@@ -501,7 +561,7 @@ tmem_status tmem_plan_solve(const tmem_plan_problem *p, const tmem_plan_desc *de
     pl->info.nodes = lim.nodes;
     snprintf(pl->method, sizeof pl->method, "%s", method);
     pl->info.method = pl->method;
-    pl->info.seconds = tmem__plan_now() - t0;
+    pl->info.seconds = d.clock_ns ? (double)(d.clock_ns(d.clock_user) - t0_ns) * 1e-9 : 0;
 out:
     if (jobs)
         for (uint32_t k = 0; k < nparts; k++) free(jobs[k].off);

@@ -20,10 +20,7 @@ static void check_plan(const tmem_plan_problem *p, const tmem_plan *pl) {
 
 static void test_real_graphs(void) {
     char dir[1024];
-    if (!tmem_test_shared_path("bench/graphs", dir, sizeof dir)) {
-        printf("shared graphs absent: skipped\n");
-        return;
-    }
+    if (!tmem_test_shared_path("bench/graphs", dir, sizeof dir)) tmem_test_skip("../shared/bench/graphs absent");
     DIR *d = opendir(dir);
     REQUIRE(d);
     char *names[64];
@@ -44,7 +41,6 @@ static void test_real_graphs(void) {
         if (!p) continue;
         tmem_plan *pl;
         tmem_plan_desc desc = {0};
-        desc.time_limit_s = 10;
         CHECK_OK(tmem_plan_solve(p, &desc, &pl));
         if (pl) {
             tmem_plan_info in;
@@ -70,15 +66,11 @@ static void test_challenging_subset(void) {
     for (size_t i = 0; i < 3; i++) {
         char rel[128], path[1024];
         snprintf(rel, sizeof rel, "bench/minimalloc/challenging/%s", files[i]);
-        if (!tmem_test_shared_path(rel, path, sizeof path)) {
-            printf("%s absent: skipped\n", rel);
-            continue;
-        }
+        if (!tmem_test_shared_path(rel, path, sizeof path)) tmem_test_skip("../shared/bench/minimalloc absent");
         tmem_plan_problem *p;
         REQUIRE_OK(tmem_plan_problem_load_csv(path, &p, NULL));
         tmem_plan *pl;
         tmem_plan_desc desc = {0};
-        desc.time_limit_s = 15;
         desc.threads = i == 1 ? 2 : 0;   /* G with the goal probe on a second thread */
         CHECK_OK(tmem_plan_solve(p, &desc, &pl));
         if (pl) {
@@ -114,10 +106,8 @@ static void test_stored_best_plans(void) {
     for (size_t i = 0; i < 2; i++) {
         char rel[128], ipath[1024], ppath[1024];
         snprintf(rel, sizeof rel, "bench/minimalloc/challenging/%s", best[i].inst);
-        if (!src || !tmem_test_shared_path(rel, ipath, sizeof ipath)) {
-            printf("%s absent: skipped\n", rel);
-            continue;
-        }
+        if (!src || !tmem_test_shared_path(rel, ipath, sizeof ipath))
+            tmem_test_skip("../shared/bench/minimalloc or TMEM_SOURCE_DIR absent");
         snprintf(ppath, sizeof ppath, "%s/docs/plan_best/%s", src, best[i].plan);
         tmem_plan_problem *inst, *plan;
         REQUIRE_OK(tmem_plan_problem_load_csv(ipath, &inst, NULL));

@@ -99,7 +99,7 @@ static void test_round_trip(void) {
 static void test_load_shared_files(void) {
     char path[1024];
     if (!tmem_test_shared_path("bench/minimalloc/examples/input.12.csv", path, sizeof path)) {
-        printf("shared data absent: skipped\n");
+        tmem_test_skip_part("../shared/bench/minimalloc/examples absent");
         return;
     }
     tmem_plan_problem *p;

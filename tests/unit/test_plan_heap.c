@@ -135,8 +135,72 @@ static void test_bind_once_reuse(void) {
     tmem_plan_problem_destroy(p);
 }
 
+/* Binding refuses heaps that would ignore the offsets, honours an arena
+ * offset, and per buffer registers each one with the heap so its overlap and
+ * alias checks see the real run. */
+static void test_bind_checks(void) {
+    tmem_plan_problem *p;
+    tmem_plan *pl;
+    make(&p, &pl);
+    REQUIRE(p && pl);
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.flags = TMEM_CONTEXT_DEBUG;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_type *act;
+    REQUIRE_OK(tmem_role_get_type(ctx, TMEM_ROLE_ACTIVATION, &act));
+    tmem_plan_info in;
+    REQUIRE_OK(tmem_plan_get_info(pl, &in));
+    tmem_heap_desc hd;
+    REQUIRE_OK(tmem_plan_heap_desc(pl, &hd));
+    hd.type = act;
+    /* GENERAL and LINEAR heaps would put the bytes anywhere: refused. */
+    tmem_heap_desc gd = hd;
+    gd.kind = TMEM_HEAP_GENERAL;
+    tmem_heap *general;
+    REQUIRE_OK(tmem_heap_create(ctx, &gd, &general));
+    void *ptrs[NB];
+    CHECK_ST(tmem_plan_heap_bind(general, pl, ptrs), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_plan_heap_unbind(general, pl), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_plan_heap_alloc(general, pl, 0, 0, NULL), TMEM_E_INVALID_ARG);
+    tmem_heap_destroy(general);
+
+    /* The arena at an offset inside a bigger heap. */
+    hd.size = hd.size * 2 + 4096;
+    tmem_heap *heap;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &heap));
+    tmem_plan_bind_desc bd = {0};
+    bd.offset = 4096;
+    tmem_plan_binding b;
+    REQUIRE_OK(tmem_plan_heap_bind_ex(heap, pl, &bd, ptrs, &b));
+    CHECK(b.offset == 4096 && b.size == in.arena);
+    for (uint32_t i = 0; i < NB; i++) CHECK(ptrs[i] == tmem_heap_ptr(heap, 4096 + tmem_plan_offset(pl, i)));
+    /* Unbinding the default offset finds nothing there. */
+    CHECK_ST(tmem_plan_heap_unbind(heap, pl), TMEM_E_FOREIGN);
+    CHECK_OK(tmem_plan_heap_unbind_ex(heap, pl, &b));
+    bd.offset = 8; /* below the plan's alignment */
+    CHECK_ST(tmem_plan_heap_bind_ex(heap, pl, &bd, ptrs, &b), TMEM_E_ALIGNMENT);
+
+    /* Per buffer: each is an aliasable allocation at its offset. */
+    bd.offset = 0;
+    bd.flags = TMEM_PLAN_BIND_PER_BUFFER;
+    REQUIRE_OK(tmem_plan_heap_bind_ex(heap, pl, &bd, ptrs, &b));
+    tmem_heap_info hi;
+    REQUIRE_OK(tmem_heap_get_info(heap, &hi));
+    CHECK(hi.live_count == NB);
+    for (uint32_t i = 0; i < NB; i++) CHECK(ptrs[i] == tmem_heap_ptr(heap, tmem_plan_offset(pl, i)));
+    CHECK_OK(tmem_plan_heap_unbind_ex(heap, pl, &b));
+    REQUIRE_OK(tmem_heap_get_info(heap, &hi));
+    CHECK(hi.live_count == 0);
+    tmem_heap_destroy(heap);
+    tmem_context_destroy(ctx);
+    tmem_plan_destroy(pl);
+    tmem_plan_problem_destroy(p);
+}
+
 int main(void) {
     RUN(test_steps_with_lifetimes);
     RUN(test_bind_once_reuse);
+    RUN(test_bind_checks);
     return tmem_test_finish();
 }

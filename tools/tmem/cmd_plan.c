@@ -1,4 +1,4 @@
-/* tmem plan FILE.csv [--capacity N] [--time-limit S] [--heuristic]
+/* tmem plan FILE.csv [--capacity N] [--nodes N] [--time-limit S] [--heuristic]
  *                    [--out plan.csv] [--json] [--svg plan.svg]
  * Loads a problem in MiniMalloc's CSV format, plans it and prints buffers,
  * lower bound, arena, ratio, whether the arena is proved optimal, and time. */
@@ -14,8 +14,17 @@
 #include "progress.h"
 #include "typedmem/plan.h"
 
-/* The exact search can run for its whole time limit: on a terminal, show a
- * bar of the time spent against the limit while a thread solves. */
+/* The planner has no clock: the tool lends it one, for --time-limit and
+ * for the time it reports. */
+static uint64_t monotonic_ns(void *user) {
+    (void)user;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* With a time limit the exact search can run for all of it: on a terminal,
+ * show a bar of the time spent against the limit while a thread solves. */
 typedef struct solve_job {
     const tmem_plan_problem *problem;
     const tmem_plan_desc *desc;
@@ -35,8 +44,9 @@ static tmem_status solve_with_progress(const tmem_plan_problem *p, const tmem_pl
     pthread_t th;
     solve_job job = {.problem = p, .desc = d};
     atomic_init(&job.done, false);
-    if (!tmem_progress_enabled() || pthread_create(&th, NULL, solve_thread, &job) != 0) return tmem_plan_solve(p, d, out);
-    double limit_ms = d->time_limit_s < 0 ? 0 : (d->time_limit_s == 0 ? 2000 : d->time_limit_s * 1e3);
+    if (d->time_limit_s <= 0 || !tmem_progress_enabled() || pthread_create(&th, NULL, solve_thread, &job) != 0)
+        return tmem_plan_solve(p, d, out);
+    double limit_ms = d->time_limit_s * 1e3;
     tmem_progress prog;
     tmem_progress_begin(&prog, "planning (ms)", (uint64_t)limit_ms);
     struct timespec t0, t, nap = {0, 20 * 1000 * 1000};
@@ -57,13 +67,18 @@ int tmem_cmd_plan(int argc, char **argv) {
     const char *file = NULL, *out_csv = NULL, *svg = NULL;
     bool json = false, heuristic = false, have_capacity = false, have_limit = false;
     uint64_t capacity = 0;
-    double limit = 2;
+    double limit = 0;
+    uint64_t nodes = 0;
     tmem_plan_desc d = {0};
     d.threads = 2;
+    d.clock_ns = monotonic_ns;
     tmem_cli_opt opts[] = {
         TMEM_CLI_U64("--capacity", "N", "decision mode: any plan with arena <= N bytes (else minimise)", &capacity,
                      1, 0),
-        TMEM_CLI_SECONDS("--time-limit", "seconds for the exact search (default 2; 0 = none)", &limit, 0, 86400),
+        TMEM_CLI_U64("--nodes", "N", "work budget of the exact search in nodes (default: 400000, fewer past "
+                     "500 buffers; the same input gives the same plan on any machine)", &nodes, 1, 0),
+        TMEM_CLI_SECONDS("--time-limit", "also stop the exact search after S seconds (default: none; the plan "
+                         "then depends on the machine's speed and load)", &limit, 0, 86400),
         TMEM_CLI_U32("--threads", "N", "exact-search threads when minimising (default 2)", &d.threads, 1, 64),
         TMEM_CLI_FLAG("--heuristic", "greedy portfolio only", &heuristic),
         TMEM_CLI_STR("--out", "FILE", "write the plan as CSV (id,lower,upper,size,alignment,offset)", &out_csv),
@@ -71,7 +86,7 @@ int tmem_cmd_plan(int argc, char **argv) {
         TMEM_CLI_STR("--svg", "FILE", "draw the plan (time x offset) as SVG", &svg),
     };
     opts[0].seen = &have_capacity;
-    opts[1].seen = &have_limit;
+    opts[2].seen = &have_limit;
     const char **pos[] = {&file};
     tmem_cli cli = {"tmem plan", "FILE.csv [options]",
                     "Plan buffer offsets for a MiniMalloc-format CSV (id,lower,upper,size[,alignment]);\n"
@@ -84,7 +99,8 @@ int tmem_cmd_plan(int argc, char **argv) {
         d.mode = TMEM_PLAN_DECIDE;
         d.capacity = capacity;
     }
-    if (have_limit) d.time_limit_s = limit == 0 ? -1 : limit;
+    d.node_limit = nodes;
+    if (have_limit && limit > 0) d.time_limit_s = limit;
     if (heuristic) d.flags |= TMEM_PLAN_HEURISTIC_ONLY;
     tmem_plan_problem *p;
     tmem_plan_error err;

@@ -43,7 +43,7 @@ tmem_status demo_plan_build(const tmem_model_desc *m, demo_plan *p, const char *
         t0 = t_end;
     }
     tmem_plan_desc d = {0};
-    d.time_limit_s = 0.25; /* the fit calculator's limit: same answer */
+    d.node_limit = TMEM_FIT_PLAN_NODES; /* the fit calculator's budget: same answer */
     if (st == TMEM_OK) st = tmem_plan_solve(prob, &d, &p->plan);
     if (st == TMEM_OK) st = tmem_plan_get_info(p->plan, &p->info);
     tmem_plan_problem_destroy(prob);

@@ -52,7 +52,7 @@ static tmem_status plan_graph(const tmem_model_buffer *bufs, uint32_t count, boo
     }
     tmem_plan *plan = NULL;
     tmem_plan_desc d = {0};
-    d.time_limit_s = 0.25; /* the fit calculator's setting, so both find the same arena */
+    d.node_limit = TMEM_FIT_PLAN_NODES; /* the fit calculator's budget, so both find the same arena */
     if (!exact) d.flags = TMEM_PLAN_HEURISTIC_ONLY;
     if (!st) st = tmem_plan_solve(p, &d, &plan);
     tmem_plan_info info;

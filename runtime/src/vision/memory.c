@@ -68,7 +68,7 @@ static int plan_block(const tmrt_vision *v, uint32_t patches, tmem_plan **plan, 
     for (int k = 0; k < N_BUFFERS && st == TMEM_OK; k++)
         if (which[k] < 0) st = TMEM_E_NOT_FOUND;
     tmem_plan_desc pd = {0};
-    pd.time_limit_s = 0.05; /* a dozen buffers: the greedy portfolio is near optimal */
+    pd.node_limit = TMEM_FIT_PLAN_NODES; /* a dozen buffers: the greedy portfolio is near optimal */
     if (st == TMEM_OK) st = tmem_plan_solve(pb, &pd, plan);
     tmem_plan_problem_destroy(pb);
     if (st != TMEM_OK) return vis_error(err, cap, "vision plan: %s", tmem_status_name(st));
