@@ -16,7 +16,8 @@
  * first-byte touch); the timer's own cost (median of back-to-back reads) is
  * subtracted and printed.
  *
- * Scaling (--threads N, default 2; 0 = off): the same workload (a seed per
+ * Scaling (--threads N, default 2, with --json 0; 0 = off; with --json it is
+ * a second JSON object on its own line): the same workload (a seed per
  * thread) on 1 and on N threads at once, each thread with its own heap of one
  * shared type (typedmem, commit on demand) or its own thread-local heap
  * (mimalloc, glibc); throughput = all threads' steps / wall time of the
@@ -490,7 +491,7 @@ static tmem_status make_heaps(tmem_context **ctx, tmem_heap **heap, tmem_heap **
 int tmem_bench_heap(int argc, char **argv, bool json) {
     uint64_t ops = 2000000, seed = 42, heap_gib = 32;
     uint32_t slots = 8192;
-    int threads = 2;
+    int threads = json ? 0 : 2; /* --json stays one object unless --threads asks for a second */
     const char *only = NULL; /* measure one allocator (profiling) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench heap";
