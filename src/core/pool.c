@@ -304,13 +304,16 @@ tmem_status tmem__pool_commit(tmem_type *type, uint64_t offset, uint64_t size) {
     tmem__context_lock(ctx);
     tmem__budget_unreserve_locked(type, bytes);
     if (st == TMEM_OK) {
+        /* Another caller committing the same granules at the same time (the
+         * internal API allows it; heaps never do) may have published some
+         * first: charge only what this one turned on. */
         uint64_t changed = assign_bits(p, r.a, r.b, true);
-        tmem__assert(changed << p->granule_shift == bytes);
         p->committed_pages += changed;
-        tmem__budget_charge_locked(type, bytes, false, true);
+        bytes = changed << p->granule_shift;
+        if (bytes) tmem__budget_charge_locked(type, bytes, false, true);
     }
     tmem__context_unlock(ctx);
-    if (st != TMEM_OK) return st;
+    if (st != TMEM_OK || !bytes) return st;
     tmem__pressure_notify(ctx);
     tmem__trace(ctx, TMEM__TRACE_COMMIT, type, -1, bytes, r.a << p->granule_shift, NULL);
     return TMEM_OK;
