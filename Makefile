@@ -34,7 +34,9 @@ demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target tmem
 	./$(BUILD)/tmem demo
 
-install: build
+# What gets installed only (no tests): the libraries, the runtime and tmem.
+install: configure
+	cmake --build $(BUILD) -j $(JOBS) --target typedmem typedmem_static typedmem_runtime tmem
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 release:

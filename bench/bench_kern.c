@@ -48,27 +48,29 @@ static void *alloc64(size_t bytes) {
 
 typedef struct read_job {
     const uint64_t *words;
+    int streams;
     uint64_t sums[256 * 8];
 } read_job;
 
-/* One chunk of 4 KiB pages read as READ_STREAMS interleaved sequential
+/* One chunk of 4 KiB pages read as job->streams interleaved sequential
  * streams (a core reaches its best read rate only with several streams in
  * flight: on the Zen 3 VM, 1 stream ~14.5 GB/s, 8 streams ~24 GB/s), each
  * 64-byte line folded into one sum. */
 #define READ_STREAMS 8
 static void read_task(void *arg, int64_t begin, int64_t end, int thread) {
     read_job *job = arg;
-    const size_t part = (size_t)(end - begin) * 512 / READ_STREAMS; /* words */
+    const int streams = job->streams;
+    const size_t part = (size_t)(end - begin) * 512 / (size_t)streams; /* words */
     const uint64_t *base = job->words + begin * 512;
     uint64_t sum[READ_STREAMS] = {0};
     for (size_t i = 0; i < part; i += 8) {
-        for (int s = 0; s < READ_STREAMS; s++) {
+        for (int s = 0; s < streams; s++) {
             const uint64_t *p = base + (size_t)s * part + i;
             sum[s] += (p[0] ^ p[1]) + (p[2] ^ p[3]) + (p[4] ^ p[5]) + (p[6] ^ p[7]);
         }
     }
     uint64_t total = 0;
-    for (int s = 0; s < READ_STREAMS; s++) total += sum[s];
+    for (int s = 0; s < streams; s++) total += sum[s];
     job->sums[thread * 8] += total;
 }
 
@@ -87,8 +89,8 @@ static timing timing_median(double *wall, double *cpu, int reps) {
     return (timing){median(wall, reps), median(cpu, reps)};
 }
 
-static timing time_read(kern_pool *pool, const void *buf, size_t bytes, int reps) {
-    read_job job = {.words = buf};
+static timing time_read(kern_pool *pool, const void *buf, size_t bytes, int streams, int reps) {
+    read_job job = {.words = buf, .streams = streams};
     double t[16], c[16];
     for (int r = 0; r < reps; r++) {
         double c0 = process_cpu(), t0 = now();
@@ -248,9 +250,10 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
         printf("runtime kernels (clock %.2f GHz measured)\n", hz * 1e-9);
         printf("decode: mat-vec over %lld MiB of weights vs a streaming read of the same bytes\n",
                (long long)mb);
-        printf("  (wall clock | CPU time per thread: the figures had we the cores alone)\n");
-        printf("  %-5s %3s %10s %10s %7s | %9s %9s %7s\n", "type", "thr", "ours GB/s", "read GB/s",
-               "ratio", "cpu ours", "cpu read", "ratio");
+        printf("  (wall clock | CPU time per thread, what the run takes with the cores to itself;\n"
+               "  read: 8 streams per thread, the baseline | read1: 1 stream, for context)\n");
+        printf("  %-5s %3s %10s %10s %7s | %9s %9s %7s | %8s %7s\n", "type", "thr", "ours GB/s",
+               "read GB/s", "ratio", "cpu ours", "cpu read", "ratio", "read1", "ratio");
     }
     const uint32_t dtypes[] = {TMEM_GGML_F32, TMEM_GGML_F16, TMEM_GGML_BF16, TMEM_GGML_Q8_0,
                                TMEM_GGML_Q4_K, TMEM_GGML_Q6_K};
@@ -267,20 +270,24 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
         const size_t bytes = rb * (size_t)n_out;
         for (int th = 1; th <= 2; th++) {
             time_matmul(&m, 1, pools[th - 1], 1, false); /* warm: page in */
-            time_read(pools[th - 1], m.data, bytes, 1);
+            time_read(pools[th - 1], m.data, bytes, READ_STREAMS, 1);
             timing tm = time_matmul(&m, 1, pools[th - 1], reps, false);
-            timing tr = time_read(pools[th - 1], m.data, bytes, reps);
+            timing tr = time_read(pools[th - 1], m.data, bytes, READ_STREAMS, reps);
+            timing t1 = time_read(pools[th - 1], m.data, bytes, 1, reps);
             double gm = (double)bytes / tm.wall * 1e-9, gr = (double)bytes / tr.wall * 1e-9;
             double cm = (double)bytes / tm.cpu * 1e-9, cr = (double)bytes / tr.cpu * 1e-9;
+            double c1 = (double)bytes / t1.cpu * 1e-9;
             if (json)
                 printf("%s{\"type\":\"%s\",\"threads\":%d,\"bytes\":%zu,\"ours_gbps\":%.2f,"
                        "\"read_gbps\":%.2f,\"ratio\":%.3f,\"cpu_ours_gbps\":%.2f,"
-                       "\"cpu_read_gbps\":%.2f,\"cpu_ratio\":%.3f}",
+                       "\"cpu_read_gbps\":%.2f,\"cpu_ratio\":%.3f,\"cpu_read1_gbps\":%.2f,"
+                       "\"cpu_ratio1\":%.3f}",
                        rows++ ? "," : "", type_name(dtypes[ti]), th, bytes, gm, gr, gm / gr, cm,
-                       cr, cm / cr);
+                       cr, cm / cr, c1, cm / c1);
             else
-                printf("  %-5s %3d %10.2f %10.2f %6.1f%% | %9.2f %9.2f %6.1f%%\n",
-                       type_name(dtypes[ti]), th, gm, gr, 100.0 * gm / gr, cm, cr, 100.0 * cm / cr);
+                printf("  %-5s %3d %10.2f %10.2f %6.1f%% | %9.2f %9.2f %6.1f%% | %8.2f %6.1f%%\n",
+                       type_name(dtypes[ti]), th, gm, gr, 100.0 * gm / gr, cm, cr, 100.0 * cm / cr,
+                       c1, 100.0 * cm / c1);
         }
         mat_free(&m);
     }

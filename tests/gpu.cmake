@@ -23,3 +23,11 @@ if(TMEM_GLSLANG AND TARGET typedmem_gpu)
     COMMAND ${CMAKE_COMMAND} -E compare_files ${CMAKE_SOURCE_DIR}/src/backend/shaders/nv12_to_chw.spv.h
             ${CMAKE_BINARY_DIR}/shaders/nv12_to_chw.spv.h)
 endif()
+# The Vulkan test again under the Khronos validation layer, where installed
+# (Debian: vulkan-validationlayers): any spec violation fails it.
+if(TARGET gpu_test_vulkan AND EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
+  add_test(NAME gpu/test_vulkan_validation COMMAND gpu_test_vulkan)
+  set_tests_properties(gpu/test_vulkan_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+    FAIL_REGULAR_EXPRESSION "Validation Error"
+    ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+endif()

@@ -53,7 +53,14 @@ typedef enum tmem_gpu_flag {
     TMEM_GPU_EXPORTABLE = 1u << 0,
     /** Do not register for DEVICE_HOST_VISIBLE (Vulkan) / PINNED (CUDA). */
     TMEM_GPU_DEVICE_ONLY = 1u << 1,
-    TMEM_GPU_FLAG_MASK = 0x3u
+    /** Vulkan: DEVICE_HOST_VISIBLE pools are host memory imported into the
+     *  device (VK_EXT_external_memory_host), one contiguous host range: heaps
+     *  over them have host pointers (tmem_heap_alloc, tmem_heap_ptr) the GPU
+     *  reads and writes — the unified-memory case. Not with EXPORTABLE
+     *  (imported memory cannot be re-exported). TMEM_E_UNSUPPORTED at
+     *  attach without the extension. CUDA: ignored (PINNED is that already). */
+    TMEM_GPU_HOST_IMPORT = 1u << 2,
+    TMEM_GPU_FLAG_MASK = 0x7u
 } tmem_gpu_flag;
 
 /** @brief Describes an attach. Zeroed = the first Vulkan device. */

@@ -138,6 +138,10 @@ void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, t
 /* forward/rope.c: rotate the first n_rot dims of one head (NEOX pairs i,
  * i + n_rot/2) by the interleaved M-RoPE angles of positions pos[4]. */
 void tmrt__rope(float *x, const tmrt_hparams *hp, const int32_t pos[4]);
+/* forward/attention_avx2.c (x86-64 builds; call only when the CPU has
+ * AVX2, FMA and F16C): the f16 row loops of attention */
+float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
+void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
 /* forward/half.c */
 uint16_t tmrt__f32_to_f16(float f);
 float tmrt__f16_to_f32(uint16_t h);

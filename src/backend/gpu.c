@@ -77,7 +77,8 @@ tmem_status tmem_gpu_attach(tmem_context *ctx, const tmem_gpu_desc *desc, tmem_g
     tmem_gpu_desc d = {0};
     if (desc) d = *desc;
     if (!ctx || !out || (unsigned)d.api >= TMEM_GPU_API_COUNT || (d.flags & ~(uint32_t)TMEM_GPU_FLAG_MASK) ||
-        (d.chunk_size && !tmem__is_pow2(d.chunk_size)) || (d.api == TMEM_GPU_CUDA && d.native))
+        (d.chunk_size && !tmem__is_pow2(d.chunk_size)) || (d.api == TMEM_GPU_CUDA && d.native) ||
+        ((d.flags & TMEM_GPU_HOST_IMPORT) && (d.flags & TMEM_GPU_EXPORTABLE) && d.api == TMEM_GPU_VULKAN))
         return tmem__err(TMEM_E_INVALID_ARG);
     if (!tmem_gpu_api_built(d.api)) return tmem__err(TMEM_E_UNSUPPORTED);
     tmem_gpu *gpu = calloc(1, sizeof *gpu);

@@ -6,11 +6,15 @@
  * frees them: commit-on-demand and decommit work as on the host, and the
  * device bytes are exactly the committed bytes the budgets see.
  * Host-visible chunks are mapped once, at allocation, for their lifetime.
+ * With TMEM_GPU_HOST_IMPORT, a DEVICE_HOST_VISIBLE pool is a host
+ * reservation instead, and each chunk is its committed host pages imported
+ * (VK_EXT_external_memory_host): one contiguous host base for the pool.
  * Runs under the context lock (backend.h): no calls back into the core.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "backend/vulkan_internal.h"
+#include "os/os.h"
 
 void tmem__vk_heap_budget(tmem_gpu *gpu, uint32_t t, tmem_device_memory_info *out);
 
@@ -49,6 +53,18 @@ static tmem_status vk_reserve(const tmem__backend *be, tmem_placement placement,
         free(vr);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
+    if (placement == TMEM_PLACEMENT_DEVICE_HOST_VISIBLE && (gpu->flags & TMEM_GPU_HOST_IMPORT)) {
+        tmem_status st = chunk % (vk->host_import_align ? vk->host_import_align : 4096)
+                             ? tmem__err(TMEM_E_ALIGNMENT)
+                             : r.size ? tmem__os_reserve((size_t)r.size, (size_t)chunk, &r.base) : TMEM_OK;
+        if (st != TMEM_OK) {
+            free(vr->chunks);
+            free(vr->maps);
+            free(vr);
+            return st;
+        }
+        vr->host_import = true;
+    }
     r.handle = (uint64_t)(uintptr_t)vr;
     tmem__gpu_retain(gpu);
     *out = r;
@@ -58,8 +74,9 @@ static tmem_status vk_reserve(const tmem__backend *be, tmem_placement placement,
 static void free_chunk(tmem_gpu *gpu, tmem__vk_region *vr, uint64_t i) {
     tmem__vk *vk = tmem__vk_of(gpu);
     if (!vr->chunks[i]) return;
-    if (vr->maps[i]) vk->fn.vkUnmapMemory(vk->device, vr->chunks[i]);
+    if (vr->maps[i] && !vr->host_import) vk->fn.vkUnmapMemory(vk->device, vr->chunks[i]);
     vk->fn.vkFreeMemory(vk->device, vr->chunks[i], NULL);
+    if (vr->host_import) (void)tmem__os_decommit(vr->maps[i], (size_t)vr->chunk); /* the pages go too */
     vr->chunks[i] = VK_NULL_HANDLE;
     vr->maps[i] = NULL;
     tmem__gpu_count(gpu, -(int64_t)vr->chunk);
@@ -70,6 +87,8 @@ static void vk_release(const tmem__backend *be, tmem__region *r) {
     tmem__vk_region *vr = region_of(r);
     if (!vr) return;
     for (uint64_t i = 0; i < vr->nchunks; i++) free_chunk(gpu, vr, i);
+    if (vr->host_import && r->base) (void)tmem__os_release(r->base, (size_t)r->size);
+    r->base = NULL;
     free(vr->chunks);
     free(vr->maps);
     free(vr);
@@ -78,7 +97,9 @@ static void vk_release(const tmem__backend *be, tmem__region *r) {
     tmem__gpu_unref(gpu);
 }
 
-static tmem_status alloc_chunk(tmem_gpu *gpu, tmem__vk_region *vr, uint64_t i) {
+static tmem_status import_chunk(tmem_gpu *gpu, void *base, tmem__vk_region *vr, uint64_t i);
+
+static tmem_status alloc_chunk(tmem_gpu *gpu, void *base, tmem__vk_region *vr, uint64_t i) {
     tmem__vk *vk = tmem__vk_of(gpu);
     if (vk->has_budget) {
         tmem_device_memory_info mi = {0};
@@ -86,6 +107,7 @@ static tmem_status alloc_chunk(tmem_gpu *gpu, tmem__vk_region *vr, uint64_t i) {
         if (mi.usage + vr->chunk > mi.budget) return tmem__err(TMEM_E_BUDGET);
     }
     if (tmem__gpu_fault_hit(gpu)) return tmem__vk_status(VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    if (vr->host_import) return import_chunk(gpu, base, vr, i);
     VkExportMemoryAllocateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
                                       .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = vr->chunk,
@@ -108,13 +130,54 @@ static tmem_status alloc_chunk(tmem_gpu *gpu, tmem__vk_region *vr, uint64_t i) {
     return TMEM_OK;
 }
 
+/* TMEM_GPU_HOST_IMPORT: commit the chunk's host pages, import them. */
+static tmem_status import_chunk(tmem_gpu *gpu, void *base, tmem__vk_region *vr, uint64_t i) {
+    tmem__vk *vk = tmem__vk_of(gpu);
+    char *p = (char *)base + i * vr->chunk;
+    tmem_status st = tmem__os_commit(p, (size_t)vr->chunk, TMEM__OS_MAP_POPULATE);
+    if (st != TMEM_OK) return st;
+    VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    VkResult res = vk->fn.vkGetMemoryHostPointerPropertiesEXT(vk->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                                              p, &hp);
+    uint32_t bits = hp.memoryTypeBits & vk->buffer_type_bits;
+    if (res == VK_SUCCESS && !(bits & (1u << vr->memory_type))) {
+        /* the first host-visible type the import allows */
+        uint32_t t = 0;
+        while (t < 32 && !((bits >> t) & 1 && (vk->mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)))
+            t++;
+        if (t == 32) res = VK_ERROR_FEATURE_NOT_PRESENT;
+        else vr->memory_type = t;
+    }
+    VkImportMemoryHostPointerInfoEXT imp = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                            .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                            .pHostPointer = p};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &imp,
+                               .allocationSize = vr->chunk, .memoryTypeIndex = vr->memory_type};
+    VkDeviceMemory m = VK_NULL_HANDLE;
+    if (res == VK_SUCCESS) res = vk->fn.vkAllocateMemory(vk->device, &ai, NULL, &m);
+    if (res != VK_SUCCESS) {
+        (void)tmem__os_decommit(p, (size_t)vr->chunk);
+        return tmem__vk_status(res);
+    }
+    vr->chunks[i] = m;
+    vr->maps[i] = p;
+    tmem__gpu_count(gpu, (int64_t)vr->chunk);
+    return TMEM_OK;
+}
+
+VkExternalMemoryHandleTypeFlags tmem__vk_region_handle_types(const tmem_gpu *gpu, const tmem__region *r) {
+    const tmem__vk_region *vr = region_of(r);
+    if (vr && vr->host_import) return VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    return (gpu->flags & TMEM_GPU_EXPORTABLE) ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT : 0;
+}
+
 static tmem_status vk_commit(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size) {
     tmem_gpu *gpu = tmem__gpu_of(be);
     tmem__vk_region *vr = region_of(r);
     uint64_t a = off / vr->chunk, b = (off + size) / vr->chunk;
     for (uint64_t i = a; i < b; i++) {
         if (vr->chunks[i]) continue;
-        tmem_status st = alloc_chunk(gpu, vr, i);
+        tmem_status st = alloc_chunk(gpu, r->base, vr, i);
         if (st != TMEM_OK) {
             /* Nothing changed: free what this call allocated. The pool
              * commits only granules that were free, so all of [a, i) is ours. */

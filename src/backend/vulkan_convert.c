@@ -17,7 +17,7 @@ typedef struct convert_push {
     uint32_t width, height, dst_index;
     uint32_t map[3];
     float yuv[6];
-    float a[3], b[3];
+    float sub[3], div[3];
 } convert_push;
 
 static tmem_status build_pipeline(tmem__vk *vk) {
@@ -144,8 +144,8 @@ tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu, const tmem_vk_surface_memory *sr
         r.height > l->height - r.y)
         return tmem__err(TMEM_E_INVALID_ARG);
     convert_job job = {0};
-    float a[4], b[4];
-    tmem_status st = tmem__convert_affine(&d, a, b);
+    float sub[4], div[4];
+    tmem_status st = tmem__convert_normalise(&d, sub, div);
     if (st != TMEM_OK) return st;
     tmem__vk *vk = tmem__vk_of(gpu);
     convert_push *p = &job.push;
@@ -155,7 +155,7 @@ tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu, const tmem_vk_surface_memory *sr
     bool bgr = d.flags & TMEM_CONVERT_BGR;
     p->map[0] = bgr ? 2 : 0, p->map[1] = 1, p->map[2] = bgr ? 0 : 2;
     tmem__convert_yuv(d.matrix, p->yuv);
-    for (int c = 0; c < 3; c++) p->a[c] = a[c], p->b[c] = b[c];
+    for (int c = 0; c < 3; c++) p->sub[c] = sub[c], p->div[c] = div[c];
     /* taps: x then y, three words each */
     uint64_t ntaps = (uint64_t)width + height, bytes = ntaps * 3 * sizeof(uint32_t);
     uint32_t *taps = malloc((size_t)bytes);

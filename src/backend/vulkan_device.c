@@ -231,6 +231,7 @@ tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     if (!vk->has_host_import || !vk->fn.vkGetMemoryHostPointerPropertiesEXT) vk->has_host_import = false;
     if (!vk->fn.vkGetMemoryFdKHR) vk->has_fd = false;
     if ((desc->flags & TMEM_GPU_EXPORTABLE) && !vk->has_fd) st = tmem__err(TMEM_E_UNSUPPORTED);
+    if ((desc->flags & TMEM_GPU_HOST_IMPORT) && !vk->has_host_import) st = tmem__err(TMEM_E_UNSUPPORTED);
     if (st == TMEM_OK) st = probe_buffer_types(vk);
     if (st != TMEM_OK) {
         vk_close(vk);

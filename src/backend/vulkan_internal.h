@@ -80,7 +80,12 @@ typedef struct tmem__vk_region {
     uint64_t nchunks;
     VkDeviceMemory *chunks;
     void **maps;       /* host view of each chunk (host-visible types) */
+    bool host_import;  /* chunks are the region's host pages imported (TMEM_GPU_HOST_IMPORT) */
 } tmem__vk_region;
+
+/* The external handle types a resource bound to this region must declare
+ * (host import, exportable chunks), 0 when none. */
+VkExternalMemoryHandleTypeFlags tmem__vk_region_handle_types(const tmem_gpu *gpu, const tmem__region *r);
 
 static inline tmem__vk *tmem__vk_of(const tmem_gpu *gpu) { return (tmem__vk *)gpu->impl; }
 

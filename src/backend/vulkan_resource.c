@@ -19,6 +19,13 @@ static tmem_status span_of(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset
     return be && be->user == gpu ? TMEM_OK : tmem__err(TMEM_E_UNSUPPORTED);
 }
 
+/* What resources bound in this heap's pool must declare (host import,
+ * exportable chunks). */
+static VkExternalMemoryHandleTypeFlags handle_types(tmem_gpu *gpu, const tmem_heap *heap) {
+    const tmem__pool *p = &tmem__heap_type(heap)->pool;
+    return p->backend && p->backend->user == gpu ? tmem__vk_region_handle_types(gpu, &p->region) : 0;
+}
+
 tmem_status tmem_vk_buffer_create(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, uint64_t size,
                                   VkBufferUsageFlags usage, VkBuffer *out) {
     if (out) *out = VK_NULL_HANDLE;
@@ -27,7 +34,11 @@ tmem_status tmem_vk_buffer_create(tmem_gpu *gpu, const tmem_heap *heap, uint64_t
     tmem_device_span span;
     tmem_status st = span_of(gpu, heap, offset, size, &span);
     if (st != TMEM_OK) return st;
-    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = usage};
+    /* Memory allocated exportable binds only resources that say so. */
+    VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                            .handleTypes = handle_types(gpu, heap)};
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = usage,
+                              .pNext = ext.handleTypes ? &ext : NULL};
     VkBuffer b;
     VkResult r = vk->fn.vkCreateBuffer(vk->device, &bci, NULL, &b);
     if (r != VK_SUCCESS) return tmem__vk_status(r);
@@ -55,8 +66,12 @@ tmem_status tmem_vk_image_create(tmem_gpu *gpu, const tmem_heap *heap, uint64_t 
     if (out) *out = VK_NULL_HANDLE;
     if (!is_vk(gpu) || !heap || !info || !out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__vk *vk = tmem__vk_of(gpu);
+    VkImageCreateInfo ici = *info;
+    VkExternalMemoryImageCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
+                                           .pNext = info->pNext, .handleTypes = handle_types(gpu, heap)};
+    if (ext.handleTypes) ici.pNext = &ext;
     VkImage im;
-    VkResult r = vk->fn.vkCreateImage(vk->device, info, NULL, &im);
+    VkResult r = vk->fn.vkCreateImage(vk->device, &ici, NULL, &im);
     if (r != VK_SUCCESS) return tmem__vk_status(r);
     VkMemoryRequirements req;
     vk->fn.vkGetImageMemoryRequirements(vk->device, im, &req);

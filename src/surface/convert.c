@@ -153,18 +153,20 @@ void tmem__convert_row_scalar(const tmem__convert_plan *p, const tmem__convert_r
 
 static bool finite_nonzero(float v) { return isfinite(v) && v != 0.0f; }
 
-tmem_status tmem__convert_affine(const tmem_convert_desc *d, float a[4], float b[4]) {
-    /* out = v * a[c] + b[c] with a = scale / std, b = -mean / std: the form
-     * GPU shaders evaluate (one FMA). The CPU reference computes
-     * (v - sub) / div, correctly rounded like Hugging Face's processors; the
-     * two differ by a few ulp at most. */
-    float scale = d->scale == 0.0f ? 1.0f / 255.0f : d->scale;
-    if (!finite_nonzero(scale)) return tmem__err(TMEM_E_INVALID_ARG);
+tmem_status tmem__convert_normalise(const tmem_convert_desc *d, float sub[4], float div[4]) {
+    /* out = (v * scale - mean) / std, evaluated as (v - mean/scale) /
+     * (std/scale) with the two constants computed in double (the default
+     * scale as exactly 1/255): for mean = std = 0.5 that is (v - 127.5) /
+     * 127.5, one rounding, the correctly rounded value Hugging Face's image
+     * processors produce. */
+    if (d->scale != 0.0f && !finite_nonzero(d->scale)) return tmem__err(TMEM_E_INVALID_ARG);
+    double inv_scale = d->scale == 0.0f ? 255.0 : 1.0 / (double)d->scale;
     for (uint32_t c = 0; c < 4; c++) {
         float sd = d->std[c] == 0.0f ? 1.0f : d->std[c];
         if (!finite_nonzero(sd) || !isfinite(d->mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
-        a[c] = scale / sd;
-        b[c] = -d->mean[c] / sd;
+        sub[c] = (float)((double)d->mean[c] * inv_scale);
+        div[c] = (float)((double)sd * inv_scale);
+        if (!finite_nonzero(div[c]) || !isfinite(sub[c])) return tmem__err(TMEM_E_INVALID_ARG);
     }
     return TMEM_OK;
 }
@@ -228,22 +230,10 @@ static tmem_status plan_source(const tmem_surface_layout *l, const uint8_t *base
     if (!r.width || !r.height || r.x >= l->width || r.y >= l->height || r.width > l->width - r.x ||
         r.height > l->height - r.y)
         return tmem__err(TMEM_E_INVALID_ARG);
-    /* out = (v * scale - mean) / std, evaluated as (v - mean/scale) /
-     * (std/scale) with the two constants computed in double (the default
-     * scale as exactly 1/255): for mean = std = 0.5 that is (v - 127.5) /
-     * 127.5, one rounding, the correctly rounded value Hugging Face's image
-     * processors produce. */
-    if (d->scale != 0.0f && !finite_nonzero(d->scale)) return tmem__err(TMEM_E_INVALID_ARG);
-    double inv_scale = d->scale == 0.0f ? 255.0 : 1.0 / (double)d->scale;
     memset(p, 0, sizeof *p);
-    for (uint32_t c = 0; c < 4; c++) {
-        float sd = d->std[c] == 0.0f ? 1.0f : d->std[c];
-        if (!finite_nonzero(sd) || !isfinite(d->mean[c])) return tmem__err(TMEM_E_INVALID_ARG);
-        p->sub[c] = (float)((double)d->mean[c] * inv_scale);
-        p->div[c] = (float)((double)sd * inv_scale);
-        if (!finite_nonzero(p->div[c]) || !isfinite(p->sub[c])) return tmem__err(TMEM_E_INVALID_ARG);
-        p->map[c] = c;
-    }
+    tmem_status st = tmem__convert_normalise(d, p->sub, p->div);
+    if (st != TMEM_OK) return st;
+    for (uint32_t c = 0; c < 4; c++) p->map[c] = c;
     if (d->flags & TMEM_CONVERT_BGR) p->map[0] = 2, p->map[2] = 0;
     p->format = l->format;
     const float *k = yuv_coefs[d->matrix];

@@ -184,6 +184,7 @@ AVX2 __attribute__((always_inline)) static inline uint32_t row_format(const tmem
                                                                       tmem_pixel_format format) {
     uint32_t n = p->width & ~7u;
     int64_t step = p->f32 ? 4 : 2;
+    int nk = p->channels == 4 ? 4 : 3;
     __m256 wy = _mm256_set1_ps(r->w);
     for (uint32_t x = 0; x < n; x += 8) {
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(p->xi0 + x));
@@ -194,7 +195,8 @@ AVX2 __attribute__((always_inline)) static inline uint32_t row_format(const tmem
         fetch8(p, format, x1, r->y0, p01);
         fetch8(p, format, x0, r->y1, p10);
         fetch8(p, format, x1, r->y1, p11);
-        for (int k = 0; k < 4; k++) v[k] = lerp(lerp(p00[k], p01[k], wx), lerp(p10[k], p11[k], wx), wy);
+        /* alpha only when an output channel reads it */
+        for (int k = 0; k < nk; k++) v[k] = lerp(lerp(p00[k], p01[k], wx), lerp(p10[k], p11[k], wx), wy);
         const int64_t *xoff = p->xoff + x;
         bool contiguous = true;
         for (int i = 1; i < 8; i++) contiguous &= xoff[i] - xoff[i - 1] == step;

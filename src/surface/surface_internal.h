@@ -165,10 +165,10 @@ float tmem__f16_to_f32(uint16_t h);
 
 /* ---- convert.c ---- */
 /* Pieces of the fused conversion for its GPU twin (backend/vulkan_convert.c),
- * so both compute the same numbers: the affine out = v * a[c] + b[c]
- * (TMEM_E_INVALID_ARG on a bad scale/mean/std), the YUV coefficients
+ * so both compute the same numbers: the normalisation out = (v - sub[c]) /
+ * div[c] (TMEM_E_INVALID_ARG on a bad scale/mean/std), the YUV coefficients
  * {ky, y0, rv, gu, gv, bu}, and the resampling tap of output index i. */
-tmem_status tmem__convert_affine(const tmem_convert_desc *d, float a[4], float b[4]);
+tmem_status tmem__convert_normalise(const tmem_convert_desc *d, float sub[4], float div[4]);
 void tmem__convert_yuv(tmem_yuv_matrix m, float out[6]);
 void tmem__convert_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n, tmem_resize_filter filter,
                        uint32_t *i0, uint32_t *i1, float *w);

@@ -485,6 +485,74 @@ static void test_export(void) {
     tmem_context_destroy(ctx); /* the gpu goes with its last pool */
 }
 
+/* TMEM_GPU_HOST_IMPORT: a host-visible pool with one host base, so the
+ * host fast path (tmem_heap_alloc) hands out pointers the GPU writes. */
+typedef struct fill_one {
+    tmem_gpu *gpu;
+    VkBuffer b;
+    uint64_t size;
+} fill_one;
+
+static void record_fill(VkCommandBuffer cb, void *u) {
+    fill_one *f = u;
+    tmem__vk *vk = tmem__vk_of(f->gpu);
+    vk->fn.vkCmdFillBuffer(cb, f->b, 0, f->size, 0x01020304u);
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    vk->fn.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static void test_host_import(void) {
+    tmem_context *ctx = new_ctx();
+    REQUIRE(ctx);
+    tmem_gpu_desc gd = {0};
+    gd.flags = TMEM_GPU_HOST_IMPORT;
+    gd.chunk_size = 1 * MiB;
+    tmem_gpu *gpu;
+    tmem_status st = tmem_gpu_attach(ctx, &gd, &gpu);
+    if (st == TMEM_E_UNSUPPORTED) {
+        printf("SKIP part: no VK_EXT_external_memory_host\n");
+        tmem_context_destroy(ctx);
+        return;
+    }
+    REQUIRE_OK(st);
+    gd.flags |= TMEM_GPU_EXPORTABLE; /* imported memory cannot be exported */
+    tmem_gpu *other = NULL;
+    CHECK_ST(tmem_gpu_attach(ctx, &gd, &other), TMEM_E_INVALID_ARG);
+    tmem_type *t = gpu_type(ctx, "/memory/unified", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 4 * MiB, 0, 0);
+    REQUIRE(t);
+    tmem_heap_desc hd = {0};
+    hd.type = t;
+    hd.size = 3 * MiB; /* spans chunks: fine for the host, a buffer stays in one */
+    tmem_heap *h;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &h));
+    CHECK(tmem_heap_ptr(h, 0) != NULL);
+    uint64_t dev0 = tmem__gpu_device_bytes(gpu);
+    void *p = NULL;
+    REQUIRE_OK(tmem_heap_alloc(h, 256 * 1024, 256, &p)); /* the host fast path */
+    REQUIRE(p);
+    CHECK(tmem__gpu_device_bytes(gpu) > dev0);
+    memset(p, 0, 256 * 1024);
+    uint64_t off = (uint64_t)((char *)p - (char *)tmem_heap_ptr(h, 0));
+    tmem_device_span sp;
+    REQUIRE_OK(tmem_heap_device_span(h, off, 256 * 1024, &sp));
+    CHECK(sp.host == p); /* the device memory is these very pages */
+    fill_one f = {gpu, VK_NULL_HANDLE, 256 * 1024};
+    REQUIRE_OK(tmem_vk_buffer_create(gpu, h, off, f.size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, &f.b));
+    REQUIRE_OK(tmem_vk_run(gpu, record_fill, &f));
+    const uint32_t *w = p;
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < f.size / 4; i++) bad += w[i] != 0x01020304u;
+    CHECK_MSG(bad == 0, "%llu words not written by the GPU", (unsigned long long)bad);
+    tmem_vk_buffer_destroy(gpu, f.b);
+    CHECK_OK(tmem_heap_free(h, p));
+    CHECK_OK(tmem_context_check(ctx));
+    tmem_heap_destroy(h);
+    CHECK(tmem__gpu_device_bytes(gpu) == dev0); /* chunks and their pages given back */
+    tmem_gpu_release(gpu);
+    tmem_context_destroy(ctx);
+}
+
 /* Misuse: clean statuses, outputs cleared, nothing created. */
 static void test_misuse(void) {
     tmem_gpu *gpu = (tmem_gpu *)(uintptr_t)1;
@@ -649,6 +717,7 @@ int main(int argc, char **argv) {
     RUN(test_convert);
     RUN(test_pressure);
     RUN(test_misuse);
+    RUN(test_host_import);
     RUN(test_export);
     RUN(test_cached_and_lifetime);
     tmem_gpu_release(g_gpu);

@@ -1,4 +1,4 @@
-/* Regression: `tmem demo --quick --budget-mib 600` (a budget slightly below
+/* Regression: `tmem demo --bookkeeping --quick --budget-mib 600` (then `tmem demo`) (a budget slightly below
  * the prediction) failed with TMEM_E_STATE from tmem_kv_seq_append after the
  * context's reclaim evicted the one unpinned sequence, wrote no report, and
  * did not say up front that the prediction did not fit. Now: the warning
@@ -35,7 +35,7 @@ static void test_small_budget(void) {
     REQUIRE(tmem_test_tmpdir(dir, sizeof dir));
     snprintf(html, sizeof html, "%s/failed.html", dir);
     snprintf(trace, sizeof trace, "%s/failed.tmtrace", dir);
-    snprintf(args, sizeof args, "demo --quick --budget-mib 600 --report '%s' --trace '%s'", html, trace);
+    snprintf(args, sizeof args, "demo --bookkeeping --quick --budget-mib 600 --report '%s' --trace '%s'", html, trace);
     int rc = run(args);
     CHECK(rc == 1);
     const char *warn = strstr(out, "does not fit the budget"), *fail = strstr(out, "FAILED");

@@ -1,4 +1,4 @@
-/* Regression (tmem demo --quick --budget-mib 600): a budget slightly too
+/* Regression (tmem demo --bookkeeping --quick --budget-mib 600): a budget slightly too
  * small let the context's reclaim evict the one sequence being generated
  * between two appends, so the next tmem_kv_seq_append answered TMEM_E_STATE
  * (a stale handle) instead of saying the budget was too small. The pattern

@@ -90,6 +90,22 @@ static void test_exit_codes(void) {
               "%.200s", out);
 }
 
+/* --trace streams the library's events; tmem report reads the file back. */
+static void test_trace(void) {
+    static char out[1 << 16];
+    char args[1024], trace[700], cmd[2048];
+    snprintf(trace, sizeof trace, "%s/run.tmtrace", dir);
+    snprintf(args, sizeof args, "--tokens 1,2,3,4,5 -n 3 --trace '%s'", trace);
+    CHECK_MSG(run(args, out, sizeof out) == 0, "%.200s", out);
+    struct stat st;
+    CHECK(stat(trace, &st) == 0 && st.st_size > 64);
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' --json > /dev/null 2>&1", getenv("TMEM_TOOL"), trace);
+    int rc = system(cmd);
+    CHECK_MSG(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "tmem report on the trace: %d", rc);
+    CHECK(run("--tokens 1,2 --memory naive --trace /tmp/x", out, sizeof out) == 2);
+    remove(trace);
+}
+
 int main(void) {
     if (!getenv("TMEM_TOOL")) {
         printf("SKIP: TMEM_TOOL is not set (run through ctest)\n");
@@ -101,6 +117,7 @@ int main(void) {
     if (!tiny_model_write(&c, model)) return 1;
     RUN(test_logits_files);
     RUN(test_exit_codes);
+    RUN(test_trace);
     remove(model);
     remove(dir);
     return tmem_test_finish();

@@ -45,14 +45,14 @@ static bool run_model(int cfg, run_opts o, rows *out) {
     md.path = model_path[cfg];
     md.memory = o.memory;
     bool ok = tmrt_model_open(ctx, &md, &m, &e) == TMEM_OK;
-    CHECK_MSG(ok, "open: %s", e.message);
+    CHECK_MSG(ok, "open: %.200s", e.message);
     tmrt_session_desc sd = {0};
     sd.n_ctx = 256;
     sd.chunk = o.chunk;
     sd.threads = o.threads;
     if (ok) {
         ok = tmrt_session_create(m, &sd, &s, NULL, &e) == TMEM_OK;
-        CHECK_MSG(ok, "session: %s", e.message);
+        CHECK_MSG(ok, "session: %.200s", e.message);
     }
     uint32_t first = o.decode_from ? o.decode_from : PROMPT;
     if (ok) {
@@ -61,7 +61,7 @@ static bool run_model(int cfg, run_opts o, rows *out) {
         b.n_tokens = first;
         b.logits = TMRT_LOGITS_ALL;
         ok = tmrt_session_eval(s, &b, keep_row, out, &e) == TMEM_OK;
-        CHECK_MSG(ok, "eval: %s", e.message);
+        CHECK_MSG(ok, "eval: %.200s", e.message);
     }
     for (uint32_t t = first; ok && t < PROMPT; t++) {
         /* teacher forcing: one token at a time, through the recurrent form */
@@ -73,7 +73,7 @@ static bool run_model(int cfg, run_opts o, rows *out) {
         b.n_tokens = 1;
         b.logits = TMRT_LOGITS_LAST;
         ok = tmrt_session_eval(s, &b, keep_row, &shifted, &e) == TMEM_OK;
-        CHECK_MSG(ok, "decode: %s", e.message);
+        CHECK_MSG(ok, "decode: %.200s", e.message);
     }
     tmrt_session_destroy(s);
     tmrt_model_close(m);
@@ -211,6 +211,29 @@ static void test_greedy_and_fit(void) {
     }
     CHECK(!memcmp(a, c, sizeof a));
     CHECK(tmrt_sample(logits, 97, NULL, NULL) == 8); /* argmax: (i*37)%11 == 10 first at i = 8 */
+    /* top-k 1 and a tiny top-p are the argmax; top-k 3 only ever draws the 3 best */
+    tmrt_sampler_desc k1 = {1.0f, 1, 0, 5}, p0 = {1.0f, 0, 1e-6f, 5}, k3 = {2.0f, 3, 0, 9};
+    tmrt_sampler a1, a2, a3;
+    tmrt_sampler_init(&a1, &k1);
+    tmrt_sampler_init(&a2, &p0);
+    tmrt_sampler_init(&a3, &k3);
+    float distinct[97];
+    int best[3] = {0, 0, 0};
+    for (int i = 0; i < 97; i++) {
+        distinct[i] = (float)((i * 53) % 97) * 0.05f; /* a permutation of 0..96 */
+        for (int r = 0; r < 3; r++)
+            if ((i * 53) % 97 == 96 - r) best[r] = i;
+    }
+    int seen[97] = {0};
+    for (int i = 0; i < 2000; i++) {
+        CHECK(tmrt_sample(distinct, 97, &a1, scratch) == best[0]);
+        CHECK(tmrt_sample(distinct, 97, &a2, scratch) == best[0]);
+        int32_t t = tmrt_sample(distinct, 97, &a3, scratch);
+        if (t >= 0 && t < 97) seen[t]++;
+    }
+    int n0 = seen[best[0]], n1 = seen[best[1]], n2 = seen[best[2]];
+    CHECK_MSG(n0 && n1 && n2 && n0 + n1 + n2 == 2000, "%d %d %d", n0, n1, n2);
+    CHECK(n0 > n1 && n1 > n2);
     tmrt_model_close(m);
     tmem_context_destroy(ctx);
 }

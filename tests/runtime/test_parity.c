@@ -106,7 +106,7 @@ static bool run(const char *gguf, const ref *r, uint32_t chunk, uint32_t decode_
     tmrt_model_desc md = {0};
     md.path = gguf;
     bool ok = tmrt_model_open(ctx, &md, &m, &e) == TMEM_OK;
-    CHECK_MSG(ok, "%s: %s", gguf, e.message);
+    CHECK_MSG(ok, "%.100s: %.120s", gguf, e.message);
     tmrt_session_desc sd = {0};
     sd.n_ctx = 1024;
     sd.chunk = chunk;
@@ -114,7 +114,7 @@ static bool run(const char *gguf, const ref *r, uint32_t chunk, uint32_t decode_
     sd.kv_dtype = kv;
     if (ok) {
         ok = tmrt_session_create(m, &sd, &s, NULL, &e) == TMEM_OK;
-        CHECK_MSG(ok, "session: %s", e.message);
+        CHECK_MSG(ok, "session: %.200s", e.message);
     }
     if (ok) CHECK_MSG(tmrt_model_hparams(m)->n_vocab == r->n_vocab, "vocab %u vs %u", tmrt_model_hparams(m)->n_vocab,
                       r->n_vocab);
@@ -132,7 +132,7 @@ static bool run(const char *gguf, const ref *r, uint32_t chunk, uint32_t decode_
             b.n_tokens = 1;
             ok = tmrt_session_eval(s, &b, keep, &sk, &e) == TMEM_OK;
         }
-        CHECK_MSG(ok, "eval: %s", e.message);
+        CHECK_MSG(ok, "eval: %.200s", e.message);
     } else {
         ok = false;
     }

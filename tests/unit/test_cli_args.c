@@ -35,6 +35,7 @@ static void test_help_and_version(void) {
         }
     }
     CHECK(run(NULL, "bench heap --help", false) == 0 && strstr(out, "usage: tmem bench heap"));
+    CHECK(run(NULL, "demo --bookkeeping --help", false) == 0 && strstr(out, "usage: tmem demo --bookkeeping"));
     CHECK(run(NULL, "--help", false) == 0 && strstr(out, "usage:") && strstr(out, "tmem fit"));
     CHECK(run(NULL, "-h", false) == 0 && strstr(out, "usage:"));
     char want[64];
@@ -48,14 +49,18 @@ static void test_help_and_version(void) {
 /* Each: the arguments, and what stderr must name. Exit 2 for all. */
 static void test_bad_values(void) {
     static const struct { const char *args, *names; } bad[] = {
-        {"demo --budget-mib -5", "--budget-mib"},
+        {"demo --bookkeeping --budget-mib -5", "--budget-mib"},
+        {"demo --bookkeeping --prompt -1", "--prompt"},
+        {"demo --bookkeeping --budget-mib 1GiB", "--budget-mib"},
+        {"demo --bookkeeping --budget 0", "--budget"},
+        {"demo --bookkeeping --budget 1.5GiB", "--budget"},
+        {"demo --bookkeeping --image-side 5", "--image-side"},
+        {"demo --bookkeeping --frame 10", "--frame"},
+        {"demo --bookkeeping --decode 0x10", "--decode"},
+        {"demo --bookkeeping extra", "unexpected argument 'extra'"},
         {"demo --prompt -1", "--prompt"},
-        {"demo --budget-mib 1GiB", "--budget-mib"},
-        {"demo --budget 0", "--budget"},
-        {"demo --budget 1.5GiB", "--budget"},
-        {"demo --image-side 5", "--image-side"},
-        {"demo --frame 10", "--frame"},
-        {"demo --decode 0x10", "--decode"},
+        {"demo -t 0", "-t"},
+        {"demo -n x", "-n"},
         {"demo extra", "unexpected argument 'extra'"},
         {"fit --model qwen3.5-0.8b --ctx 4096 --image -5x10", "--image"},
         {"fit --model qwen3.5-0.8b --ctx 4096 --budget 0x10", "--budget"},
@@ -107,8 +112,9 @@ static void test_config_errors_named(void) {
     snprintf(env, sizeof env, "TMEM_CONFIG='%s'", conf);
     for (int i = 0; i < 2; i++) {
         int rc = run(env, i ? "stats" : "info", true);
-        CHECK_MSG(rc == 1 && strstr(out, conf) && strstr(out, "line 2: unknown key 'budjet'"), "%s: exit %d, '%.200s'",
-                  i ? "stats" : "info", rc, out);
+        CHECK_MSG(rc == 1 && strstr(out, conf) && strstr(out, "line 2: unknown key 'budjet'") &&
+                      strstr(out, i ? "tmem stats: config " : "tmem info: config "),
+                  "%s: exit %d, '%.200s'", i ? "stats" : "info", rc, out);
     }
     /* budgets from a good config are shown: the context's and a type's */
     f = fopen(conf, "w");

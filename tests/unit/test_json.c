@@ -149,6 +149,38 @@ static void test_malformed(void) {
     CHECK_ST(tmem_json_parse(NULL, NULL, 1, &j, &e), TMEM_E_INVALID_ARG);
 }
 
+/* Big objects take the prefix-cached sort: keys sharing their first 8 bytes,
+ * keys that are prefixes of others, escaped spellings and NUL bytes must
+ * still sort and compare by their decoded bytes. */
+static void test_large_object_prefixes(void) {
+    size_t cap = 4u << 20, len = 0;
+    char *s = malloc(cap);
+    REQUIRE(s);
+    s[len++] = '{';
+    for (int i = 0; i < 3000; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s\"commonprefix_%d\":%d,\"c\\u006fmmon%d\":%d", i ? "," : "", i,
+                                i, i, -i);
+    len += (size_t)snprintf(s + len, cap - len, ",\"a\":1,\"a\\u0000\":2,\"ab\":3,\"\\u00e9t\u00e9\":4}");
+    tmem_json *j;
+    tmem_json_error e;
+    REQUIRE_OK(tmem_json_parse(NULL, s, len, &j, &e));
+    tmem_json_ref v;
+    int64_t x;
+    CHECK(tmem_json_get(j, TMEM_JSON_ROOT, "commonprefix_2999", &v) == TMEM_OK && !tmem_json_int(j, v, &x) && x == 2999);
+    CHECK(tmem_json_get(j, TMEM_JSON_ROOT, "common17", &v) == TMEM_OK && !tmem_json_int(j, v, &x) && x == -17);
+    CHECK(tmem_json_get(j, TMEM_JSON_ROOT, "a", &v) == TMEM_OK && !tmem_json_int(j, v, &x) && x == 1);
+    CHECK(tmem_json_get(j, TMEM_JSON_ROOT, "ab", &v) == TMEM_OK && !tmem_json_int(j, v, &x) && x == 3);
+    CHECK(tmem_json_get(j, TMEM_JSON_ROOT, "\xc3\xa9t\xc3\xa9", &v) == TMEM_OK && !tmem_json_int(j, v, &x) && x == 4);
+    CHECK_ST(tmem_json_get(j, TMEM_JSON_ROOT, "commonprefix_3000", &v), TMEM_E_NOT_FOUND);
+    tmem_json_free(j);
+    /* an escaped duplicate of a key among thousands */
+    memcpy(s + len - 1, ",\"commonpref\\u0069x_1234\":0}", 29); /* replaces the '}' */
+    len += 27;
+    CHECK_ST(tmem_json_parse(NULL, s, len, &j, &e), TMEM_E_CORRUPT);
+    CHECK(strstr(e.message, "duplicate") != NULL);
+    free(s);
+}
+
 /* Seeded random mutations of a valid document never crash; each result is
  * either a document or a clean error. */
 static void test_mutations(void) {
@@ -175,6 +207,7 @@ int main(void) {
     RUN(test_values);
     RUN(test_keys_decoded);
     RUN(test_large_object);
+    RUN(test_large_object_prefixes);
     RUN(test_malformed);
     RUN(test_mutations);
     return tmem_test_finish();

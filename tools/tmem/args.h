@@ -8,8 +8,9 @@
 
 /* A decimal count: digits only (no sign, no spaces). */
 bool tmem_arg_u64(const char *s, uint64_t *out);
-/* A byte size: a number with an optional unit (k, m, g, t = 2^10.., kb, mb,
- * gb, tb = 10^3.., case-insensitive), e.g. "512M", "1.5GiB". */
+/* A byte size: tmem_parse_size (typedmem/parse.h): a whole number with an
+ * optional unit (K/KiB.. = 2^10.., KB.. = 10^3.., case-insensitive), e.g.
+ * "512M", "1536MiB", "2GB"; no fractions, signs or hex. */
 bool tmem_arg_size(const char *s, uint64_t *out);
 /* A finite float >= 0. */
 bool tmem_arg_float(const char *s, float *out);

@@ -155,7 +155,7 @@ tmem_status tmem_demo_run(const tmem_demo_options *opt, tmem_context **out_ctx) 
     tmem_context_desc cd = {0};
     cd.budget = opt->budget ? opt->budget : 1ull << 30;
     cd.flags = TMEM_CONTEXT_READ_ENV;
-    tmem_status st = tmem_cli_context_create("tmem demo", &cd, &s.ctx);
+    tmem_status st = tmem_cli_context_create(opt->command ? opt->command : "tmem demo", &cd, &s.ctx);
     if (st == TMEM_OK) {
         s.own = calloc(1, sizeof *s.own);
         st = s.own ? tmem__context_add_owned(s.ctx, s.own, destroy_owned) : TMEM_E_NO_MEMORY;

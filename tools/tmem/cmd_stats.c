@@ -23,6 +23,7 @@ int tmem_cmd_stats(int argc, char **argv) {
     o.image_side = 224;
     o.weights_bytes = 32ull << 20;
     o.quiet = true;
+    o.command = "tmem stats";
     tmem_context *ctx;
     tmem_status st = tmem_demo_run(&o, &ctx);
     if (st != TMEM_OK) {

@@ -54,6 +54,7 @@ typedef struct tmem_demo_options {
     const char *trace_path;   /* stream the trace here; NULL = no tracing */
     const char *report_path;  /* with trace_path: write the HTML report here */
     tmem_demo_result *result; /* may be NULL */
+    const char *command;      /* for messages ("tmem stats"); NULL = "tmem demo" */
 } tmem_demo_options;
 
 /* Run the session; on success *out_ctx holds the context with everything

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "args.h"
+#include "cli.h"
 #include "commands.h"
 #include "demo.h"
 #include "model_cache.h"
@@ -61,10 +62,13 @@ static demo_figures run_one(const char *exe, const char *model, const char *toke
     return f;
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: tmem demo [--prompt N] [-n N] [-t THREADS] [--report OUT.html]\n"
-                    "       tmem demo --bookkeeping [...]   (the session without the model math)\n");
-    return 2;
+/* Flags only the bookkeeping session has: any of them selects it. */
+static bool bookkeeping_flag(const char *a) {
+    static const char *const own[] = {"--quick", "--json", "--trace", "--budget", "--budget-mib", "--decode",
+                                      "--image-side", "--frame", "--weights-mib"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (!strcmp(a, own[i])) return true;
+    return false;
 }
 
 int tmem_cmd_demo(int argc, char **argv) {
@@ -73,17 +77,25 @@ int tmem_cmd_demo(int argc, char **argv) {
             for (int j = i; j + 1 < argc; j++) argv[j] = argv[j + 1];
             return tmem_demo_bookkeeping(argc - 1, argv);
         }
+    for (int i = 1; i < argc; i++)
+        if (bookkeeping_flag(argv[i])) return tmem_demo_bookkeeping(argc, argv);
     unsigned prompt = 256, n_gen = 16, threads = 2;
     const char *report = "tmem-demo-report.html";
-    for (int i = 1; i < argc; i++) {
-        uint64_t v;
-        bool has = i + 1 < argc;
-        if (has && !strcmp(argv[i], "--prompt") && tmem_arg_u64(argv[i + 1], &v) && v && v <= 3000) prompt = (unsigned)v, i++;
-        else if (has && !strcmp(argv[i], "-n") && tmem_arg_u64(argv[i + 1], &v) && v <= 1000) n_gen = (unsigned)v, i++;
-        else if (has && !strcmp(argv[i], "-t") && tmem_arg_u64(argv[i + 1], &v) && v && v <= 64) threads = (unsigned)v, i++;
-        else if (has && !strcmp(argv[i], "--report")) report = argv[++i];
-        else return usage();
-    }
+    bool bookkeeping_help = false;
+    const tmem_cli_opt opts[] = {
+        TMEM_CLI_U32("--prompt", "N", "prompt tokens (default 256)", &prompt, 1, 3000),
+        TMEM_CLI_U32("-n", "N", "tokens generated (default 16)", &n_gen, 0, 1000),
+        TMEM_CLI_U32("-t", "THREADS", "threads (default 2)", &threads, 1, 64),
+        TMEM_CLI_STR("--report", "OUT.html", "where to write the HTML report (default tmem-demo-report.html)", &report),
+        TMEM_CLI_FLAG("--bookkeeping", "the session without the model math (tmem demo --bookkeeping --help)",
+                      &bookkeeping_help),
+    };
+    tmem_cli cli = {"tmem demo", "[--prompt N] [-n N] [-t THREADS] [--report OUT.html] | --bookkeeping [...]",
+                    "The main job: the Qwen3.5-0.8B shape with random weights through the reference runtime,\n"
+                    "typed memory vs the naive malloc twin, each in its own process; then the HTML report.",
+                    opts, TMEM_CLI_COUNT(opts), NULL, 0, 0, NULL};
+    int rc0 = tmem_cli_parse(&cli, argc, argv);
+    if (rc0 != TMEM_CLI_CONTINUE) return rc0;
     printf("typedmem demo: Qwen3.5-0.8B shape (24 layers: 18 Gated DeltaNet + 6 gated attention, F16),\n"
            "%u prompt tokens + %u generated, ctx 4096, %u threads: typed memory vs the naive malloc twin.\n"
            "The weights are RANDOM (tmem gen): the generated tokens are noise. The memory and the speed are "
@@ -127,6 +139,7 @@ int tmem_cmd_demo(int argc, char **argv) {
            "The %.0f MiB of weights are clean file pages in the typed run, private dirty copies in the naive one.\n",
            t.predicted / M, t.predicted_ctx / M, t.committed / M, t.dirty / M, t.os_vs_pred, t.weights / M);
     {
+        fflush(stdout); /* the table before the report's own lines */
         pid_t pid = fork();
         if (pid == 0) {
             execl(exe, exe, "report", trace, "--html", report, "--title", "tmem demo: Qwen3.5-0.8B shape, typed run",

@@ -1,5 +1,6 @@
 /* model_cache.c: see model_cache.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,16 @@ bool tmem_model_cache_ensure(const char *preset, const char *dtype, char *buf, s
         _exit(127);
     }
     int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-        rename(tmp, buf) != 0) {
+    bool ok = pid >= 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    /* write the pages back now: a freshly written file's page-cache pages are
+     * dirty until writeback, and the kernel counts dirty file pages mapped by
+     * one process as its Private_Dirty, which would inflate the first run */
+    int fd = ok ? open(tmp, O_RDONLY) : -1;
+    if (fd >= 0) {
+        ok = fsync(fd) == 0;
+        close(fd);
+    }
+    if (!ok || rename(tmp, buf) != 0) {
         fprintf(stderr, "tmem: tmem gen --preset %s --dtype %s failed\n", preset, dtype);
         unlink(tmp);
         return false;

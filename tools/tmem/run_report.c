@@ -121,15 +121,24 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
             r->info.chunk != r->info.chunk_asked ? " (shrunk to fit the budget)" : "");
     fprintf(f, "prefill: %u tokens in %.3f s = %.1f tok/s;  decode: %u tokens in %.3f s = %.1f tok/s\n",
             r->prompt_tokens, r->prefill_s, pf, r->decoded_tokens, r->decode_s, dc);
-    fprintf(f, "memory predicted by tmem fit: for --ctx %u | for the %llu tokens this run held%s\n", r->info.n_ctx,
-            (unsigned long long)used->kv_tokens, r->naive ? " (the naive twin allocates its own way)" : "");
+    fprintf(f, "memory (MiB): predicted by tmem fit for --ctx %u | for the %llu tokens this run held | committed "
+               "peak of the type%s\n",
+            r->info.n_ctx, (unsigned long long)used->kv_tokens,
+            r->naive ? " (naive: the twin allocates its own way, see below)" : "");
     for (uint32_t i = 0; i < fit->item_count; i++) {
         const tmem_fit_item *it = &fit->items[i];
-        fprintf(f, "  %-18s %-22s %10.2f | %10.2f MiB%s\n", it->what, it->type_name, mib(it->bytes),
-                mib(i < used->item_count ? used->items[i].bytes : it->bytes), it->clean ? "  (clean file pages)" : "");
+        bool first = true; /* a type's committed peak is shown on its first line */
+        for (uint32_t j = 0; j < i; j++)
+            if (!strcmp(fit->items[j].type_name, it->type_name)) first = false;
+        uint64_t d, peak = r->naive ? 0 : type_peak(ctx, it->type_name, &d);
+        char committed_col[32] = "";
+        if (!r->naive && first) snprintf(committed_col, sizeof committed_col, "%10.2f", mib(peak));
+        fprintf(f, "  %-18s %-22s %10.2f | %10.2f | %10s%s\n", it->what, it->type_name, mib(it->bytes),
+                mib(i < used->item_count ? used->items[i].bytes : it->bytes), committed_col,
+                it->clean ? "  (clean file pages)" : "");
     }
     if (r->tokenizer_bytes)
-        fprintf(f, "  %-18s %-22s %10.2f | %10.2f MiB\n", "tokenizer", "(tables)", mib(r->tokenizer_bytes),
+        fprintf(f, "  %-18s %-22s %10.2f | %10.2f |\n", "tokenizer", "(tables)", mib(r->tokenizer_bytes),
                 mib(r->tokenizer_bytes));
     fprintf(f, "private dirty: predicted %.2f MiB at --ctx, %.2f MiB for this run; committed peak %.2f MiB, OS-measured peak %.2f MiB (%+.1f%%; "
                "process baseline %.2f MiB); RSS peak %.2f MiB\n",

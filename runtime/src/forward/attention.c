@@ -18,8 +18,6 @@ typedef struct attn_task {
 } attn_task;
 
 #if TMRT_HAVE_AVX2
-float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
-void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
 #define SIMD_F16 1
 #else
 #define SIMD_F16 0

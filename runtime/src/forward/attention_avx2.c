@@ -4,9 +4,6 @@
 #include <immintrin.h>
 #include "rt_internal.h"
 
-float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
-void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
-
 float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n) {
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
     uint32_t i = 0;

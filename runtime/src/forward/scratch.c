@@ -32,12 +32,11 @@ size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads) {
     }
     /* the LM head row: the normed hidden row + the matmul's scratch */
     need = max_sz(need, mm(&m->w.output, 1, threads) + (size_t)hp->n_embd * 4 + SCRATCH_ALIGN);
-    /* vectors dequantised for an op (norm weights, conv taps of a channel
-     * block) and the DeltaNet's per-thread chunk rows (cumulative gates) */
+    /* vectors dequantised for an op (norm weights, gates' biases: at most
+     * four of the widest) and the DeltaNet's cumulative gates per head */
     size_t vec = (size_t)(hp->n_embd > hp->ssm_inner ? hp->n_embd : hp->ssm_inner) * 4 * 4 + 4 * SCRATCH_ALIGN;
-    size_t conv = (size_t)(2 * hp->ssm_k_heads * hp->ssm_head_dim + hp->ssm_inner) * hp->conv_kernel * 4;
-    size_t delta = (size_t)threads * (64 * 4 * 2 + (size_t)hp->ssm_head_dim * 4 * 2 + SCRATCH_ALIGN);
-    need = max_sz(need, vec + conv + delta + 2 * SCRATCH_ALIGN);
+    size_t delta = (size_t)hp->ssm_v_heads * 64 * 4 + SCRATCH_ALIGN;
+    need = max_sz(need, vec + delta + 2 * SCRATCH_ALIGN);
     /* the sampler: (logit, id) pairs over the vocabulary */
     need = max_sz(need, (size_t)hp->n_vocab * 8 + SCRATCH_ALIGN);
     return need;

@@ -71,4 +71,13 @@ static inline void kern_q4k_scale_min(const uint8_t *scales, int j, uint8_t *sc,
     }
 }
 
+/* The four signed 6-bit values (q - 32) of Q6_K weights 128h + {l, l+32,
+ * l+64, l+96} (ql and qh already offset to half h, l in 0..31). */
+static inline void kern_q6k_quad(const uint8_t *ql, const uint8_t *qh, int l, int q[4]) {
+    q[0] = ((ql[l] & 0xf) | (((qh[l] >> 0) & 3) << 4)) - 32;
+    q[1] = ((ql[l + 32] & 0xf) | (((qh[l] >> 2) & 3) << 4)) - 32;
+    q[2] = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+    q[3] = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+}
+
 #endif /* TMRT_KERN_BLOCKS_H */

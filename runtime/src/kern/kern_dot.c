@@ -71,14 +71,9 @@ float kern__dot_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x, int64_t
             int32_t group[8] = {0};
             for (int l = 0; l < 32; l++) {
                 const int g = l / 16;
-                const int q1 = ((ql[l] & 0xf) | (((qh[l] >> 0) & 3) << 4)) - 32;
-                const int q2 = ((ql[l + 32] & 0xf) | (((qh[l] >> 2) & 3) << 4)) - 32;
-                const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-                const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-                group[g] += q1 * xq[l];
-                group[g + 2] += q2 * xq[l + 32];
-                group[g + 4] += q3 * xq[l + 64];
-                group[g + 6] += q4 * xq[l + 96];
+                int q[4];
+                kern_q6k_quad(ql, qh, l, q);
+                for (int k = 0; k < 4; k++) group[g + 2 * k] += q[k] * xq[l + 32 * k];
             }
             for (int g = 0; g < 8; g++) isum += w[b].scales[8 * h + g] * group[g];
         }

@@ -14,13 +14,13 @@
  * Determinism: every output element has exactly one 8-lane accumulator,
  * filled in increasing i and reduced the same way by every tile shape, so
  * an element's bits do not depend on which tile (or thread) computed it. */
-#include <immintrin.h>
 #include <string.h>
+#include "kern_avx2.h"
 #include "kern_half.h"
 #include "kern_impl.h"
 #include "typedmem/model.h"
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define ALWAYS_INLINE KERN_ALWAYS_INLINE
 #define UNROLL _Pragma("GCC unroll 8")
 /* Software prefetch of the weight stream PREFETCH_BYTES ahead: the integer
  * dots are slow enough per byte that the hardware prefetcher alone leaves
@@ -39,12 +39,6 @@ static ALWAYS_INLINE void prefetch_ahead(const void *block, int lines) {
 /* Weight bytes per row block: half of a 512 KiB L2. */
 #define ROW_BLOCK_BYTES (256 * 1024)
 
-static ALWAYS_INLINE float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* ---- float weights ---- */
 
@@ -90,7 +84,7 @@ static ALWAYS_INLINE void micro_float(uint32_t type, int R, int T, const char *w
     }
     UNROLL for (int r = 0; r < R; r++) {
         UNROLL for (int t = 0; t < T; t++) {
-            float sum = hsum8(acc[r][t]);
+            float sum = kern_hsum8(acc[r][t]);
             const float *x = x0 + (size_t)t * ldx;
             for (int64_t i = n8; i < n; i++)
                 sum += load_w1(type, w0 + (size_t)r * wstride, i) * x[i];
@@ -200,7 +194,7 @@ static ALWAYS_INLINE void dot_q8_0(int T, const kern_block_q8_0 *w,
                                      _mm256_cvtepi32_ps(isum), acc[t]);
         }
     }
-    UNROLL for (int t = 0; t < T; t++) out[t] = hsum8(acc[t]);
+    UNROLL for (int t = 0; t < T; t++) out[t] = kern_hsum8(acc[t]);
 }
 
 /* The Q4_K scales[12] unpacked with four 32-bit operations (the packing of
@@ -273,7 +267,7 @@ static ALWAYS_INLINE void dot_q4_k(int T, const kern_block_q4_k *w,
     UNROLL for (int t = 0; t < T; t++) {
         __m128 s = _mm_add_ps(accm[t], _mm_movehl_ps(accm[t], accm[t]));
         s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        out[t] = hsum8(acc[t]) - _mm_cvtss_f32(s);
+        out[t] = kern_hsum8(acc[t]) - _mm_cvtss_f32(s);
     }
 }
 
@@ -332,7 +326,7 @@ static ALWAYS_INLINE void dot_q6_k(int T, const kern_block_q6_k *w,
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t][b].d * dw), _mm256_cvtepi32_ps(isum[t]),
                                      acc[t]);
     }
-    UNROLL for (int t = 0; t < T; t++) out[t] = hsum8(acc[t]);
+    UNROLL for (int t = 0; t < T; t++) out[t] = kern_hsum8(acc[t]);
 }
 
 /* Rows o0..o1 against every x row, QUANT_TOKS tokens at a time (the rest

@@ -235,14 +235,10 @@ static void dequantize_q6_k(const kern_block_q6_k *x, float *y, int64_t n) {
             float *yh = y + 128 * h;
             for (int l = 0; l < 32; l++) {
                 const int g = l / 16;
-                const int q1 = ((ql[l] & 0xf) | (((qh[l] >> 0) & 3) << 4)) - 32;
-                const int q2 = ((ql[l + 32] & 0xf) | (((qh[l] >> 2) & 3) << 4)) - 32;
-                const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-                const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-                yh[l] = d * (float)sc[g] * (float)q1;
-                yh[l + 32] = d * (float)sc[g + 2] * (float)q2;
-                yh[l + 64] = d * (float)sc[g + 4] * (float)q3;
-                yh[l + 96] = d * (float)sc[g + 6] * (float)q4;
+                int q[4];
+                kern_q6k_quad(ql, qh, l, q);
+                for (int k = 0; k < 4; k++)
+                    yh[l + 32 * k] = d * (float)sc[g + 2 * k] * (float)q[k];
             }
         }
     }

@@ -2,23 +2,9 @@
  * dispatches here when the CPU has AVX2, FMA and F16C). Reductions keep
  * eight lanes (two registers for the dot) and add the lanes in a fixed order
  * at the end; tails run scalar. */
-#include <immintrin.h>
 #include <math.h>
+#include "kern_avx2.h"
 #include "kern_impl.h"
-
-static inline float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-static inline float hmax8(__m256 v) {
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* exp(x) to about 1 ulp (Cephes' expf polynomial on the reduced argument,
  * 2^n put in the exponent bits); 0 below -87.3 (-inf included). */
@@ -58,7 +44,7 @@ float kern__dot_f32_avx2(const float *a, const float *b, int64_t n) {
     }
     for (; i + 8 <= n; i += 8)
         acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    float sum = hsum8(_mm256_add_ps(acc0, acc1));
+    float sum = kern_hsum8(_mm256_add_ps(acc0, acc1));
     for (; i < n; i++) sum += a[i] * b[i];
     return sum;
 }
@@ -116,7 +102,7 @@ float kern__max_avx2(const float *x, int64_t n) {
     if (n >= 8) {
         __m256 vm = _mm256_loadu_ps(x);
         for (i = 8; i + 8 <= n; i += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
-        m = hmax8(vm);
+        m = kern_hmax8(vm);
     }
     for (; i < n; i++) m = fmaxf(m, x[i]);
     return m;
@@ -131,7 +117,7 @@ float kern__exp_sub_sum_avx2(float *x, float m, int64_t n) {
         _mm256_storeu_ps(x + i, e);
         acc = _mm256_add_ps(acc, e);
     }
-    float sum = hsum8(acc);
+    float sum = kern_hsum8(acc);
     for (; i < n; i++) {
         x[i] = expf(x[i] - m);
         sum += x[i];

@@ -1,21 +1,10 @@
 /* kern_xquant_avx2.c: AVX2 quantisation of x rows for the integer dot
  * products (Q8_0 and Q8_K). Bit-identical to kern__quantize_q8_0/_q8_k in
  * kern_quant.c: the same scale arithmetic, the same round-to-even. */
-#include <immintrin.h>
 #include <math.h>
+#include "kern_avx2.h"
 #include "kern_half.h"
 #include "kern_impl.h"
-
-static inline float hmax8(__m256 v) {
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-static inline __m256 abs8(__m256 v) {
-    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
-}
 
 /* 32 floats times `scale`, rounded to even, saturated to int8, in order. */
 static inline __m256i quantize32(const float *x, __m256 scale) {
@@ -34,9 +23,9 @@ static inline __m256i quantize32(const float *x, __m256 scale) {
 
 void kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK8_0; b++, x += KERN_QK8_0) {
-        __m256 m = abs8(_mm256_loadu_ps(x));
-        for (int k = 1; k < 4; k++) m = _mm256_max_ps(m, abs8(_mm256_loadu_ps(x + 8 * k)));
-        const float amax = hmax8(m);
+        __m256 m = kern_abs8(_mm256_loadu_ps(x));
+        for (int k = 1; k < 4; k++) m = _mm256_max_ps(m, kern_abs8(_mm256_loadu_ps(x + 8 * k)));
+        const float amax = kern_hmax8(m);
         const float d = amax / 127.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = kern_f32_to_f16(d);
@@ -46,9 +35,9 @@ void kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n) {
 
 void kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK_K; b++, x += KERN_QK_K) {
-        __m256 m = abs8(_mm256_loadu_ps(x));
-        for (int k = 1; k < 32; k++) m = _mm256_max_ps(m, abs8(_mm256_loadu_ps(x + 8 * k)));
-        const float amax = hmax8(m);
+        __m256 m = kern_abs8(_mm256_loadu_ps(x));
+        for (int k = 1; k < 32; k++) m = _mm256_max_ps(m, kern_abs8(_mm256_loadu_ps(x + 8 * k)));
+        const float amax = kern_hmax8(m);
         kern_block_q8_k *blk = &y[b];
         if (amax == 0.0f) {
             memset(blk, 0, sizeof *blk);
@@ -59,7 +48,7 @@ void kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t n) {
         const __m256 va = _mm256_set1_ps(amax);
         float max = amax;
         for (int k = 0; k < 32; k++) {
-            int hit = _mm256_movemask_ps(_mm256_cmp_ps(abs8(_mm256_loadu_ps(x + 8 * k)), va,
+            int hit = _mm256_movemask_ps(_mm256_cmp_ps(kern_abs8(_mm256_loadu_ps(x + 8 * k)), va,
                                                        _CMP_EQ_OQ));
             if (hit) {
                 max = x[8 * k + __builtin_ctz((unsigned)hit)];

@@ -58,6 +58,10 @@ tmem_status tmrt_model_open(tmem_context *ctx, const tmrt_model_desc *desc, tmrt
         tmrt__fail(err, st, "%s: %s", desc->path, ge.message);
         goto fail_quiet;
     }
+    /* the memory descriptor describes what the forward pass runs */
+    m->mdesc.n_vocab = m->hp.n_vocab;
+    m->mdesc.attn_output_gate = true;
+    m->mdesc.tied_embeddings = m->hp.tied_embeddings;
     *out = m;
     return TMEM_OK;
 fail_quiet:

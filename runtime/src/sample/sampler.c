@@ -1,9 +1,11 @@
 /* sampler.c: the next token from a row of logits. Greedy (argmax, lowest id
  * on ties), or temperature sampling restricted to the top-k tokens and then
  * to the smallest set whose probability reaches top-p, from a seeded
- * xorshift64* stream so a seed replays a run. */
+ * xorshift64* stream so a seed replays a run. The candidates are ordered in
+ * the caller's scratch by a heap (no qsort: glibc's may malloc a temporary
+ * as large as the array): the top k by a k-entry min-heap, or, without
+ * top-k, every token within exp(-30) of the most likely one, heap-sorted. */
 #include <math.h>
-#include <stdlib.h>
 #include "rt_internal.h"
 
 typedef struct cand {
@@ -28,10 +30,33 @@ static double next_unit(tmrt_sampler *sp) {
     return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static int by_logit_desc(const void *a, const void *b) {
-    const cand *x = a, *y = b;
-    if (x->logit != y->logit) return x->logit < y->logit ? 1 : -1;
-    return x->id < y->id ? -1 : x->id > y->id;
+/* a before b in the final order: higher logit first, lower id on ties */
+static bool before(const cand *a, const cand *b) { return a->logit > b->logit || (a->logit == b->logit && a->id < b->id); }
+
+/* Sift down in a heap whose root is the candidate that comes LAST in the
+ * order (a min-heap of the order), over c[0..n). */
+static void sift(cand *c, uint32_t n, uint32_t i) {
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && before(&c[m], &c[l])) m = l;
+        if (r < n && before(&c[m], &c[r])) m = r;
+        if (m == i) return;
+        cand t = c[i];
+        c[i] = c[m];
+        c[m] = t;
+        i = m;
+    }
+}
+
+/* Heap-sort c[0..n) into the order (best first). */
+static void heap_sort(cand *c, uint32_t n) {
+    for (uint32_t i = n / 2; i-- > 0;) sift(c, n, i);
+    for (uint32_t end = n; end > 1; end--) { /* the worst goes to the end */
+        cand t = c[0];
+        c[0] = c[end - 1];
+        c[end - 1] = t;
+        sift(c, end - 1, 0);
+    }
 }
 
 static int32_t argmax(const float *logits, uint32_t n) {
@@ -45,11 +70,29 @@ int32_t tmrt_sample(const float *logits, uint32_t n_vocab, tmrt_sampler *sp, voi
     if (!logits || !n_vocab) return -1;
     if (!sp || sp->desc.temperature <= 0 || !scratch) return argmax(logits, n_vocab);
     cand *c = scratch;
-    for (uint32_t i = 0; i < n_vocab; i++) c[i] = (cand){logits[i], (int32_t)i};
-    qsort(c, n_vocab, sizeof *c, by_logit_desc);
-    uint32_t n = sp->desc.top_k && sp->desc.top_k < n_vocab ? sp->desc.top_k : n_vocab;
+    uint32_t n = 0;
+    float inv_t = 1.0f / sp->desc.temperature, mx = logits[argmax(logits, n_vocab)];
+    if (sp->desc.top_k && sp->desc.top_k < n_vocab) {
+        uint32_t k = sp->desc.top_k;
+        for (uint32_t i = 0; i < n_vocab; i++) {
+            cand x = {logits[i], (int32_t)i};
+            if (n < k) {
+                c[n++] = x;
+                if (n == k)
+                    for (uint32_t j = k / 2; j-- > 0;) sift(c, k, j);
+            } else if (before(&x, &c[0])) { /* better than the worst kept */
+                c[0] = x;
+                sift(c, k, 0);
+            }
+        }
+        if (n < k)
+            for (uint32_t j = n / 2; j-- > 0;) sift(c, n, j);
+    } else {
+        for (uint32_t i = 0; i < n_vocab; i++)
+            if ((logits[i] - mx) * inv_t > -30.0f) c[n++] = (cand){logits[i], (int32_t)i};
+    }
+    heap_sort(c, n);
     /* softmax over the candidates at the temperature, in place of the logits */
-    float inv_t = 1.0f / sp->desc.temperature, mx = c[0].logit;
     double sum = 0;
     for (uint32_t i = 0; i < n; i++) {
         c[i].logit = expf((c[i].logit - mx) * inv_t);

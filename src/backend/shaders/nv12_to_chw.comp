@@ -18,7 +18,7 @@ layout(push_constant) uniform Params {
     uint width, height, dst_index; // output size; dst_index: first float of the tensor
     uint map0, map1, map2;         // source channel of each output channel
     float ky, y0, rv, gu, gv, bu;  // YUV -> RGB
-    float a0, a1, a2, b0, b1, b2;  // out = v * a[c] + b[c]
+    float s0, s1, s2, d0, d1, d2;  // out = (v - sub[c]) / div[c]
 } pc;
 
 float byte_at(uint i) {
@@ -56,9 +56,11 @@ void main() {
         val[k] = top + (bot - top) * wy;
     }
     uint plane = pc.width * pc.height, at = pc.dst_index + y * pc.width + x;
-    precise float o0 = val[pc.map0] * pc.a0 + pc.b0;
-    precise float o1 = val[pc.map1] * pc.a1 + pc.b1;
-    precise float o2 = val[pc.map2] * pc.a2 + pc.b2;
+    // (v - sub) / div, as the CPU: one subtraction, one division. Vulkan
+    // allows 2.5 ulp for OpFDiv; lavapipe divides exactly (IEEE divps).
+    precise float o0 = (val[pc.map0] - pc.s0) / pc.d0;
+    precise float o1 = (val[pc.map1] - pc.s1) / pc.d1;
+    precise float o2 = (val[pc.map2] - pc.s2) / pc.d2;
     dst.v[at] = o0;
     dst.v[at + plane] = o1;
     dst.v[at + 2u * plane] = o2;
