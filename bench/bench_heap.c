@@ -1,5 +1,5 @@
 /*
- * tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME] [--heap-gib G]
+ * tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME] [--heap-gib G] [--threads N]
  *
  * The GENERAL heap against glibc malloc, mimalloc and jemalloc, same run,
  * same pre-generated workload:
@@ -16,6 +16,13 @@
  * first-byte touch); the timer's own cost (median of back-to-back reads) is
  * subtracted and printed.
  *
+ * Scaling (--threads N, default 2, with --json 0; 0 = off; with --json it is
+ * a second JSON object on its own line): the same workload (a seed per
+ * thread) on 1 and on N threads at once, each thread with its own heap of one
+ * shared type (typedmem, commit on demand) or its own thread-local heap
+ * (mimalloc, glibc); throughput = all threads' steps / wall time of the
+ * slowest. Reported: N-thread / 1-thread ratio and ours / mimalloc at N.
+ *
  * Peers are loaded with dlopen(RTLD_LOCAL) at run time: Debian's
  * libmimalloc.so / libjemalloc.so export `malloc` and, if linked, would
  * replace glibc's malloc for the whole binary (and for our own metadata).
@@ -24,6 +31,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +307,135 @@ static void print_json(allocator *as, int n, uint64_t ops, uint64_t seed, uint32
     printf("},\"command\":\"tmem bench heap --ops %" PRIu64 " --seed %" PRIu64 " --slots %u\"}\n", ops, seed, slots);
 }
 
+/* ---- scaling: one heap per thread ---- */
+
+#define MAX_THREADS 8
+
+typedef struct worker {
+    allocator a;
+    step *w;
+    uint64_t n;
+    void **slots;
+    uint32_t nslots;
+    pthread_barrier_t *go;
+} worker;
+
+static void *worker_main(void *arg) {
+    worker *k = arg;
+    pthread_barrier_wait(k->go);
+    pass_throughput(&k->a, k->w, k->n, k->slots, k->nslots);
+    return NULL;
+}
+
+/* Steps per second of `threads` workers at once (their slowest sets the
+ * wall time); heaps[t] is worker t's heap (NULL for the peers). */
+static double run_parallel(const allocator *proto, tmem_heap **heaps, step **ws, uint64_t n, uint32_t nslots, int threads,
+                           uint64_t *failures) {
+    worker k[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, (unsigned)threads);
+    int started = 0;
+    for (int t = 0; t < threads; t++) {
+        k[t] = (worker){*proto, ws[t], n, calloc(nslots, sizeof(void *)), nslots, &go};
+        if (heaps) k[t].a.self = heaps[t];
+    }
+    for (int t = 0; t < threads; t++)
+        if (k[t].slots && pthread_create(&tid[t], NULL, worker_main, &k[t]) == 0) started++;
+    if (started != threads) { /* cannot happen short of resource exhaustion */
+        fprintf(stderr, "tmem bench heap: could not start %d threads\n", threads);
+        exit(1);
+    }
+    double slowest = 1e300;
+    for (int t = 0; t < threads; t++) {
+        pthread_join(tid[t], NULL);
+        double secs = (double)n / k[t].a.ops_per_s;
+        if (slowest > 1e299 || secs > slowest) slowest = secs;
+        *failures += k[t].a.failures;
+        free(k[t].slots);
+    }
+    pthread_barrier_destroy(&go);
+    return (double)threads * (double)n / slowest;
+}
+
+typedef struct scaling {
+    const char *name;
+    double one, many; /* steps/s on 1 thread, on N */
+    uint64_t failures;
+    const char *skipped;
+} scaling;
+
+/* A context with `threads` on-demand GENERAL heaps of one type. */
+static tmem_status make_thread_heaps(tmem_context **ctx, tmem_heap **heaps, int threads, uint64_t heap_size) {
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 40;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    tmem_status st = tmem_context_create(&cd, ctx);
+    if (st != TMEM_OK) return st;
+    tmem_type_desc td = {0};
+    td.name = "/memory/bench-threads";
+    td.reserve = (uint64_t)threads * heap_size + (64ull << 20);
+    tmem_type *t = NULL;
+    st = tmem_type_create(*ctx, &td, &t);
+    tmem_heap_desc hd = {0};
+    hd.type = t;
+    hd.size = heap_size;
+    hd.role = TMEM_ROLE_ACTIVATION;
+    for (int i = 0; i < threads && st == TMEM_OK; i++) st = tmem_heap_create(*ctx, &hd, &heaps[i]);
+    if (st != TMEM_OK) tmem_context_destroy(*ctx);
+    return st;
+}
+
+static int bench_scaling(allocator *as, int threads, uint64_t ops, uint64_t seed, uint32_t slots, uint64_t heap_gib,
+                         bool json, const char *only) {
+    step *ws[MAX_THREADS] = {0};
+    uint64_t allocs, peak;
+    for (int t = 0; t < threads; t++) ws[t] = make_workload(seed + (uint64_t)t, slots, ops, &allocs, &peak);
+    tmem_context *ctx = NULL;
+    tmem_heap *heaps[MAX_THREADS] = {0};
+    uint64_t heap_size = (heap_gib << 30) / (uint64_t)threads;
+    tmem_status st = make_thread_heaps(&ctx, heaps, threads, heap_size);
+    scaling sc[3] = {{"typedmem", 0, 0, 0, NULL}, {"glibc", 0, 0, 0, NULL}, {"mimalloc", 0, 0, 0, as[MIMALLOC].skipped}};
+    if (st != TMEM_OK) sc[0].skipped = "skipped: cannot create the heaps";
+    const allocator *proto[3] = {&as[0], &as[2], &as[MIMALLOC]};
+    for (int i = 0; i < 3; i++) {
+        if (only && strcmp(only, sc[i].name) && !sc[i].skipped) sc[i].skipped = "skipped: --only";
+        if (sc[i].skipped || !ws[threads - 1]) continue;
+        tmem_heap **hs = i == 0 ? heaps : NULL;
+        sc[i].one = run_parallel(proto[i], hs, ws, ops, slots, 1, &sc[i].failures);
+        sc[i].many = run_parallel(proto[i], hs, ws, ops, slots, threads, &sc[i].failures);
+    }
+    if (json) {
+        printf("{\"bench\":\"heap-scaling\",\"threads\":%d,\"ops_per_thread\":%" PRIu64 ",\"allocators\":[", threads, ops);
+        for (int i = 0; i < 3; i++) {
+            printf("%s{\"name\":\"%s\"", i ? "," : "", sc[i].name);
+            if (sc[i].skipped) printf(",\"skipped\":true}");
+            else printf(",\"ops_per_s_1\":%.0f,\"ops_per_s_n\":%.0f,\"scaling\":%.3f,\"failures\":%" PRIu64 "}", sc[i].one,
+                        sc[i].many, sc[i].many / sc[i].one, sc[i].failures);
+        }
+        printf("]");
+        if (!sc[0].skipped && !sc[2].skipped) printf(",\"typedmem/mimalloc_n\":%.3f", sc[0].many / sc[2].many);
+        printf("}\n");
+    } else {
+        printf("\nscaling: %d threads, one heap per thread (typedmem: %d heaps of one type), %" PRIu64 " steps each\n",
+               threads, threads, ops);
+        printf("%-14s %12s %12s %9s\n", "allocator", "1 thr Mops/s", "N thr Mops/s", "scaling");
+        for (int i = 0; i < 3; i++) {
+            if (sc[i].skipped) printf("%-14s %s\n", sc[i].name, sc[i].skipped);
+            else printf("%-14s %12.2f %12.2f %8.2fx%s\n", sc[i].name, sc[i].one / 1e6, sc[i].many / 1e6, sc[i].many / sc[i].one,
+                        sc[i].failures ? "  (allocation failures!)" : "");
+        }
+        if (!sc[0].skipped && !sc[2].skipped)
+            printf("targets (issue 12): %d-thread scaling >= 1.8x: %s (%.2fx); typedmem / mimalloc at %d threads >= 1.0x: %s "
+                   "(%.2fx)\n", threads, sc[0].many / sc[0].one >= 1.8 ? "met" : "NOT met", sc[0].many / sc[0].one, threads,
+                   sc[0].many >= sc[2].many ? "met" : "NOT met", sc[0].many / sc[2].many);
+        printf("reproduce: tmem bench heap --threads %d --ops %" PRIu64 " --seed %" PRIu64 " --slots %u\n", threads, ops, seed, slots);
+    }
+    if (st == TMEM_OK) tmem_context_destroy(ctx);
+    for (int t = 0; t < threads; t++) free(ws[t]);
+    return sc[0].failures ? 1 : 0;
+}
+
 /* ---- entry ---- */
 
 /* Debian's libjemalloc/libmimalloc use initial-exec TLS (STATIC_TLS), which
@@ -354,6 +491,7 @@ static tmem_status make_heaps(tmem_context **ctx, tmem_heap **heap, tmem_heap **
 int tmem_bench_heap(int argc, char **argv, bool json) {
     uint64_t ops = 2000000, seed = 42, heap_gib = 32;
     uint32_t slots = 8192;
+    int threads = json ? 0 : 2; /* --json stays one object unless --threads asks for a second */
     const char *only = NULL; /* measure one allocator (profiling) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench heap";
@@ -361,15 +499,21 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
         else if (!strcmp(a, "--seed")) { if (!tmem_cli_value_u64(cmd, a, v, 0, UINT64_MAX, &seed)) return 2; i++; }
         else if (!strcmp(a, "--slots")) { if (!tmem_cli_value_u32(cmd, a, v, 16, UINT32_MAX, &slots)) return 2; i++; }
         else if (!strcmp(a, "--only") && v) only = argv[++i];
+        else if (!strcmp(a, "--threads")) {
+            uint32_t n;
+            if (!tmem_cli_value_u32(cmd, a, v, 0, MAX_THREADS, &n)) return 2;
+            threads = (int)n;
+            i++;
+        }
         /* valgrind cannot reserve 64 GiB: `--heap-gib 4` lets callgrind run it */
         else if (!strcmp(a, "--heap-gib")) { if (!tmem_cli_value_u64(cmd, a, v, 1, 1024, &heap_gib)) return 2; i++; }
         else if (strcmp(a, "--json")) {
-            fprintf(stderr, "usage: tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME] [--heap-gib G]\n");
+            fprintf(stderr, "usage: tmem bench heap [--json] [--ops N] [--seed S] [--slots N] [--only NAME] [--heap-gib G] [--threads N]\n");
             return 2;
         }
     }
-    if (ops < 1000 || slots < 16 || heap_gib < 1 || heap_gib > 1024) {
-        fprintf(stderr, "tmem bench heap: --ops >= 1000, --slots >= 16, --heap-gib 1..1024\n");
+    if (ops < 1000 || slots < 16 || heap_gib < 1 || heap_gib > 1024 || threads < 0 || threads > MAX_THREADS) {
+        fprintf(stderr, "tmem bench heap: --ops >= 1000, --slots >= 16, --heap-gib 1..1024, --threads 0..8\n");
         return 2;
     }
     uint64_t allocs = 0, peak = 0;
@@ -434,6 +578,7 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
     if (json) print_json(as, NALLOC, ops, seed, slots, overhead);
     else print_human(as, NALLOC, ops, seed, slots, overhead);
     bool failed = as[0].failures != 0 || as[1].failures != 0;
+    if (threads >= 2) failed |= bench_scaling(as, threads, ops, seed, slots, heap_gib, json, only) != 0;
     tmem_heap_destroy(heap);
     tmem_context_destroy(ctx);
     /* peers stay loaded: their TLS destructors may still run at exit */

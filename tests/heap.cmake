@@ -7,3 +7,11 @@ set_tests_properties(cli/bench_heap PROPERTIES
   TIMEOUT 120
   PASS_REGULAR_EXPRESSION "\"name\":\"typedmem\",\"ops_per_s\":[0-9]+.*\"name\":\"typedmem-all\",\"ops_per_s\":[0-9]+.*\"command\":\"tmem bench heap"
   FAIL_REGULAR_EXPRESSION "\"failures\":[1-9]")
+
+# The scaling mode: two threads, one heap each of one type; no failures.
+add_test(NAME cli/bench_heap_threads
+  COMMAND tmem bench heap --json --ops 20000 --slots 512 --threads 2)
+set_tests_properties(cli/bench_heap_threads PROPERTIES
+  TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "\"bench\":\"heap-scaling\",\"threads\":2.*\"name\":\"typedmem\",\"ops_per_s_1\":[0-9]+"
+  FAIL_REGULAR_EXPRESSION "\"failures\":[1-9]")

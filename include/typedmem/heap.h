@@ -148,6 +148,40 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tm
  *  @return TMEM_OK | TMEM_E_FOREIGN | TMEM_E_DOUBLE_FREE | TMEM_E_INVALID_ARG */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset);
 
+/** @brief A handle naming one allocation of a GENERAL heap. It carries the
+ *  allocation's block (a size-class page and block, or a TLSF record) and a
+ *  generation, so tmem_heap_free_handle needs no lookup and a stale handle
+ *  (its allocation freed, by handle, pointer or offset, and maybe the bytes
+ *  reused since) is refused instead of freeing someone else's memory.
+ *  Generations are finite: a stale handle may read as live again if its
+ *  block was reallocated after exactly a multiple of 64 allocations from its
+ *  page (sizes <= 8 KiB) or 2^31 reuses of its record (larger) since.
+ *  value 0 = no handle. Valid until the allocation is freed, the heap reset
+ *  or destroyed. */
+typedef struct tmem_alloc_handle {
+    uint64_t value;
+} tmem_alloc_handle;
+
+/** @brief Allocate from a GENERAL heap (as tmem_heap_alloc, the heap's role)
+ *  and return a handle and the offset (the host address is
+ *  tmem_heap_ptr(heap, offset); device heaps work too). The allocation is an
+ *  ordinary one: it may also be freed by pointer or offset, or made
+ *  aliasable (its handle then reads as stale: free it by offset).
+ *  Thread safety: as tmem_heap_alloc.
+ *  @param out_offset may be NULL
+ *  @return as tmem_heap_alloc, plus TMEM_E_UNSUPPORTED for LINEAR and
+ *          PLACEMENT heaps. On failure *out_handle is {0} and *out_offset
+ *          TMEM_OFFSET_NONE. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_handle(tmem_heap *heap, uint64_t size, uint64_t alignment,
+                                                           tmem_alloc_handle *out_handle, uint64_t *out_offset);
+
+/** @brief Free the allocation a handle names: no hash or map lookup.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad heap, handle 0) |
+ *          TMEM_E_UNSUPPORTED (not GENERAL) | TMEM_E_DOUBLE_FREE (stale: the
+ *          allocation was freed already) | TMEM_E_FOREIGN (never a handle of
+ *          this heap). Nothing changes on failure. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle);
+
 /** @brief Mark a live allocation aliasable: its bytes may be reused by later
  *  allocations; it must still be freed. @return TMEM_OK | TMEM_E_FOREIGN |
  *  TMEM_E_DOUBLE_FREE */

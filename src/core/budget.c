@@ -2,7 +2,8 @@
  * Budgets and reclaim.
  *
  * Every commit and every external charge is checked against its type's
- * budget and the context's budget under the context lock. When it would
+ * budget and the context's budget under the context lock (committed plus
+ * bytes reserved by commits whose OS calls are in flight, unlocked). When it would
  * cross one, the lock is dropped and the reclaim steps run in order:
  *   user steps with priority < 0, then volatile heaps are purged (priority 0,
  *   lowest type reclaim_priority first), then user steps with priority >= 0
@@ -59,9 +60,26 @@ static bool add_fits(uint64_t have, uint64_t add, uint64_t limit) {
  * memory; clean pages are dropped and re-read instead). */
 static uint64_t dirty_locked(const tmem_context *ctx) { return ctx->committed - ctx->committed_clean; }
 
+/* Committed plus reserved (admitted, OS work in flight): what a budget holds. */
+static uint64_t held(uint64_t committed, uint64_t reserved) {
+    uint64_t sum;
+    return tmem__add_overflow(committed, reserved, &sum) ? UINT64_MAX : sum;
+}
+
 static bool fits_locked(const tmem_context *ctx, const tmem_type *type, uint64_t bytes) {
-    if (type && type->budget && !add_fits(type->committed, bytes, type->budget)) return false;
-    return add_fits(dirty_locked(ctx), bytes, ctx->budget);
+    if (type && type->budget && !add_fits(held(type->committed, type->reserved), bytes, type->budget)) return false;
+    return add_fits(held(dirty_locked(ctx), ctx->reserved), bytes, ctx->budget);
+}
+
+void tmem__budget_reserve_locked(tmem_type *type, uint64_t bytes) {
+    type->reserved += bytes;
+    type->ctx->reserved += bytes;
+}
+
+void tmem__budget_unreserve_locked(tmem_type *type, uint64_t bytes) {
+    tmem__assert(type->reserved >= bytes && type->ctx->reserved >= bytes);
+    type->reserved -= bytes;
+    type->ctx->reserved -= bytes;
 }
 
 static void stat_add(uint64_t *cur, uint64_t *peak, uint64_t *total, uint64_t bytes) {
@@ -211,13 +229,13 @@ static uint64_t shortfall_locked(const tmem_context *ctx, tmem_type *type, uint6
     uint64_t over = 0, sum;
     *who = NULL;
     if (type && type->budget) {
-        sum = tmem__add_overflow(type->committed, bytes, &sum) ? UINT64_MAX : sum;
+        sum = tmem__add_overflow(held(type->committed, type->reserved), bytes, &sum) ? UINT64_MAX : sum;
         if (sum > type->budget) {
             over = sum - type->budget;
             *who = type;
         }
     }
-    sum = tmem__add_overflow(dirty_locked(ctx), bytes, &sum) ? UINT64_MAX : sum;
+    sum = tmem__add_overflow(held(dirty_locked(ctx), ctx->reserved), bytes, &sum) ? UINT64_MAX : sum;
     if (sum > ctx->budget && sum - ctx->budget > over) over = sum - ctx->budget;
     return over;
 }
@@ -266,7 +284,7 @@ static uint64_t const_need(tmem_type *type, void *arg) {
 static tmem_status admit_clean(tmem_type *type, uint64_t bytes) {
     tmem_context *ctx = type->ctx;
     tmem__context_lock(ctx);
-    if (type->budget && !add_fits(type->committed, bytes, type->budget)) {
+    if (type->budget && !add_fits(held(type->committed, type->reserved), bytes, type->budget)) {
         ctx->denials++;
         type->denials++;
         tmem__context_unlock(ctx);

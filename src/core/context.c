@@ -128,24 +128,56 @@ void tmem__context_remove_heap(tmem_context *ctx, tmem_heap *heap) {
 
 /* ---- owned objects ---- */
 
+static tmem__owned_kind *owned_kind(tmem_context *ctx, tmem__destroy_fn fn, bool add) {
+    for (unsigned i = 0; i < TMEM__OWNED_KINDS; i++) {
+        tmem__owned_kind *k = &ctx->owned_kinds[i];
+        if (k->fn == fn) return k;
+        if (!k->fn && add) {
+            k->fn = fn;
+            return k;
+        }
+    }
+    return NULL;
+}
+
 tmem_status tmem__context_add_owned(tmem_context *ctx, void *object, tmem__destroy_fn fn) {
     if (!tmem__context_valid(ctx) || !object || !fn) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__context_lock(ctx);
     tmem_status st = tmem__grow(ctx, (void **)&ctx->owned, &ctx->capowned, ctx->nowned + 1, sizeof *ctx->owned);
-    if (st == TMEM_OK) ctx->owned[ctx->nowned++] = (tmem__owned){object, fn};
+    if (st == TMEM_OK) {
+        ctx->owned[ctx->nowned++] = (tmem__owned){object, fn};
+        tmem__owned_kind *k = owned_kind(ctx, fn, true);
+        if (k) {
+            k->count++;
+            k->newest = object;
+        }
+    }
     tmem__context_unlock(ctx);
     return st;
+}
+
+/* The owned list changed at object (removed): keep its kind's entry true. */
+static void owned_forget(tmem_context *ctx, const tmem__owned *o) {
+    tmem__owned_kind *k = owned_kind(ctx, o->fn, false);
+    if (!k || TMEM_NEVER(!k->count)) return;
+    if (--k->count == 0 || k->newest == o->object) k->newest = NULL;
 }
 
 void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn) {
     if (!tmem__context_valid(ctx) || !fn) return NULL;
     void *found = NULL;
     tmem__context_lock(ctx);
-    for (size_t i = ctx->nowned; i-- > 0;)
-        if (ctx->owned[i].fn == fn) {
-            found = ctx->owned[i].object;
-            break;
-        }
+    tmem__owned_kind *k = owned_kind(ctx, fn, false);
+    if (k && (!k->count || k->newest)) {
+        found = k->newest; /* O(1): the common case */
+    } else {
+        for (size_t i = ctx->nowned; i-- > 0;)
+            if (ctx->owned[i].fn == fn) {
+                found = ctx->owned[i].object;
+                break;
+            }
+        if (k) k->newest = found;
+    }
     tmem__context_unlock(ctx);
     return found;
 }
@@ -155,6 +187,7 @@ void tmem__context_remove_owned(tmem_context *ctx, void *object) {
     tmem__context_lock(ctx);
     for (size_t i = ctx->nowned; i-- > 0;) {
         if (ctx->owned[i].object == object) {
+            owned_forget(ctx, &ctx->owned[i]);
             memmove(&ctx->owned[i], &ctx->owned[i + 1], (ctx->nowned - i - 1) * sizeof *ctx->owned);
             ctx->nowned--;
             break;
@@ -254,7 +287,10 @@ void tmem_context_destroy(tmem_context *ctx) {
     for (;;) {
         tmem__context_lock(ctx);
         tmem__owned o = {0};
-        if (ctx->nowned) o = ctx->owned[--ctx->nowned];
+        if (ctx->nowned) {
+            o = ctx->owned[--ctx->nowned];
+            owned_forget(ctx, &o);
+        }
         tmem__context_unlock(ctx);
         if (!o.fn) break;
         o.fn(o.object);

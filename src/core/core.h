@@ -4,9 +4,11 @@
  *
  * Locks (see docs/core.md, "Threads"):
  *  - ctx->lock (recursive): type registry, role policy, pools (bitmaps, carve
- *    lists), budget counters, reclaim step list. Held across the OS commit of
- *    a pool range so the check-then-commit of a budget is atomic. Never held
- *    while user code (reclaim or pressure callbacks) runs.
+ *    lists), budget counters, reclaim step list. Never held across a system
+ *    call: a pool commit reserves its bytes under the lock (admission), makes
+ *    the OS calls unlocked, then publishes (bits set, bytes charged) or rolls
+ *    back the reservation. Never held while user code (reclaim or pressure
+ *    callbacks) runs.
  *  - ctx->heaps_lock: the heap registry; held while volatile heaps are purged
  *    so a heap cannot be unregistered under the purge.
  *  Order: heaps_lock -> (a heap's own lock) -> ctx->lock.
@@ -92,6 +94,7 @@ struct tmem_type {
     /* Under ctx->lock. committed = pool pages + charged_dirty + charged_clean. */
     uint64_t budget;
     uint64_t committed, committed_peak, committed_total;
+    uint64_t reserved;         /* admitted, OS commit in flight (budget.c) */
     uint64_t charged_dirty, charged_clean;
     uint64_t denials;
     /* Bumped from reclaim frames (no lock needed for the reader's purpose,
@@ -115,6 +118,17 @@ typedef struct tmem__owned {
     tmem__destroy_fn fn;
 } tmem__owned;
 
+/* Per destroy function: how many owned objects have it and the newest of
+ * them (NULL = not known: find it by a walk), so a layer's singleton (the
+ * surface registry, the tracer) is found in O(1) however many surfaces or
+ * caches are owned. Full table: lookups walk the owned list (correct). */
+#define TMEM__OWNED_KINDS 16
+typedef struct tmem__owned_kind {
+    tmem__destroy_fn fn;
+    size_t count;
+    void *newest;
+} tmem__owned_kind;
+
 struct tmem_context {
     tmem__context_head head;   /* first: read inline by tmem__trace (internal.h) */
     uint32_t magic;
@@ -131,6 +145,7 @@ struct tmem_context {
     /* clean charges among committed (read-only file maps): outside the
      * budget, which counts what a footprint limit counts */
     uint64_t committed_clean;
+    uint64_t reserved;         /* admitted, OS commit in flight (budget.c) */
     uint64_t denials;
     _Atomic uint64_t reclaimed;
     uint64_t default_reserve;
@@ -167,6 +182,7 @@ struct tmem_context {
     /* owned objects of other layers (under lock) */
     tmem__owned *owned;
     size_t nowned, capowned;
+    tmem__owned_kind owned_kinds[TMEM__OWNED_KINDS];
 
     const tmem__backend *backends[TMEM_PLACEMENT_COUNT];
 };
@@ -194,19 +210,23 @@ extern const char *const tmem__placement_names[TMEM_PLACEMENT_COUNT];
 extern const char *const tmem__lifetime_names[TMEM_LIFETIME_COUNT];
 
 /* ---- budget.c ----
- * Charging is a three-step dance so the OS work of a commit happens between
- * the check and the count with the lock held:
+ * Charging:
  *   tmem__budget_admit(type, bytes)   lock held on return when TMEM_OK;
  *                                     runs reclaim (unlocked) if needed;
  *                                     TMEM_E_BUDGET: lock not held, counted
- *   ... do the work ...
- *   tmem__budget_commit_locked(type, bytes, clean) then unlock, or
- *   tmem__context_unlock on failure of the work.
+ *   then either charge at once (no OS work: tmem__budget_charge_locked), or
+ *   tmem__budget_reserve_locked, unlock, do the OS work, lock, and
+ *   tmem__budget_unreserve_locked + tmem__budget_charge_locked (published)
+ *   or tmem__budget_unreserve_locked alone (rolled back). Reserved bytes
+ *   count against the budgets like committed ones, so two threads cannot
+ *   both be admitted into the same headroom.
  * `bytes_fn` recomputes the bytes still needed after a reclaim round (the
  * pages a reclaim freed may be the very ones being committed). */
 typedef uint64_t (*tmem__need_fn)(tmem_type *type, void *arg);
 tmem_status tmem__budget_admit(tmem_type *type, tmem__need_fn need, void *arg, uint64_t *out_bytes);
 void tmem__budget_charge_locked(tmem_type *type, uint64_t bytes, bool clean, bool pool);
+void tmem__budget_reserve_locked(tmem_type *type, uint64_t bytes);
+void tmem__budget_unreserve_locked(tmem_type *type, uint64_t bytes);
 void tmem__budget_uncharge_locked(tmem_type *type, uint64_t bytes, bool clean, bool pool);
 /* Run the reclaim steps until `fits` holds or they are exhausted (no lock
  * held on entry or exit). Returns the bytes the steps reported. */

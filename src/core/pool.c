@@ -255,15 +255,24 @@ static uint64_t commit_need(tmem_type *type, void *arg) {
     return (r->b - r->a - have) << type->pool.granule_shift;
 }
 
-/* Undo the OS commits of the granules in [a, stop) that were free before. */
+/* The next run of granules in [from, end) whose bits equal `want`: its
+ * start (end when none) and its end in *run_end. Takes the lock. */
+static uint64_t next_run(tmem_type *type, uint64_t from, uint64_t end, bool want, uint64_t *run_end) {
+    tmem__pool *p = &type->pool;
+    tmem__context_lock(type->ctx);
+    uint64_t a = find_next(p, from, end, want);
+    *run_end = a < end ? find_next(p, a, end, !want) : end;
+    tmem__context_unlock(type->ctx);
+    return a;
+}
+
+/* Undo the OS commits of the granules in [a, stop) whose bits are still
+ * clear (the ones this commit made). Unlocked. */
 static void rollback(tmem_type *type, uint64_t a, uint64_t stop) {
     tmem__pool *p = &type->pool;
-    uint64_t pg = a;
-    while ((pg = find_next(p, pg, stop, false)) < stop) {
-        uint64_t e = find_next(p, pg, stop, true);
+    uint64_t e;
+    for (uint64_t pg = next_run(type, a, stop, false, &e); pg < stop; pg = next_run(type, e, stop, false, &e))
         (void)p->backend->decommit(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift);
-        pg = e;
-    }
 }
 
 tmem_status tmem__pool_commit(tmem_type *type, uint64_t offset, uint64_t size) {
@@ -276,30 +285,35 @@ tmem_status tmem__pool_commit(tmem_type *type, uint64_t offset, uint64_t size) {
     uint64_t bytes = 0;
     tmem_status st = tmem__budget_admit(type, commit_need, &r, &bytes);
     if (st != TMEM_OK) return st; /* lock not held */
-    if (!bytes) {
+    if (bytes) st = ensure_leaves(ctx, p, r.a, r.b);
+    if (!bytes || st != TMEM_OK) {
         tmem__context_unlock(ctx);
-        return TMEM_OK;
+        return st;
     }
-    st = ensure_leaves(ctx, p, r.a, r.b);
-    uint64_t pg = r.a;
-    while (st == TMEM_OK && (pg = find_next(p, pg, r.b, false)) < r.b) {
-        uint64_t e = find_next(p, pg, r.b, true);
+    tmem__budget_reserve_locked(type, bytes);
+    tmem__context_unlock(ctx);
+    /* OS calls, unlocked: the range is its owner's (see the file comment). */
+    uint64_t e;
+    for (uint64_t pg = next_run(type, r.a, r.b, false, &e); pg < r.b; pg = next_run(type, e, r.b, false, &e)) {
         st = p->backend->commit(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift);
         if (st != TMEM_OK) {
             rollback(type, r.a, pg);
             break;
         }
-        pg = e;
     }
-    if (st != TMEM_OK) {
-        tmem__context_unlock(ctx);
-        return st;
+    tmem__context_lock(ctx);
+    tmem__budget_unreserve_locked(type, bytes);
+    if (st == TMEM_OK) {
+        /* Another caller committing the same granules at the same time (the
+         * internal API allows it; heaps never do) may have published some
+         * first: charge only what this one turned on. */
+        uint64_t changed = assign_bits(p, r.a, r.b, true);
+        p->committed_pages += changed;
+        bytes = changed << p->granule_shift;
+        if (bytes) tmem__budget_charge_locked(type, bytes, false, true);
     }
-    uint64_t changed = assign_bits(p, r.a, r.b, true);
-    tmem__assert(changed << p->granule_shift == bytes);
-    p->committed_pages += changed;
-    tmem__budget_charge_locked(type, bytes, false, true);
     tmem__context_unlock(ctx);
+    if (st != TMEM_OK || !bytes) return st;
     tmem__pressure_notify(ctx);
     tmem__trace(ctx, TMEM__TRACE_COMMIT, type, -1, bytes, r.a << p->granule_shift, NULL);
     return TMEM_OK;
@@ -311,20 +325,18 @@ void tmem__pool_decommit(tmem_type *type, uint64_t offset, uint64_t size) {
     page_range r;
     if (!to_pages(p, offset, size, false, &r) || r.a == r.b) return;
     tmem_context *ctx = type->ctx;
-    uint64_t dropped = 0;
-    tmem__context_lock(ctx);
-    uint64_t pg = r.a;
-    while ((pg = find_next(p, pg, r.b, true)) < r.b) {
-        uint64_t e = find_next(p, pg, r.b, false);
+    uint64_t dropped = 0, e;
+    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); pg < r.b; pg = next_run(type, e, r.b, true, &e)) {
         /* On failure the pages stay committed and charged: consistent. */
-        if (p->backend->decommit(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift) != TMEM_OK) break;
+        if (p->backend->decommit(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift) != TMEM_OK)
+            break;
+        tmem__context_lock(ctx);
         uint64_t changed = assign_bits(p, pg, e, false);
         p->committed_pages -= changed;
+        if (changed) tmem__budget_uncharge_locked(type, changed << p->granule_shift, false, true);
+        tmem__context_unlock(ctx);
         dropped += changed << p->granule_shift;
-        pg = e;
     }
-    if (dropped) tmem__budget_uncharge_locked(type, dropped, false, true);
-    tmem__context_unlock(ctx);
     if (dropped) {
         tmem__pressure_notify(ctx);
         tmem__trace(ctx, TMEM__TRACE_DECOMMIT, type, -1, dropped, r.a << p->granule_shift, NULL);
@@ -341,16 +353,10 @@ tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size, t
     tmem__pool *p = &type->pool;
     page_range r;
     if (!to_pages(p, offset, size, false, &r)) return tmem__err(TMEM_E_INVALID_ARG);
-    tmem_context *ctx = type->ctx;
     tmem_status st = TMEM_OK;
-    tmem__context_lock(ctx);
-    uint64_t pg = r.a;
-    while (st == TMEM_OK && (pg = find_next(p, pg, r.b, true)) < r.b) {
-        uint64_t e = find_next(p, pg, r.b, false);
+    uint64_t e;
+    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b; pg = next_run(type, e, r.b, true, &e))
         st = p->backend->advise(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift, adv);
-        pg = e;
-    }
-    tmem__context_unlock(ctx);
     return st;
 }
 
@@ -381,18 +387,14 @@ tmem_status tmem__pool_residency(tmem_type *type, uint64_t offset, uint64_t size
     if (!to_pages(p, offset, size, true, &r)) return tmem__err(TMEM_E_INVALID_ARG);
     if (!p->backend->residency) return tmem__err(TMEM_E_UNSUPPORTED);
     tmem_status st = TMEM_OK;
-    uint64_t total = 0;
-    tmem__context_lock(type->ctx);
+    uint64_t total = 0, e;
     /* Only committed granules can be resident; asking the OS about the rest
      * of a reservation is wasted work. */
-    uint64_t pg = r.a;
-    while (st == TMEM_OK && (pg = find_next(p, pg, r.b, true)) < r.b) {
-        uint64_t e = find_next(p, pg, r.b, false), n = 0;
+    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b; pg = next_run(type, e, r.b, true, &e)) {
+        uint64_t n = 0;
         st = p->backend->residency(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift, &n);
         total += n;
-        pg = e;
     }
-    tmem__context_unlock(type->ctx);
     if (st == TMEM_OK) *out_bytes = total;
     return st;
 }

@@ -31,9 +31,7 @@ void tmem__heap_note_overlap(tmem_heap *h, uint64_t off, uint64_t size) {
 /* GENERAL/LINEAR: hand the block back, keep an alias record. */
 static tmem_status alias_block(tmem_heap *h, uint64_t off, uint64_t *user, uint64_t *bytes) {
     if (h->kind == TMEM_HEAP_GENERAL) {
-        tmem__tlsf_block *b = tmem__heap_live_block(h, off);
-        *user = b ? b->user : 0;
-        *bytes = b ? b->size : 0;
+        if (!tmem__heap_live_at(h, off, user, bytes)) *user = *bytes = 0;
     } else {
         tmem__linear_rec *r = tmem__linear_find(&h->lin, off);
         *user = r ? r->user : 0;
@@ -43,7 +41,7 @@ static tmem_status alias_block(tmem_heap *h, uint64_t off, uint64_t *user, uint6
         if (h->alias.count && tmem__ivx_find(&h->alias, off) != TMEM__IVX_NIL) return TMEM_E_EXISTS; /* already */
         /* not live: let the allocator say double free or foreign */
         if (h->kind == TMEM_HEAP_LINEAR) return tmem__linear_free(&h->lin, off, NULL);
-        return tmem__tlsf_find_used(&h->tlsf, off) ? tmem__err(TMEM_E_DOUBLE_FREE) /* parked */ : tmem__tlsf_free(&h->tlsf, off, NULL);
+        return tmem__heap_not_live(h, off);
     }
     tmem_status st = tmem__ivx_reserve(&h->alias);
     if (st != TMEM_OK) return st;
@@ -97,7 +95,8 @@ tmem_status tmem_heap_check_alias(tmem_heap *heap, uint64_t offset) {
     if (i != TMEM__IVX_NIL) {
         if (tmem__ivx_at(x, i)->flags & TMEM__IVX_OVERLAPPED) st = tmem__err(TMEM_E_OVERLAP);
     } else {
-        bool live = heap->kind == TMEM_HEAP_GENERAL  ? tmem__heap_live_block(heap, offset) != NULL
+        uint64_t u, b;
+        bool live = heap->kind == TMEM_HEAP_GENERAL  ? tmem__heap_live_at(heap, offset, &u, &b)
                     : heap->kind == TMEM_HEAP_LINEAR ? tmem__linear_find(&heap->lin, offset) != NULL
                                                      : tmem__ivx_find(&heap->live, offset) != TMEM__IVX_NIL;
         if (!live) st = tmem__err(TMEM_E_FOREIGN); /* live but not aliasable: never overlapped */

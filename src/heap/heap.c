@@ -54,10 +54,10 @@ static tmem_status init_meta(tmem_heap *h) {
     if (h->kind == TMEM_HEAP_GENERAL) {
         st = tmem__tlsf_init(&h->tlsf, h->size, h->granule, &a);
         h->tlsf.bias = bias;
-        if (st == TMEM_OK) {
-            h->cache = tmem__calloc(h->ctx, 1, sizeof *h->cache);
-            if (!h->cache) st = tmem__err(TMEM_E_NO_MEMORY);
-        }
+        /* pages need 64 KiB-aligned offsets to be 64 KiB-aligned addresses */
+        bool pages = h->size >= TMEM__SMALL_MIN_HEAP && !(bias & (TMEM__SMALL_PAGE - 1)) &&
+                     h->granule <= TMEM__SMALL_LINEAR_MAX;
+        if (st == TMEM_OK && pages) st = tmem__small_init(&h->small, h->size, h->granule, &a);
     } else if (h->kind == TMEM_HEAP_LINEAR) {
         st = tmem__linear_init(&h->lin, h->size, h->granule, h->flags & TMEM_HEAP_RING, &a);
         h->lin.bias = bias;
@@ -66,8 +66,7 @@ static tmem_status init_meta(tmem_heap *h) {
 }
 
 static void fini_meta(tmem_heap *h) {
-    tmem__free(h->ctx, h->cache, sizeof *h->cache);
-    h->cache = NULL;
+    tmem__small_destroy(&h->small);
     tmem__tlsf_destroy(&h->tlsf);
     tmem__linear_destroy(&h->lin);
     tmem__ivx_destroy(&h->live);
@@ -175,7 +174,7 @@ tmem_status tmem_heap_reset(tmem_heap *heap) {
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);
     if (heap->kind == TMEM_HEAP_GENERAL) {
         tmem__tlsf_reset(&heap->tlsf);
-        if (heap->cache) memset(heap->cache->n, 0, sizeof heap->cache->n);
+        if (tmem__small_on(&heap->small)) tmem__small_reset(&heap->small);
     }
     else if (heap->kind == TMEM_HEAP_LINEAR) tmem__linear_reset(&heap->lin);
     tmem__ivx_reset(&heap->live);
@@ -216,12 +215,12 @@ tmem_status tmem_heap_get_info(const tmem_heap *heap, tmem_heap_info *out) {
     out->live_count = h->live_count;
     out->purgeable = tmem__heap_state(h);
     if (h->kind == TMEM_HEAP_GENERAL) {
-        /* Parked small blocks would be given back by a failing search. Give
+        /* Empty small pages would be given back by a failing search. Give
          * them back now only under the lock (THREAD_SAFE or not
          * NON_VOLATILE): info may come from another thread (stats), and a
          * heap used without its lock must not be written by it. Otherwise
          * largest_free may understate by what they would merge into. */
-        if (locked) tmem__heap_cache_flush(h);
+        if (locked) tmem__heap_small_trim(h);
         out->largest_free = tmem__tlsf_largest_free(&h->tlsf);
     } else if (h->kind == TMEM_HEAP_LINEAR) {
         out->largest_free = tmem__linear_largest_free(&h->lin);
@@ -271,6 +270,7 @@ tmem_status tmem_heap_check(const tmem_heap *heap) {
     bool locked = tmem__heap_enter(h);
     tmem_status st = TMEM_OK;
     if (h->kind == TMEM_HEAP_GENERAL) st = tmem__tlsf_check(&h->tlsf);
+    if (st == TMEM_OK && h->kind == TMEM_HEAP_GENERAL) st = tmem__small_check(&h->small);
     else if (h->kind == TMEM_HEAP_LINEAR) st = tmem__linear_check(&h->lin);
     if (st == TMEM_OK) st = tmem__ivx_check(&h->live);
     if (st == TMEM_OK) st = tmem__ivx_check(&h->alias);

@@ -8,17 +8,12 @@
  * is THREAD_SAFE (or not NON_VOLATILE, see heap_internal.h); tracing costs a
  * call and a branch when off.
  *
- * Small-block cache (GENERAL): a free of a block of at most 512 B parks it,
- * still "used" in TLSF and marked TMEM__HEAP_CACHED, in a per-size LIFO of
- * up to 32 blocks; an allocation of that size (alignment <= the granule)
- * pops it: no split, no merge, no hash update, and no load of the block's
- * record (the cache keeps each block's offset; the record's user word is only
- * stored, which does not stall on a miss). Parked blocks are invisible
- * to the owner (a second free of one is a double free; they are not live
- * allocations for walks, info or checks) and go back to TLSF when a search
- * fails (TMEM_E_FULL), on reset and on purge. They stay committed: at most
- * 32 x 32 blocks <= 512 B, i.e. < 264 KiB per heap, usually far less (plus
- * 16 KiB of cache metadata).
+ * Small sizes (GENERAL; <= 8 KiB on the host, 512 B on devices; alignment
+ * <= the granule; the heap's role; not aliasable) come from size-class
+ * pages (small.h): an allocation is two
+ * count-trailing-zeros in a page's bitmap, a free is a map load, a multiply
+ * and a bit set; no TLSF record, no hash. Frees by pointer or offset look
+ * the map up first; offsets outside pages go to TLSF's hash.
  *
  * An offset (or pointer) names the newest live allocation at it: an
  * aliasable allocation that gave its bytes back can share its offset with a
@@ -29,38 +24,122 @@
 
 /* ---- metadata by kind ---- */
 
-static inline uint32_t cache_class(const tmem_heap *h, uint64_t bytes) { return (uint32_t)(bytes / h->granule) - 1; }
+typedef struct alloc_req {
+    uint64_t size, align, offset;
+    uint32_t flags;
+    int32_t role;
+    const char *name;
+} alloc_req;
 
-void tmem__heap_cache_flush(tmem_heap *h) {
-    if (!h->cache) return;
-    for (uint32_t c = 0; c < TMEM__HEAP_CACHE_MAX / 16; c++) {
-        while (h->cache->n[c]) tmem__tlsf_free_index(&h->tlsf, h->cache->slot[c][--h->cache->n[c]].index, NULL);
+static void give_tlsf(void *ctx, uint32_t index) {
+    tmem_heap *h = ctx;
+    tmem__tlsf_freed f;
+    tmem__tlsf_free_index(&h->tlsf, index, &f);
+    tmem__heap_release(h, f.span_offset, f.span_size);
+}
+
+void tmem__heap_small_trim(tmem_heap *h) {
+    if (tmem__small_on(&h->small)) tmem__small_trim(&h->small, give_tlsf, h);
+}
+
+/* A new page for class cls: a page-aligned TLSF block, committed whole.
+ * Any failure leaves the heap as it was (the caller falls back to TLSF). */
+static bool small_grow(tmem_heap *h, uint32_t cls) {
+    uint64_t off, bytes;
+    if (tmem__tlsf_alloc(&h->tlsf, TMEM__SMALL_PAGE, TMEM__SMALL_PAGE, TMEM__HEAP_SMALL_PAGE, &off, &bytes) != TMEM_OK)
+        return false;
+    uint32_t index = tmem__tlsf_used_index(&h->tlsf, off);
+    if (tmem__heap_commit(h, off, bytes) == TMEM_OK &&
+        tmem__small_add_page(&h->small, cls, off, index) == TMEM_OK)
+        return true;
+    tmem__tlsf_free_index(&h->tlsf, index, NULL);
+    return false;
+}
+
+static bool small_take(tmem_heap *h, uint64_t size, uint64_t *off, uint64_t *bytes, uint64_t *where) {
+    uint32_t cls = tmem__small_class(&h->small, size);
+    if (__builtin_expect(tmem__small_take(&h->small, cls, size, off, bytes, where), 1)) return true;
+    return small_grow(h, cls) && tmem__small_take(&h->small, cls, size, off, bytes, where);
+}
+
+/* Handle of a TLSF block: bit 63 clear, generation (31 bits, never 0 so no
+ * handle is 0), record index. */
+static uint64_t tlsf_handle(const tmem_heap *h, uint32_t index) {
+    uint64_t gen = h->tlsf.blocks[index].gen & 0x7FFFFFFFu;
+    return (gen ? gen : 0x7FFFFFFFu) << 32 | index;
+}
+
+/* The handle of what take() reported in *where (page and block, or the
+ * TLSF record): generations added while the heap is still entered. */
+static uint64_t handle_of(const tmem_heap *h, uint64_t where) {
+    if (!(where >> 63)) return tlsf_handle(h, (uint32_t)where);
+    uint32_t p = (uint32_t)(where >> 16) & 0xFFFFFFFFu, i = (uint32_t)(where & 0xFFFF);
+    return tmem__small_handle(&h->small.pages[p], p, i);
+}
+
+/* *where gets the block taken (GENERAL): bit 63 + page + block for a page
+ * block, else the TLSF record; handle_of makes a handle of it. */
+static tmem_status take(tmem_heap *h, const alloc_req *q, bool small, uint64_t user, uint64_t *off, uint64_t *bytes,
+                        uint64_t *where) {
+    if (h->kind != TMEM_HEAP_GENERAL) return tmem__linear_alloc(&h->lin, q->size, q->align, user, off, bytes);
+    if (small && small_take(h, q->size, off, bytes, where)) return TMEM_OK;
+    uint32_t index = 0;
+    tmem_status st = tmem__tlsf_alloc_index(&h->tlsf, q->size, q->align, user, off, bytes, &index);
+    if (st == TMEM_E_FULL && tmem__small_on(&h->small) && h->small.live_pages) {
+        tmem__heap_small_trim(h); /* empty pages may coalesce into room */
+        st = tmem__tlsf_alloc_index(&h->tlsf, q->size, q->align, user, off, bytes, &index);
+    }
+    if (st == TMEM_OK) *where = index;
+    return st;
+}
+
+bool tmem__heap_live_at(tmem_heap *h, uint64_t off, uint64_t *user, uint64_t *bytes) {
+    tmem__small_hit hit;
+    switch (tmem__small_on(&h->small) ? tmem__small_lookup(&h->small, off, &hit) : TMEM__SMALL_NONE) {
+    case TMEM__SMALL_LIVE:
+        *user = tmem__heap_pack(hit.size, h->role);
+        *bytes = hit.bytes;
+        return true;
+    case TMEM__SMALL_NONE: {
+        tmem__tlsf_block *b = tmem__tlsf_find_used(&h->tlsf, off);
+        if (!b || b->user == TMEM__HEAP_SMALL_PAGE) return false;
+        *user = b->user;
+        *bytes = b->size;
+        return true;
+    }
+    default: return false;
     }
 }
 
-static tmem_status take(tmem_heap *h, uint64_t size, uint64_t align, uint64_t user, uint64_t *off, uint64_t *bytes) {
-    if (h->kind != TMEM_HEAP_GENERAL) return tmem__linear_alloc(&h->lin, size, align, user, off, bytes);
-    if (h->cache && size <= TMEM__HEAP_CACHE_MAX && align <= h->granule) {
-        uint64_t rounded = (size + h->granule - 1) & ~(h->granule - 1);
-        uint32_t c = cache_class(h, rounded);
-        if (__builtin_expect(h->cache->n[c] != 0, 1)) {
-            const tmem__heap_cached *e = &h->cache->slot[c][--h->cache->n[c]];
-            h->tlsf.blocks[e->index].user = user; /* a store: no wait on the record */
-            *off = e->offset;
-            *bytes = rounded;
-            return TMEM_OK;
-        }
+tmem_status tmem__heap_not_live(tmem_heap *h, uint64_t off) {
+    tmem__small_hit hit;
+    switch (tmem__small_on(&h->small) ? tmem__small_lookup(&h->small, off, &hit) : TMEM__SMALL_NONE) {
+    case TMEM__SMALL_FREE: return tmem__err(TMEM_E_DOUBLE_FREE);
+    case TMEM__SMALL_NONE: return tmem__tlsf_free(&h->tlsf, off, NULL); /* not used: says why */
+    default: return tmem__err(TMEM_E_FOREIGN);
     }
-    tmem_status st = tmem__tlsf_alloc(&h->tlsf, size, align, user, off, bytes);
-    if (st == TMEM_E_FULL && h->cache) {
-        tmem__heap_cache_flush(h); /* parked blocks may coalesce into room */
-        st = tmem__tlsf_alloc(&h->tlsf, size, align, user, off, bytes);
-    }
-    return st;
+}
+
+/* GENERAL: free the small block of a lookup; *span gets what went back to
+ * TLSF (0 bytes when the page stays). */
+static void small_give_back(tmem_heap *h, const tmem__small_hit *hit, uint64_t *span_off, uint64_t *span_size) {
+    uint32_t index;
+    *span_off = *span_size = 0;
+    if (!tmem__small_release(&h->small, hit, &index)) return;
+    tmem__tlsf_freed f;
+    tmem__tlsf_free_index(&h->tlsf, index, &f);
+    *span_off = f.span_offset;
+    *span_size = f.span_size;
 }
 
 void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64_t *span_size) {
     tmem_status st;
+    tmem__small_hit hit;
+    if (h->kind == TMEM_HEAP_GENERAL && tmem__small_on(&h->small) &&
+        tmem__small_lookup(&h->small, off, &hit) == TMEM__SMALL_LIVE) {
+        small_give_back(h, &hit, span_off, span_size);
+        return;
+    }
     if (h->kind == TMEM_HEAP_GENERAL) {
         tmem__tlsf_freed f = {0};
         st = tmem__tlsf_free(&h->tlsf, off, &f);
@@ -87,15 +166,8 @@ static tmem_status place_check(tmem_heap *h, uint64_t off, uint64_t size, uint64
     return tmem__ivx_reserve(&h->live);
 }
 
-typedef struct alloc_req {
-    uint64_t size, align, offset;
-    uint32_t flags;
-    int32_t role;
-    const char *name;
-} alloc_req;
-
 /* Arguments are validated; the heap is entered (locked if it must be). */
-static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_off) {
+static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_off, uint64_t *out_where) {
     if (tmem__heap_state(h) != TMEM_PURGEABLE_NON_VOLATILE) return tmem__err(TMEM_E_STATE);
     bool aliasable = q->flags & TMEM_ALLOC_ALIASABLE;
     uint64_t user = tmem__heap_pack(q->size, q->role), off, bytes = q->size;
@@ -104,8 +176,10 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
         off = q->offset;
         st = place_check(h, off, q->size, q->align);
     } else {
+        bool small = h->kind == TMEM_HEAP_GENERAL && tmem__small_fits(&h->small, q->size, q->align) &&
+                     q->role == h->role && !aliasable;
         st = aliasable ? tmem__ivx_reserve(&h->alias) : TMEM_OK;
-        if (st == TMEM_OK) st = take(h, q->size, q->align, user, &off, &bytes);
+        if (st == TMEM_OK) st = take(h, q, small, user, &off, &bytes, out_where);
     }
     if (st != TMEM_OK) return st;
     st = tmem__heap_commit(h, off, bytes);
@@ -135,9 +209,12 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
     return TMEM_OK;
 }
 
-static tmem_status alloc_entry(tmem_heap *h, const alloc_req *q, uint64_t *out_off) {
+/* out_handle NULL: no handle wanted. */
+static tmem_status alloc_entry(tmem_heap *h, const alloc_req *q, uint64_t *out_off, uint64_t *out_handle) {
     bool locked = tmem__heap_enter(h);
-    tmem_status st = alloc_locked(h, q, out_off);
+    uint64_t where = 0;
+    tmem_status st = alloc_locked(h, q, out_off, &where);
+    if (out_handle && st == TMEM_OK) *out_handle = handle_of(h, where);
     tmem__heap_leave(h, locked);
     return st;
 }
@@ -157,9 +234,27 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
     alloc_req q = {size, alignment, 0, 0, heap->role, NULL};
     uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
-    st = alloc_entry(heap, &q, &off);
+    st = alloc_entry(heap, &q, &off, NULL);
     if (st == TMEM_OK) *out = heap->ptr + off;
     return st;
+}
+
+tmem_status tmem_heap_alloc_handle(tmem_heap *heap, uint64_t size, uint64_t alignment, tmem_alloc_handle *out_handle,
+                                   uint64_t *out_offset) {
+    if (out_handle) out_handle->value = 0;
+    if (out_offset) *out_offset = TMEM_OFFSET_NONE;
+    if (!tmem__heap_valid(heap) || !out_handle || !size) return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind != TMEM_HEAP_GENERAL) return tmem__err(TMEM_E_UNSUPPORTED);
+    tmem_status st = check_align(&alignment);
+    if (st != TMEM_OK) return st;
+    if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
+    alloc_req q = {size, alignment, 0, 0, heap->role, NULL};
+    uint64_t off = 0, handle = 0;
+    st = alloc_entry(heap, &q, &off, &handle);
+    if (st != TMEM_OK) return st;
+    out_handle->value = handle;
+    if (out_offset) *out_offset = off;
+    return TMEM_OK;
 }
 
 tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tmem_alloc_info *out) {
@@ -176,7 +271,7 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
                                                            : heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
     alloc_req q = {desc->size, align, desc->offset, desc->flags, role, desc->name};
     uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
-    st = alloc_entry(heap, &q, &off);
+    st = alloc_entry(heap, &q, &off, NULL);
     if (st == TMEM_OK) *out = (tmem_alloc_info){off, desc->size, heap->ptr ? heap->ptr + off : NULL};
     return st;
 }
@@ -193,31 +288,43 @@ static tmem_status free_alias(tmem_heap *h, uint64_t off, tmem_status why, uint6
     return TMEM_OK;
 }
 
+/* What every free does once the metadata let go: counters, the decommit
+ * policy on the span that became free, accounting, trace. */
+static inline __attribute__((always_inline)) void free_done(tmem_heap *h, uint64_t off, uint64_t user, bool aliasable,
+                                                           uint64_t span_off, uint64_t span_size) {
+    uint64_t size = tmem__heap_user_size(user);
+    int32_t role = tmem__heap_user_role(user);
+    if (!aliasable) h->used -= size;
+    h->live_count--;
+    if (span_size && h->kind != TMEM_HEAP_LINEAR) tmem__heap_release(h, span_off, span_size);
+    tmem__account_free(h->type, role, size);
+    tmem__trace(h->ctx, TMEM__TRACE_FREE, h->type, role, size, h->base + off, NULL);
+}
+
 static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     uint64_t user = 0, span_off = 0, span_size = 0;
     bool aliasable = false;
     tmem_status st = TMEM_OK;
     switch (h->kind) {
     case TMEM_HEAP_GENERAL: {
-        /* one hash lookup; the record index then serves the cache or TLSF */
-        uint32_t i = tmem__tlsf_used_index(&h->tlsf, off);
+        tmem__small_hit hit;
+        tmem__small_find where = tmem__small_on(&h->small) ? tmem__small_lookup(&h->small, off, &hit) : TMEM__SMALL_NONE;
+        if (__builtin_expect(where == TMEM__SMALL_LIVE, 1)) {
+            user = tmem__heap_pack(hit.size, h->role);
+            tmem__heap_poison(h, off, hit.bytes);
+            small_give_back(h, &hit, &span_off, &span_size);
+            break;
+        }
+        /* one hash lookup outside pages; the record index then frees */
+        uint32_t i = where == TMEM__SMALL_NONE ? tmem__tlsf_used_index(&h->tlsf, off) : TMEM__TLSF_NIL;
         tmem__tlsf_block *b = i != TMEM__TLSF_NIL ? &h->tlsf.blocks[i] : NULL;
-        if (!b || b->user == TMEM__HEAP_CACHED) {
-            tmem_status why = b ? tmem__err(TMEM_E_DOUBLE_FREE) : tmem__tlsf_free(&h->tlsf, off, NULL);
-            st = free_alias(h, off, why, &user);
+        if (!b || b->user == TMEM__HEAP_SMALL_PAGE) {
+            st = free_alias(h, off, tmem__heap_not_live(h, off), &user);
             aliasable = true;
             break;
         }
         user = b->user;
         tmem__heap_poison(h, off, b->size);
-        if (h->cache && b->size <= TMEM__HEAP_CACHE_MAX) {
-            uint32_t c = cache_class(h, b->size);
-            if (h->cache->n[c] < TMEM__HEAP_CACHE_DEPTH) {
-                b->user = TMEM__HEAP_CACHED;
-                h->cache->slot[c][h->cache->n[c]++] = (tmem__heap_cached){off, i, 0};
-                break; /* parked: no span to release */
-            }
-        }
         tmem__tlsf_freed f;
         tmem__tlsf_free_index(&h->tlsf, i, &f);
         span_off = f.span_offset;
@@ -255,13 +362,7 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     }
     }
     if (st != TMEM_OK) return st;
-    uint64_t size = tmem__heap_user_size(user);
-    int32_t role = tmem__heap_user_role(user);
-    if (!aliasable) h->used -= size;
-    h->live_count--;
-    if (span_size && h->kind != TMEM_HEAP_LINEAR) tmem__heap_release(h, span_off, span_size);
-    tmem__account_free(h->type, role, size);
-    tmem__trace(h->ctx, TMEM__TRACE_FREE, h->type, role, size, h->base + off, NULL);
+    free_done(h, off, user, aliasable, span_off, span_size);
     return TMEM_OK;
 }
 
@@ -277,6 +378,48 @@ tmem_status tmem_heap_free(tmem_heap *heap, void *ptr) {
     uint8_t *p = ptr;
     if (!heap->ptr || p < heap->ptr || p >= heap->ptr + heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, (uint64_t)(p - heap->ptr));
+}
+
+/* GENERAL: the allocation a handle names, freed with no lookup: its page
+ * and block (small) or its TLSF record come out of the handle's bits. */
+static tmem_status free_handle_locked(tmem_heap *h, uint64_t handle) {
+    uint64_t off, user, span_off = 0, span_size = 0;
+    bool foreign = false;
+    if (handle >> 63) {
+        tmem__small_hit hit;
+        if (!tmem__small_on(&h->small) || !tmem__small_resolve(&h->small, handle, &hit, &foreign))
+            return tmem__err(foreign || !tmem__small_on(&h->small) ? TMEM_E_FOREIGN : TMEM_E_DOUBLE_FREE);
+        off = h->small.pages[hit.page].offset + (uint64_t)hit.index * hit.bytes;
+        user = tmem__heap_pack(hit.size, h->role);
+        tmem__heap_poison(h, off, hit.bytes);
+        small_give_back(h, &hit, &span_off, &span_size);
+    } else {
+        uint32_t index = (uint32_t)handle, gen = (uint32_t)(handle >> 32);
+        if (index >= h->tlsf.top) return tmem__err(index < h->tlsf.inited ? TMEM_E_DOUBLE_FREE : TMEM_E_FOREIGN);
+        tmem__tlsf_block *b = &h->tlsf.blocks[index];
+        /* the same mapping as tlsf_handle: the generation's low 31 bits, 0 read as all ones */
+        uint32_t want = b->gen & 0x7FFFFFFFu;
+        if (!b->live || b->is_free || b->user == TMEM__HEAP_SMALL_PAGE || (want ? want : 0x7FFFFFFFu) != gen)
+            return tmem__err(TMEM_E_DOUBLE_FREE);
+        off = b->offset;
+        user = b->user;
+        tmem__heap_poison(h, off, b->size);
+        tmem__tlsf_freed f;
+        tmem__tlsf_free_index(&h->tlsf, index, &f);
+        span_off = f.span_offset;
+        span_size = f.span_size;
+    }
+    free_done(h, off, user, false, span_off, span_size);
+    return TMEM_OK;
+}
+
+tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
+    if (!tmem__heap_valid(heap) || !handle.value) return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind != TMEM_HEAP_GENERAL) return tmem__err(TMEM_E_UNSUPPORTED);
+    bool locked = tmem__heap_enter(heap);
+    tmem_status st = free_handle_locked(heap, handle.value);
+    tmem__heap_leave(heap, locked);
+    return st;
 }
 
 tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset) {
@@ -296,7 +439,13 @@ typedef struct walk_ctx {
 
 static bool visit_tlsf(void *c, const tmem__tlsf_block *b) {
     walk_ctx *w = c;
-    if (!b->is_free && b->user != TMEM__HEAP_CACHED) w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
+    if (!b->is_free && b->user != TMEM__HEAP_SMALL_PAGE) w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
+    return w->st == TMEM_OK;
+}
+
+static bool visit_small(void *c, uint64_t off, uint64_t bytes, uint64_t size) {
+    walk_ctx *w = c;
+    w->st = w->fn(w->h, off, bytes, tmem__heap_pack(size, w->h->role), false, w->arg);
     return w->st == TMEM_OK;
 }
 
@@ -314,8 +463,10 @@ static bool visit_ivx(void *c, const tmem__ivx_node *n) {
 
 tmem_status tmem__heap_for_each_live(tmem_heap *h, tmem__heap_live_fn fn, void *arg) {
     walk_ctx w = {h, fn, arg, TMEM_OK};
-    if (h->kind == TMEM_HEAP_GENERAL) tmem__tlsf_walk(&h->tlsf, visit_tlsf, &w);
-    else if (h->kind == TMEM_HEAP_LINEAR) tmem__linear_walk(&h->lin, visit_linear, &w);
+    if (h->kind == TMEM_HEAP_GENERAL) {
+        tmem__tlsf_walk(&h->tlsf, visit_tlsf, &w);
+        if (w.st == TMEM_OK && tmem__small_on(&h->small)) tmem__small_walk(&h->small, visit_small, &w);
+    } else if (h->kind == TMEM_HEAP_LINEAR) tmem__linear_walk(&h->lin, visit_linear, &w);
     else tmem__ivx_walk(&h->live, visit_ivx, &w);
     if (w.st == TMEM_OK) tmem__ivx_walk(&h->alias, visit_ivx, &w);
     return w.st;

@@ -3,6 +3,7 @@
  *
  *   heap.c        create/destroy, info, check, reset, size_and_align
  *   heap_alloc.c  alloc/free by pointer and by offset (the hot paths)
+ *   small.c       size-class pages for allocations <= 8 KiB (GENERAL)
  *   commit.c      commit on demand, decommit policy (hysteresis)
  *   alias.c       aliasable allocations, poisoning, use-after-alias
  *   purgeable.c   NON_VOLATILE / VOLATILE / EMPTY, reclaim purge
@@ -24,6 +25,7 @@
 #include "heap/tlsf.h"
 #include "heap/linear.h"
 #include "heap/interval.h"
+#include "heap/small.h"
 
 #define TMEM__HEAP_MAGIC 0x544d4850u        /* "TMHP" */
 #define TMEM__HEAP_MAX_SIZE (1ull << 56)    /* sizes are packed with the role */
@@ -38,29 +40,9 @@
 #define TMEM__HEAP_FLAG_MASK (TMEM_HEAP_RING | TMEM_HEAP_THREAD_SAFE | TMEM_HEAP_COMMIT_ALL)
 #define TMEM__ALLOC_FLAG_MASK (TMEM_ALLOC_ALIASABLE | TMEM_ALLOC_ZERO)
 
-/* GENERAL heaps keep recently freed small blocks (<= 512 B) per size class
- * in a LIFO in front of TLSF, so small alloc/free churn skips splits,
- * merges and hash updates (see heap_alloc.c). */
-#define TMEM__HEAP_CACHE_MAX 512u
-#define TMEM__HEAP_CACHE_DEPTH 32u
-/* TLSF user word of a block parked in the cache (no real word is all ones:
- * sizes are < 2^56). */
-#define TMEM__HEAP_CACHED UINT64_MAX
-
-/* Each parked block's offset is kept next to its record index, so a pop
- * hands out the block without loading its TLSF record (a likely cache miss
- * on the allocation's critical path; the record's user word is then only
- * stored). The block's size is its class's: (class + 1) granules. */
-typedef struct tmem__heap_cached {
-    uint64_t offset;
-    uint32_t index;           /* TLSF record */
-    uint32_t pad_;
-} tmem__heap_cached;
-
-typedef struct tmem__heap_cache {
-    uint32_t n[TMEM__HEAP_CACHE_MAX / 16];
-    tmem__heap_cached slot[TMEM__HEAP_CACHE_MAX / 16][TMEM__HEAP_CACHE_DEPTH];
-} tmem__heap_cache;
+/* TLSF user word of a block that is a small-size page (small.h); no real
+ * word is all ones: sizes are < 2^56. */
+#define TMEM__HEAP_SMALL_PAGE UINT64_MAX
 
 /* The owner's word kept with every allocation: requested size and role. */
 static inline uint64_t tmem__heap_pack(uint64_t size, int32_t role) { return size << 8 | (uint64_t)(uint32_t)role; }
@@ -88,7 +70,7 @@ struct tmem_heap {
     uint64_t committed;
     /* metadata, by kind */
     tmem__tlsf tlsf;          /* GENERAL */
-    tmem__heap_cache *cache;  /* GENERAL: small-block LIFOs; NULL otherwise */
+    tmem__small small;        /* GENERAL: size-class pages (map NULL when off) */
     tmem__linear lin;         /* LINEAR */
     tmem__ivx live;           /* PLACEMENT: every live allocation */
     tmem__ivx alias;          /* GENERAL/LINEAR: aliasable allocations whose
@@ -155,13 +137,14 @@ void tmem__heap_poison(tmem_heap *h, uint64_t off, uint64_t size);
 void tmem__heap_note_overlap(tmem_heap *h, uint64_t off, uint64_t size);
 
 /* ---- heap_alloc.c ---- */
-/* GENERAL: give every cached block back to TLSF (reset, FULL, purge). */
-void tmem__heap_cache_flush(tmem_heap *h);
-/* GENERAL: the live (not cached) block at off, or NULL. */
-static inline tmem__tlsf_block *tmem__heap_live_block(tmem_heap *h, uint64_t off) {
-    tmem__tlsf_block *b = tmem__tlsf_find_used(&h->tlsf, off);
-    return b && b->user != TMEM__HEAP_CACHED ? b : NULL;
-}
+/* GENERAL: give every empty small page back to TLSF (reset, FULL, purge). */
+void tmem__heap_small_trim(tmem_heap *h);
+/* GENERAL: the live allocation at off (a small block or a TLSF block):
+ * true with its user word and block bytes. */
+bool tmem__heap_live_at(tmem_heap *h, uint64_t off, uint64_t *user, uint64_t *bytes);
+/* GENERAL: why off names no live allocation: TMEM_E_DOUBLE_FREE or
+ * TMEM_E_FOREIGN (nothing changes). */
+tmem_status tmem__heap_not_live(tmem_heap *h, uint64_t off);
 /* GENERAL/LINEAR: free the live block at off (it must exist); *span gets the
  * free span it joined. */
 void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64_t *span_size);

@@ -168,7 +168,7 @@ uint64_t tmem__heap_purge_volatile(tmem_heap *heap) {
     uint64_t bytes = 0;
     if (tmem__heap_state(heap) != TMEM_PURGEABLE_NON_VOLATILE) {
         tmem__heap_drop_sentinels(heap);
-        tmem__heap_cache_flush(heap);
+        tmem__heap_small_trim(heap);
         bytes = tmem__heap_decommit_all(heap);
         heap->decommitted = true;
         heap->lost = true;

@@ -144,6 +144,11 @@ static uint32_t record_take(tmem__tlsf *t) {
         t->nrecycled--;
     } else {
         i = t->top++;
+        /* generations survive reset (stale handles stay stale) */
+        if (i >= t->inited) {
+            t->blocks[i].gen = 0;
+            t->inited = i + 1;
+        }
     }
     t->blocks[i].live = 1;
     t->block_count++;
@@ -165,10 +170,10 @@ static tmem_status reserve(tmem__tlsf *t, uint32_t n) {
     if (need >= NIL / 4) return tmem__err(TMEM_E_FULL);
     if (t->cap - t->top + t->nrecycled < n) {
         uint32_t cap = t->cap * 2;
-        while (cap - t->top < n) cap *= 2;
+        while (cap - t->top < n || cap < t->inited) cap *= 2;
         tmem__tlsf_block *nb = tmem__meta_alloc(&t->a, (size_t)cap * sizeof *nb);
         if (!nb) return tmem__err(TMEM_E_NO_MEMORY);
-        memcpy(nb, t->blocks, (size_t)t->top * sizeof *nb);
+        memcpy(nb, t->blocks, (size_t)t->inited * sizeof *nb);
         tmem__meta_free(&t->a, t->blocks, (size_t)t->cap * sizeof *nb);
         t->blocks = nb;
         t->cap = cap;
@@ -282,6 +287,12 @@ static uint32_t find_fit(const tmem__tlsf *t, uint64_t size, uint64_t align, uin
 }
 
 tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size) {
+    uint32_t index;
+    return tmem__tlsf_alloc_index(t, size, align, user, out_offset, out_size, &index);
+}
+
+tmem_status tmem__tlsf_alloc_index(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset,
+                                   uint64_t *out_size, uint32_t *out_index) {
     uint64_t granule = 1ull << t->granule_log2;
     if (out_offset) *out_offset = TMEM_OFFSET_NONE;
     if (!size) return tmem__err(TMEM_E_INVALID_ARG);
@@ -312,10 +323,12 @@ tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint6
         b = &t->blocks[i];
     }
     b->user = user;
+    b->gen++;
     t->free_bytes -= b->size;
     t->used_count++;
     if (out_offset) *out_offset = b->offset;
     if (out_size) *out_size = b->size;
+    *out_index = i;
     return TMEM_OK;
 }
 

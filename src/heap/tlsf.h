@@ -34,8 +34,10 @@ typedef struct tmem__tlsf_block {
     uint32_t next_phys;
     uint32_t prev_free;   /* bucket list links while free; next_free also */
     uint32_t next_free;   /* chains recycled records */
-    uint32_t is_free;
-    uint32_t live;        /* record in use (not on the recycled chain) */
+    uint16_t is_free;
+    uint16_t live;        /* record in use (not on the recycled chain) */
+    uint32_t gen;         /* bumped each time the record becomes a used
+                             block: (index, gen) names one allocation */
 } tmem__tlsf_block;
 
 /* A hash slot keeps the key next to the index, so probes and deletions
@@ -60,7 +62,8 @@ typedef struct tmem__tlsf {
     uint32_t heads[TMEM__TLSF_FL_COUNT][TMEM__TLSF_SL_COUNT];
     tmem__tlsf_block *blocks;
     uint32_t cap;         /* records allocated */
-    uint32_t top;         /* records ever handed out (high-water) */
+    uint32_t top;         /* records handed out since the last reset */
+    uint32_t inited;      /* records ever initialised (>= top; keeps gens) */
     uint32_t recycled;    /* chain of recycled records */
     uint32_t nrecycled;
     struct tmem__tlsf_slot *table; /* hash: block start -> record index */
@@ -87,6 +90,16 @@ void tmem__tlsf_destroy(tmem__tlsf *t);
  * NULL). Nothing changes on failure.
  * TMEM_E_INVALID_ARG (0) | TMEM_E_ALIGNMENT | TMEM_E_FULL | TMEM_E_NO_MEMORY */
 tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size);
+/* The same, also giving the block's record index (valid until it is freed). */
+tmem_status tmem__tlsf_alloc_index(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset,
+                                   uint64_t *out_size, uint32_t *out_index);
+/* The used block of record `index` if its generation is still `gen`, else
+ * NULL (freed, merged away, or reused since). */
+static inline tmem__tlsf_block *tmem__tlsf_used_gen(tmem__tlsf *t, uint32_t index, uint32_t gen) {
+    if (index >= t->top) return NULL;
+    tmem__tlsf_block *b = &t->blocks[index];
+    return b->live && !b->is_free && b->gen == gen ? b : NULL;
+}
 /* Free the block starting at offset. TMEM_E_DOUBLE_FREE | TMEM_E_FOREIGN. */
 tmem_status tmem__tlsf_free(tmem__tlsf *t, uint64_t offset, tmem__tlsf_freed *out);
 /* Record index of the used block starting at offset, or NIL; and free by

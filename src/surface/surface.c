@@ -199,12 +199,8 @@ tmem_surface *tmem_surface_retain(tmem_surface *s) {
 
 void tmem_surface_release(tmem_surface *s) {
     if (!tmem__surface_valid(s)) return;
-    /* The drop to zero happens under the context lock, where lookups run. */
-    tmem__context_lock(s->ctx);
-    bool last = atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1;
-    if (last) tmem__surface_registry_remove(s);
-    tmem__context_unlock(s->ctx);
-    if (last) tmem__surface_free(s);
+    /* The drop to zero happens under the registry lock, where lookups run. */
+    if (tmem__surface_registry_release(s)) tmem__surface_free(s);
 }
 
 uint64_t tmem_surface_id(const tmem_surface *s) { return tmem__surface_valid(s) ? s->id : 0; }

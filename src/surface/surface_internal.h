@@ -88,7 +88,8 @@ struct tmem_surface {
     _Atomic int share_mode;    /* TMEM__SHARE_MODE_*: fixed by the final seals */
     _Atomic uint32_t refs;
     _Atomic uint32_t ro_locks, rw_locks;
-    struct tmem_surface *reg_next; /* registry bucket chain (under ctx lock) */
+    struct tmem_surface *reg_next; /* registry chains (under the registry lock): */
+    struct tmem_surface *imp_ctl_next, *imp_pix_next; /* imports by file */
     char name[32];
 };
 #define TMEM__SURFACE_MAGIC 0x53534d54u       /* "TMSS" */
@@ -113,6 +114,9 @@ tmem_status tmem__surface_image_type(tmem_context *ctx, tmem_type *asked, tmem_t
 /* ---- registry.c ---- */
 tmem_status tmem__surface_registry_add(tmem_surface *s);
 void tmem__surface_registry_remove(tmem_surface *s);
+/* Drop one reference; true when it was the last (the surface is then out of
+ * the registry, so no lookup can revive it; the caller frees it). */
+bool tmem__surface_registry_release(tmem_surface *s);
 /* An imported surface of ctx with this identity, files, layout and access,
  * with one more reference; NULL when none. */
 /* An import of the same files and layout already in ctx (one more ref), or
