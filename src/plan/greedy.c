@@ -428,6 +428,9 @@ tmem_status tmem__plan_greedy(const tmem__plan_inst *inst, const tmem__plan_adj 
     if (n > 5000) count = 5;
     if (n > 50000 || fast) count = 3;
     if (!adj && n > 20000) count = 2;   /* O(n^2) each: the classic two */
+    /* Past 65,536 buffers (or asked to be fast) an O(n^2) scan costs seconds:
+     * without overlap lists the sweep alone answers then. */
+    if (!adj && (n > 65536 || fast)) count = 0;
     uint64_t best = UINT64_MAX;
     if (!adj) {
         tmem_status st = run_sweep(inst, offsets, &best);

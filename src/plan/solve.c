@@ -248,6 +248,12 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
 #ifndef GOAL_FRAC
 #define GOAL_FRAC 0.3
 #endif
+/* Under a work budget the goal thread's nodes are its own (the search above
+ * it keeps the whole budget), so it can have more: most instances reach the
+ * lower bound there (MiniMalloc's E needs ~224k nodes of a 400k budget). */
+#ifndef GOAL_WORK_FRAC
+#define GOAL_WORK_FRAC 0.6
+#endif
 #ifndef QUICK_NODES
 #define QUICK_NODES 25000.0  /* the quick look at the goal: ~50 ms of search */
 #endif
@@ -325,7 +331,8 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
          * under 0.3 s of 3.3 s), and where it is out of reach (D, J) the
          * walk above it then has the machine to itself (on a loaded 2-core
          * machine the two threads compete for CPU). */
-        double now = tmem__plan_now(lim), goal_share = (part_end - now) * GOAL_FRAC;
+        double now = tmem__plan_now(lim);
+        double goal_share = (part_end - now) * (lim->clock_ns ? GOAL_FRAC : GOAL_WORK_FRAC);
         if (lim->clock_ns) {
             g.lim.deadline = now + goal_share;
         } else {
@@ -361,7 +368,8 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
      * it fits; then the binary search above it. */
     {
         double now = tmem__plan_now(lim), left = part_end > 0 ? part_end - now : 0;
-        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * (decide ? 1.0 : 0.4) : 0, tmp);
+        double share = decide ? 1.0 : lim->clock_ns ? 0.4 : GOAL_WORK_FRAC;
+        tmem__plan_search_result r = probe(j, &adj, goal_cap, lim, part_end > 0 ? now + left * share : 0, tmp);
         if (r == TMEM__PLAN_FOUND) take(j, tmp);
         else if (r == TMEM__PLAN_NONE && goal_cap + step > j->proved) j->proved = goal_cap + step;
     }
