@@ -319,6 +319,30 @@ static void test_long_piece(void) {
     CHECK(n < len); /* "he" merges happened */
     free(ids);
     free(s);
+    /* past the scratch heap (16 MiB: 36 bytes per byte) a piece is refused, not crashed on */
+    size_t big = 1u << 20;
+    char *word = malloc(big);
+    int32_t *many = malloc(big * sizeof *many);
+    REQUIRE(word && many);
+    memset(word, 'h', big);
+    tmem_status st = tmrt_tokenizer_encode(l.tok, word, big, 0, many, big, &n);
+    CHECK_MSG(st == TMEM_E_FULL || st == TMEM_E_NO_MEMORY || st == TMEM_E_BUDGET, "%s", tmem_status_name(st));
+    CHECK(n == 0);
+    unload(&l);
+    /* a larger scratch heap takes it */
+    mini m;
+    mini_init(&m);
+    size_t img_len;
+    REQUIRE(mini_image(&m, &l.img, &img_len));
+    tmem_gguf_error ge;
+    REQUIRE_OK(tmem_gguf_open_memory(ctx, l.img, img_len, &l.g, &ge));
+    tmrt_tokenizer_desc d = {.scratch_bytes = 64ull << 20};
+    char err[256];
+    REQUIRE_OK(tmrt_tokenizer_load_ex(ctx, l.g, &d, &l.tok, err, sizeof err));
+    CHECK_OK(tmrt_tokenizer_encode(l.tok, word, big, 0, many, big, &n));
+    CHECK(n == big); /* no "h h" merge: one token per byte */
+    free(word);
+    free(many);
     unload(&l);
 }
 
