@@ -152,6 +152,36 @@ static void test_chat(void) {
     unload(&l);
 }
 
+/* A GPT-NeoX-style vocabulary without the bytes valid UTF-8 never holds:
+ * it loads, encodes valid text, and refuses such a byte. */
+static void test_vocab_without_invalid_bytes(void) {
+    mini m;
+    mini_init(&m);
+    m.tokens[0xC0] = "zz"; /* "\xc3\x80" (byte 0xC0) is gone */
+    m.tokens[0xFF] = "zy";
+    void *img;
+    tmem_gguf *g;
+    tmrt_tokenizer *tok;
+    char err[256];
+    REQUIRE_OK(mini_load(ctx, &m, &img, &g, &tok, err, sizeof err));
+    int32_t ids[16];
+    size_t n;
+    CHECK_OK(tmrt_tokenizer_encode(tok, "hello \xc3\x80", 8, 0, ids, 16, &n));
+    CHECK_ST(tmrt_tokenizer_encode(tok, "hello \xc0", 7, 0, ids, 16, &n), TMEM_E_UNSUPPORTED);
+    CHECK(n == 0);
+    CHECK_ST(tmrt_tokenizer_encode(tok, "\xff", 1, 0, ids, 16, &n), TMEM_E_UNSUPPORTED);
+    tmrt_tokenizer_destroy(tok);
+    tmem_gguf_close(g);
+    free(img);
+    /* a byte valid UTF-8 holds must have its token */
+    mini_init(&m);
+    m.tokens[0x80] = "zz";
+    tmem_status st = mini_load(ctx, &m, &img, &g, &tok, err, sizeof err);
+    CHECK(st == TMEM_E_CORRUPT && strstr(err, "byte 0x80"));
+    tmem_gguf_close(g);
+    free(img);
+}
+
 /* Pieces of s under kind, joined by '|'. */
 static void split(tmrt_pretok kind, const char *s, char *out) {
     size_t len = strlen(s), o = 0;
@@ -182,6 +212,8 @@ static void test_pretokenizer_rules(void) {
         {TMRT_PRETOK_QWEN35, "a\xcc\x81" "b", "a\xcc\x81" "b"},
         /* invalid bytes are one OTHER character each */
         {TMRT_PRETOK_QWEN2, "a\xff" "b\xc3", "a|\xff" "b|\xc3"},
+        /* GPT-2: case-sensitive contractions, digit runs, no [\r\n]* tail */
+        {TMRT_PRETOK_GPT2, "I'M it's 12345 !!\n\nx  y", "I|'|M| it|'s| 12345| !!|\n|\n|x| | y"},
     };
     char out[128];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -287,6 +319,30 @@ static void test_long_piece(void) {
     CHECK(n < len); /* "he" merges happened */
     free(ids);
     free(s);
+    /* past the scratch heap (16 MiB: 36 bytes per byte) a piece is refused, not crashed on */
+    size_t big = 1u << 20;
+    char *word = malloc(big);
+    int32_t *many = malloc(big * sizeof *many);
+    REQUIRE(word && many);
+    memset(word, 'h', big);
+    tmem_status st = tmrt_tokenizer_encode(l.tok, word, big, 0, many, big, &n);
+    CHECK_MSG(st == TMEM_E_FULL || st == TMEM_E_NO_MEMORY || st == TMEM_E_BUDGET, "%s", tmem_status_name(st));
+    CHECK(n == 0);
+    unload(&l);
+    /* a larger scratch heap takes it */
+    mini m;
+    mini_init(&m);
+    size_t img_len;
+    REQUIRE(mini_image(&m, &l.img, &img_len));
+    tmem_gguf_error ge;
+    REQUIRE_OK(tmem_gguf_open_memory(ctx, l.img, img_len, &l.g, &ge));
+    tmrt_tokenizer_desc d = {.scratch_bytes = 64ull << 20};
+    char err[256];
+    REQUIRE_OK(tmrt_tokenizer_load_ex(ctx, l.g, &d, &l.tok, err, sizeof err));
+    CHECK_OK(tmrt_tokenizer_encode(l.tok, word, big, 0, many, big, &n));
+    CHECK(n == big); /* no "h h" merge: one token per byte */
+    free(word);
+    free(many);
     unload(&l);
 }
 
@@ -334,6 +390,7 @@ int main(void) {
     RUN(test_bpe_and_specials);
     RUN(test_decode_and_stream);
     RUN(test_chat);
+    RUN(test_vocab_without_invalid_bytes);
     RUN(test_pretokenizer_rules);
     RUN(test_synth);
     RUN(test_long_piece);

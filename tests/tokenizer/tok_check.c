@@ -14,6 +14,8 @@
  *   tok_check synth N_VOCAB OUT.gguf      tmrt_tokenizer_synth_write's vocabulary
  *   tok_check split qwen2|qwen35 CORPUS OUT  our pre-tokenizer's pieces per line
  *                                         (split_js.js writes JavaScript's)
+ *   tok_check llamacpp GGUF INP OUT       llama.cpp's own tokenizer test files
+ *                                         (models/ggml-vocab-*.gguf{,.inp,.out})
  * Exit 0 on agreement, 1 on a mismatch or error (the first mismatches are
  * printed with both id lists). */
 #include <stdio.h>
@@ -355,7 +357,55 @@ static int cmd_split(const char *kind, const char *corpus, const char *out) {
     return fclose(f) ? 1 : 0;
 }
 
+/* llama.cpp's tokenizer test files (tests/test-tokenizer-0.cpp's format):
+ * INP holds the texts separated by "\n__ggml_vocab_test__\n", OUT one line
+ * of ids per text; no specials parsed or added. */
+static int cmd_llamacpp(const char *path, const char *inp, const char *outp) {
+    tmrt_tokenizer *tok = open_tok(path, 0);
+    if (!tok) return 1;
+    size_t il, ol;
+    char *in = read_file(inp, &il), *out = read_file(outp, &ol);
+    if (!in || !out) return fprintf(stderr, "tok_check: cannot read %s / %s\n", inp, outp), 1;
+    static const char sep[] = "\n__ggml_vocab_test__\n";
+    int32_t *want = malloc((ol / 2 + 2) * sizeof *want);
+    size_t tests = 0, bad = 0, pos = 0;
+    char *oline = out;
+    while (pos < il) {
+        char *next = strstr(in + pos, sep);
+        size_t end = next ? (size_t)(next - in) : il;
+        char *onl = strchr(oline, '\n');
+        if (!onl) return fprintf(stderr, "tok_check: %s has fewer lines than tests\n", outp), 1;
+        *onl = 0;
+        size_t nw = parse_ids(oline, want), n;
+        int32_t *got = NULL;
+        size_t cap = end - pos + 16;
+        got = malloc(cap * sizeof *got);
+        if (tmrt_tokenizer_encode(tok, in + pos, end - pos, 0, got, cap, &n) != TMEM_OK || n != nw ||
+            memcmp(got, want, n * sizeof *got)) {
+            if (bad++ < 8) {
+                fprintf(stderr, "test %zu: '%.*s'\n", tests + 1, (int)(end - pos < 80 ? end - pos : 80), in + pos);
+                print_ids("ours    ", got, n);
+                print_ids("llama.cpp", want, nw);
+            }
+        }
+        if (!round_trips(tok, in + pos, end - pos)) bad++;
+        free(got);
+        tests++;
+        oline = onl + 1;
+        if (!next) break;
+        pos = end + sizeof sep - 1;
+    }
+    printf("tok_check llamacpp: %zu tests, %zu mismatches\n", tests, bad);
+    free(in);
+    free(out);
+    free(want);
+    tmrt_tokenizer_destroy(tok);
+    tmem_context_destroy(ctx);
+    return bad || !tests ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 5 && !strcmp(argv[1], "llamacpp")) return cmd_llamacpp(argv[2], argv[3], argv[4]);
     if (argc >= 5 && !strcmp(argv[1], "split")) return cmd_split(argv[2], argv[3], argv[4]);
     if (argc >= 4 && !strcmp(argv[1], "synth")) return cmd_synth(argv[2], argv[3]);
     if (argc >= 4 && !strcmp(argv[1], "gguf")) return cmd_gguf(argv[2], argv[3]);
@@ -363,6 +413,6 @@ int main(int argc, char **argv) {
     if (argc >= 5 && !strcmp(argv[1], "compare")) return cmd_compare(argv[2], argv[3], argv[4]);
     if (argc >= 4 && !strcmp(argv[1], "bench")) return cmd_bench(argv[2], argv[3], argc >= 5 && !strcmp(argv[4], "copy"));
     fprintf(stderr, "usage: tok_check gguf DUMP OUT | jsview CORPUS OUT | compare GGUF CORPUS IDS | "
-                    "bench GGUF CORPUS [copy] | synth N_VOCAB OUT | split KIND CORPUS OUT\n");
+                    "bench GGUF CORPUS [copy] | synth N_VOCAB OUT | split KIND CORPUS OUT | llamacpp GGUF INP OUT\n");
     return 2;
 }

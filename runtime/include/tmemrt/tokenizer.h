@@ -22,7 +22,8 @@
  *    or "none"/"no_vocab": TMEM_E_NOT_FOUND (the model runs from token ids).
  *  - `tokenizer.ggml.pre` STRING: the pre-tokenizer. "qwen2" (and its
  *    aliases "deepseek-r1-qwen", "megrez", "kormo", "f2llmv2"), "qwen35",
- *    "llama-bpe"/"llama3" (digits in runs of 1..3). Others: TMEM_E_UNSUPPORTED.
+ *    "llama-bpe"/"llama3" (digits in runs of 1..3), "gpt-2"/"phi-2"/"mpt"/
+ *    "olmo" (GPT-2's own regex). Others: TMEM_E_UNSUPPORTED.
  *  - `tokenizer.ggml.tokens` STRING array (required): normal tokens are
  *    byte-level encoded (GPT-2's bytes_to_unicode), control / user-defined
  *    tokens are raw UTF-8 text.
@@ -96,6 +97,7 @@ typedef enum tmrt_pretok {
     TMRT_PRETOK_QWEN35,     /**< as QWEN2 with [\p{L}\p{M}]+ for letters and \p{M} excluded
                                   from the punctuation run */
     TMRT_PRETOK_LLAMA3,     /**< as QWEN2 with \p{N}{1,3} */
+    TMRT_PRETOK_GPT2,       /**< 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ */
     TMRT_PRETOK_COUNT
 } tmrt_pretok;
 
@@ -151,8 +153,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_load(tmem_context *ctx, const
  *          more than 2^21 - 1 tokens, more than 256 MiB of token strings) |
  *          TMEM_E_CORRUPT (broken metadata: a key of the wrong type, missing
  *          tokens or merges, empty or duplicate tokens, a normal token that is
- *          not byte-level text, a byte without its token, token types short
- *          or out of range, a malformed merge or one naming an unknown token
+ *          not byte-level text, a byte valid UTF-8 can hold without its
+ *          token, token types short or out of range, a malformed merge or
+ *          one naming an unknown token
  *          or whose result is not a token, a special id out of range) |
  *          TMEM_E_BUDGET | TMEM_E_FULL | TMEM_E_NO_MEMORY (heap creation or
  *          allocation). Nothing stays allocated on failure.
@@ -199,7 +202,10 @@ typedef enum tmrt_tokenize_flag {
  *          small: ids holds the first cap tokens, *n the count needed) |
  *          TMEM_E_NO_MEMORY / TMEM_E_BUDGET (a piece longer than 256 bytes
  *          found no scratch: *n is 0) | TMEM_E_OVERFLOW (more than INT32_MAX
- *          tokens)
+ *          tokens) | TMEM_E_UNSUPPORTED (the text holds a byte the vocabulary
+ *          has no token for: only vocabularies without all 256 byte tokens,
+ *          like GPT-NeoX's, and only bytes valid UTF-8 never holds, 0xC0,
+ *          0xC1, 0xF5..0xFF; *n is 0)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_encode(const tmrt_tokenizer *tok, const char *text,
                                                           size_t len, uint32_t flags, int32_t *ids,

@@ -87,6 +87,8 @@ static void merge_all(const tmrt_tokenizer *t, bpe_work *w, size_t n) {
 }
 
 tmem_status tmrt__bpe_piece(const tmrt_tokenizer *t, const uint8_t *s, size_t len, tok_out *o) {
+    for (size_t i = 0; i < len; i++)
+        if (t->byte_token[s[i]] < 0) return TMEM_E_UNSUPPORTED; /* a byte the vocabulary lacks */
     if (len == 1) {
         tok_emit(o, t->byte_token[s[0]]);
         return TMEM_OK;

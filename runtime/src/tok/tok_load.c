@@ -129,7 +129,8 @@ static tmem_status read_kind(loader *L) {
     static const struct { const char *name; tmrt_pretok kind; } pres[] = {
         {"qwen2", TMRT_PRETOK_QWEN2},  {"deepseek-r1-qwen", TMRT_PRETOK_QWEN2}, {"megrez", TMRT_PRETOK_QWEN2},
         {"kormo", TMRT_PRETOK_QWEN2},  {"f2llmv2", TMRT_PRETOK_QWEN2},          {"qwen35", TMRT_PRETOK_QWEN35},
-        {"llama-bpe", TMRT_PRETOK_LLAMA3}, {"llama3", TMRT_PRETOK_LLAMA3},
+        {"llama-bpe", TMRT_PRETOK_LLAMA3}, {"llama3", TMRT_PRETOK_LLAMA3}, {"gpt-2", TMRT_PRETOK_GPT2},
+        {"phi-2", TMRT_PRETOK_GPT2},   {"mpt", TMRT_PRETOK_GPT2},   {"olmo", TMRT_PRETOK_GPT2},
     };
     for (size_t i = 0; i < sizeof pres / sizeof pres[0]; i++) {
         if (str_is(s, pres[i].name)) {
@@ -137,7 +138,7 @@ static tmem_status read_kind(loader *L) {
             return TMEM_OK;
         }
     }
-    return fail(L, TMEM_E_UNSUPPORTED, "%s '%s': unsupported pre-tokenizer (qwen2, qwen35, llama-bpe)", K_PRE,
+    return fail(L, TMEM_E_UNSUPPORTED, "%s '%s': unsupported pre-tokenizer (qwen2, qwen35, llama-bpe, gpt-2)", K_PRE,
                 quote(q, sizeof q, s.data, s.len));
 }
 
@@ -263,6 +264,13 @@ static tmem_status build_vocab(loader *L) {
             n = 2;
         }
         uint32_t id = vocab_find(L, u, n, NULL, 0);
+        bool never_in_utf8 = b == 0xC0 || b == 0xC1 || b >= 0xF5;
+        if (id == TOK_NONE && never_in_utf8) {
+            /* GPT-NeoX-style vocabularies omit the bytes valid UTF-8 never
+             * holds; encoding such a byte is refused (TMEM_E_UNSUPPORTED) */
+            L->t->byte_token[b] = -1;
+            continue;
+        }
         if (id == TOK_NONE || tok_type(L->t, id) != TMRT_TOKEN_NORMAL)
             return fail(L, TMEM_E_CORRUPT, "%s: no normal token for byte 0x%02x ('%s')", K_TOKENS, b,
                         quote(q, sizeof q, (const char *)u, n));

@@ -4,7 +4,9 @@
  *   (?i:'s|'t|'re|'ve|'m|'ll|'d) | [^\r\n\p{L}\p{N}]?\p{L}+ | \p{N} |
  *    ?[^\s\p{L}\p{N}]+[\r\n]* | \s*[\r\n]+ | \s+(?!\S) | \s+
  * Qwen3.5 reads [\p{L}\p{M}]+ for \p{L}+ and [^\s\p{L}\p{M}\p{N}] in the
- * punctuation run; Llama 3 reads \p{N}{1,3} for \p{N}. A regex engine tries
+ * punctuation run; Llama 3 reads \p{N}{1,3} for \p{N}. GPT-2's own regex
+ * (gpt2_next) is 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|
+ * \s+(?!\S)|\s+ with case-sensitive contractions. A regex engine tries
  * the alternatives in order at each position and takes the first that
  * matches; each rule below is one alternative, in that order, written as the
  * match it produces (the backtracking of \s*[\r\n]+ ends after the run's
@@ -58,8 +60,70 @@ static size_t contraction(const cursor *c, size_t pos) {
     return 0;
 }
 
+/* End of the run of characters of class cls from pos. */
+static size_t run_class(const cursor *c, size_t pos, unsigned cls) {
+    while (pos < c->len) {
+        size_t n;
+        if (cls_at(c, pos, &n, NULL) != cls) break;
+        pos += n;
+    }
+    return pos;
+}
+
+/* The whitespace rules of every pattern, at a whitespace character:
+ * \s*[\r\n]+ (when with_rn), then \s+(?!\S), then \s+. */
+static size_t whitespace(const cursor *c, size_t pos, bool with_rn) {
+    size_t end = pos, last_rn = 0, last_start = pos, chars = 0;
+    bool has_rn = false;
+    while (end < c->len) {
+        size_t n2;
+        uint32_t cp2;
+        if (cls_at(c, end, &n2, &cp2) != TMRT_UCAT_SPACE) break;
+        if (cp2 == '\r' || cp2 == '\n') {
+            has_rn = true;
+            last_rn = end + 1;
+        }
+        last_start = end;
+        end += n2;
+        chars++;
+    }
+    if (with_rn && has_rn) return last_rn;          /* \s*[\r\n]+ */
+    if (end == c->len || chars == 1) return end;    /* \s+(?!\S) at the end, or \s+ */
+    return last_start;                              /* \s+(?!\S): leave the last one */
+}
+
+static size_t gpt2_next(const cursor *c, size_t pos) {
+    const uint8_t *s = c->s;
+    size_t len = c->len, n;
+    uint32_t cp;
+    unsigned cls = cls_at(c, pos, &n, &cp);
+    if (cp == '\'' && pos + 1 < len) {
+        uint8_t a = s[pos + 1], b = pos + 2 < len ? s[pos + 2] : 0;
+        if (a == 's' || a == 't' || a == 'm' || a == 'd') return pos + 2;
+        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return pos + 3;
+    }
+    size_t p = pos, n2 = n;
+    unsigned cl = cls;
+    if (cp == ' ' && pos + 1 < len) {
+        p = pos + 1;
+        cl = cls_at(c, p, &n2, NULL);
+    }
+    if (cl == TMRT_UCAT_LETTER || cl == TMRT_UCAT_NUMBER) return run_class(c, p + n2, cl); /*  ?\p{L}+ |  ?\p{N}+ */
+    if (cl != TMRT_UCAT_SPACE) {                                                          /*  ?[^\s\p{L}\p{N}]+ */
+        p += n2;
+        for (;;) {
+            if (p >= len) return p;
+            unsigned c2 = cls_at(c, p, &n2, NULL);
+            if (c2 == TMRT_UCAT_SPACE || c2 == TMRT_UCAT_LETTER || c2 == TMRT_UCAT_NUMBER) return p;
+            p += n2;
+        }
+    }
+    return whitespace(c, pos, false);
+}
+
 size_t tmrt__pretok_next(tmrt_pretok k, const uint8_t *s, size_t len, size_t pos) {
     cursor c = {s, len};
+    if (k == TMRT_PRETOK_GPT2) return gpt2_next(&c, pos);
     size_t n;
     uint32_t cp;
     unsigned cls = cls_at(&c, pos, &n, &cp);
@@ -101,22 +165,5 @@ size_t tmrt__pretok_next(tmrt_pretok k, const uint8_t *s, size_t len, size_t pos
         }
     }
     /* The whitespace rules: cls is SPACE here (every other class matched above). */
-    size_t end = pos, last_rn = 0, last_start = pos, chars = 0;
-    bool has_rn = false;
-    while (end < len) {
-        size_t n2;
-        uint32_t cp2;
-        if (cls_at(&c, end, &n2, &cp2) != TMRT_UCAT_SPACE) break;
-        if (cp2 == '\r' || cp2 == '\n') {
-            has_rn = true;
-            last_rn = end + 1;
-        }
-        last_start = end;
-        end += n2;
-        chars++;
-    }
-    if (chars == 0) return pos + n; /* not reached: a lone OTHER would be punctuation */
-    if (has_rn) return last_rn;                 /* \s*[\r\n]+ */
-    if (end == len || chars == 1) return end;   /* \s+(?!\S) at the end, or \s+ */
-    return last_start;                          /* \s+(?!\S): leave the last one */
+    return whitespace(&c, pos, true);
 }
