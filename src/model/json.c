@@ -385,6 +385,10 @@ static void sort_keys(tmem_json *j, uint32_t *a, uint32_t n) {
 static tmem_status index_object(parser *p, uint32_t obj) {
     tmem_json *j = p->j;
     uint32_t count = j->nodes[obj].count;
+    if (count == 0) { /* nothing to index (and no NULL + 0 below: fuzz/safetensors found it) */
+        j->nodes[obj].len = j->n_sorted;
+        return TMEM_OK;
+    }
     if ((uint64_t)j->n_sorted + count > UINT32_MAX) return tmem__err(TMEM_E_OVERFLOW);
     if (j->n_sorted + count > j->cap_sorted) {
         uint64_t nc = j->cap_sorted ? j->cap_sorted : 64;
