@@ -96,7 +96,7 @@ tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, const tmem_plan *plan, const
         /* Each buffer its own aliasable allocation: the heap's overlap check
          * and use-after-alias detection then see the real buffers. */
         for (uint32_t i = 0; i < info.buffers; i++) {
-            tmem_alloc_info ai;
+            tmem_alloc_info ai = {0};
             st = alloc_buffer(heap, plan, i, d.offset, TMEM_ALLOC_ALIASABLE, &ai);
             if (st != TMEM_OK) {
                 unbind_buffers(heap, plan, d.offset, i);

@@ -47,6 +47,7 @@ static _Thread_local fault_state g_fault;
 static atomic_int_fast64_t g_live_mappings;
 static atomic_int_fast64_t g_live_fds;
 
+#if TMEM_FAULT_INJECTION
 static bool is_teardown(tmem__os_call call) {
     return call == TMEM__OS_RELEASE || call == TMEM__OS_UNMAP || call == TMEM__OS_CLOSE ||
            call == TMEM__OS_DECOMMIT || call == TMEM__OS_UNLOCK || call == TMEM__OS_UNLINK;
@@ -58,6 +59,7 @@ static tmem_status fault_fire(tmem__os_call call, int err) {
     errno = err;
     return tmem__os_status_from_errno(err);
 }
+#endif
 
 tmem_status tmem__os_fault_hit(tmem__os_call call) {
 #if TMEM_FAULT_INJECTION
