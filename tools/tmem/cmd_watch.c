@@ -62,28 +62,10 @@ static void usage(FILE *f) {
             "  the child sees TMEM_LIMIT=<bytes>; exit status is the child's (137 if killed)\n");
 }
 
-/* Strict: digits, then an optional unit; no sign, no fraction, no overflow. */
+/* The library's one size parser (typedmem/parse.h), as every command uses. */
 static bool parse_limit(const char *s, uint64_t *out) {
-    static const struct { const char *unit; uint64_t mul; } units[] = {
-        {"", 1}, {"B", 1}, {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"M", 1ull << 20},
-        {"MiB", 1ull << 20}, {"G", 1ull << 30}, {"GiB", 1ull << 30}, {"KB", 1000},
-        {"MB", 1000000}, {"GB", 1000000000},
-    };
-    uint64_t n = 0;
-    const char *p = s;
-    if (*p < '0' || *p > '9') return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (n > (UINT64_MAX - d) / 10) return false;
-        n = n * 10 + d;
-    }
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(p, units[i].unit)) continue;
-        if (n > UINT64_MAX / units[i].mul) return false;
-        *out = n * units[i].mul;
-        return *out > 0;
-    }
-    return false;
+    const char *why;
+    return tmem_parse_size(s, strlen(s), out, &why) == TMEM_OK && *out > 0;
 }
 
 static bool parse_interval_ms(const char *s, uint64_t *out_us) {
