@@ -16,6 +16,7 @@
 #include "args.h"
 #include "bench.h"
 #include "model_cache.h"
+#include "run_report.h"
 
 #define LLAMA_CPP_DIRTY_MIB 227.6
 #define LLAMA_CPP_PREFILL 138.6
@@ -26,13 +27,6 @@ typedef struct run_figures {
     double prefill_tok_s, decode_tok_s, os_vs_pred;
     double predicted, predicted_ctx, committed, dirty, rss, weights;
 } run_figures;
-
-static double json_num(const char *text, const char *key) {
-    char k[96];
-    snprintf(k, sizeof k, "\"%s\": ", key);
-    const char *p = strstr(text, k);
-    return p ? strtod(p + strlen(k), NULL) : -1;
-}
 
 static run_figures run_child(const char *exe, const char *model, const char *tokens, const char *memory,
                              unsigned threads, unsigned ctx, unsigned n_gen) {
@@ -50,15 +44,15 @@ static run_figures run_child(const char *exe, const char *model, const char *tok
         return f;
     }
     f.ok = true;
-    f.prefill_tok_s = json_num(out, "prefill_tok_s");
-    f.decode_tok_s = json_num(out, "decode_tok_s");
-    f.predicted = json_num(out, "predicted_dirty");
-    f.predicted_ctx = json_num(out, "predicted_dirty_ctx");
-    f.committed = json_num(out, "committed_dirty_peak");
-    f.dirty = json_num(out, "os_private_dirty_peak");
-    f.rss = json_num(out, "os_rss_peak");
-    f.weights = json_num(out, "weights_bytes");
-    f.os_vs_pred = json_num(out, "os_vs_predicted_pct");
+    f.prefill_tok_s = run_report_json_num(out, "prefill_tok_s");
+    f.decode_tok_s = run_report_json_num(out, "decode_tok_s");
+    f.predicted = run_report_json_num(out, "predicted_dirty");
+    f.predicted_ctx = run_report_json_num(out, "predicted_dirty_ctx");
+    f.committed = run_report_json_num(out, "committed_dirty_peak");
+    f.dirty = run_report_json_num(out, "os_private_dirty_peak");
+    f.rss = run_report_json_num(out, "os_rss_peak");
+    f.weights = run_report_json_num(out, "weights_bytes");
+    f.os_vs_pred = run_report_json_num(out, "os_vs_predicted_pct");
     return f;
 }
 

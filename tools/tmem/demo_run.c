@@ -16,19 +16,13 @@
 #include "commands.h"
 #include "demo.h"
 #include "model_cache.h"
+#include "run_report.h"
 
 typedef struct demo_figures {
     bool ok;
     double prefill, decode, predicted, predicted_ctx, committed, dirty, rss, os_vs_pred, weights;
     char tokens[512];
 } demo_figures;
-
-static double num(const char *text, const char *key) {
-    char k[96];
-    snprintf(k, sizeof k, "\"%s\": ", key);
-    const char *p = strstr(text, k);
-    return p ? strtod(p + strlen(k), NULL) : -1;
-}
 
 static demo_figures run_one(const char *exe, const char *model, const char *tokens, const char *memory,
                             const char *trace, unsigned n_gen, unsigned threads) {
@@ -43,15 +37,15 @@ static demo_figures run_one(const char *exe, const char *model, const char *toke
     out[len] = 0;
     if (pclose(p) != 0 || !strstr(out, "\"decode_tok_s\"")) return f;
     f.ok = true;
-    f.prefill = num(out, "prefill_tok_s");
-    f.decode = num(out, "decode_tok_s");
-    f.predicted = num(out, "predicted_dirty");
-    f.predicted_ctx = num(out, "predicted_dirty_ctx");
-    f.committed = num(out, "committed_dirty_peak");
-    f.dirty = num(out, "os_private_dirty_peak");
-    f.rss = num(out, "os_rss_peak");
-    f.os_vs_pred = num(out, "os_vs_predicted_pct");
-    f.weights = num(out, "weights_bytes");
+    f.prefill = run_report_json_num(out, "prefill_tok_s");
+    f.decode = run_report_json_num(out, "decode_tok_s");
+    f.predicted = run_report_json_num(out, "predicted_dirty");
+    f.predicted_ctx = run_report_json_num(out, "predicted_dirty_ctx");
+    f.committed = run_report_json_num(out, "committed_dirty_peak");
+    f.dirty = run_report_json_num(out, "os_private_dirty_peak");
+    f.rss = run_report_json_num(out, "os_rss_peak");
+    f.os_vs_pred = run_report_json_num(out, "os_vs_predicted_pct");
+    f.weights = run_report_json_num(out, "weights_bytes");
     const char *t = strstr(out, "\"tokens\": [");
     if (t) {
         t += 11;

@@ -1,5 +1,6 @@
 /* run_report.c: see run_report.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "run_report.h"
 
@@ -146,4 +147,11 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
     fprintf(f, "private dirty: predicted %.2f MiB at --ctx, %.2f MiB for this run; committed peak %.2f MiB, OS-measured peak %.2f MiB (%+.1f%%; "
                "process baseline %.2f MiB); RSS peak %.2f MiB\n",
             mib(predicted_ctx), mib(predicted), mib(committed), mib(r->peak_dirty), os_vs_pred, mib(r->baseline_dirty), mib(r->peak_rss));
+}
+
+double run_report_json_num(const char *json, const char *key) {
+    char k[96];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *p = strstr(json, k);
+    return p ? strtod(p + strlen(k), NULL) : -1;
 }

@@ -29,4 +29,8 @@ void run_report_refusal(const run_report *r, uint64_t budget, bool json);
 void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *tok, const int32_t *gen,
                        uint32_t n_gen, bool json);
 
+/* A number of `tmem run --json`'s summary ("key": value); -1 if absent.
+ * For the commands that run it as a child (bench run, demo). */
+double run_report_json_num(const char *json, const char *key);
+
 #endif
