@@ -194,6 +194,7 @@ int tmem_cmd_run(int argc, char **argv) {
         if (tmrt_tokenizer_get_info(tok, &ti) == TMEM_OK) rep.tokenizer_bytes = ti.table_bytes;
     }
 
+    double t_prompt = now_s(); /* TTFT counts from here: image decode, encode, prefill */
     bool image = run_vision_active(&a.vision);
     if (image && run_vision_open(&a.vision, ctx, a.naive, tok, hp)) goto done;
     char *image_prompt = image && a.prompt ? run_vision_prompt(&a.vision, a.prompt) : NULL;
@@ -312,6 +313,7 @@ int tmem_cmd_run(int argc, char **argv) {
             goto done;
         }
         gen[n_gen] = next;
+        if (n_gen == 0) rep.ttft_s = now_s() - t_prompt;
         bool eog = tok ? tmrt_tokenizer_is_eog(tok, next) : next == hp->eos_token;
         if (!a.json) {
             if (tok && !eog && tmrt_tokenizer_decode_stream(tok, &us, next, piece, sizeof piece, &plen) == TMEM_OK)
@@ -363,6 +365,7 @@ int tmem_cmd_run(int argc, char **argv) {
             tmrt_session_fit(s, si.n_past, &rep.used) != TMEM_OK)
             memset(&rep.used, 0, sizeof rep.used);
     }
+    if (image) rep.vision = &a.vision.stats;
     run_report_finish(&rep, ctx, tok, gen, n_gen, a.json);
     if (image && !a.json) run_vision_report(&a.vision, stderr);
     rc = 0;
