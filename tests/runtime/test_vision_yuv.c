@@ -30,7 +30,8 @@ static tmem_surface *yuv_surface(tmem_context *ctx, tmem_pixel_format f, uint32_
         uint64_t row_bytes = (uint64_t)v.shape[1] * (v.rank > 2 ? (uint64_t)v.shape[2] : 1);
         for (uint64_t y = 0; y < (uint64_t)v.shape[0]; y++)
             for (uint64_t x = 0; x < row_bytes; x++)
-                ((uint8_t *)v.data)[y * (uint64_t)v.strides[0] + x] = (uint8_t)(tmem_rng_next(&r) >> 56);
+                ((uint8_t *)v.data)[y * (uint64_t)v.strides[0] + x] =
+                    (uint8_t)(tmem_rng_next(&r) >> 56);
     }
     if (tmem_surface_unlock(s, 0, NULL) != TMEM_OK) return NULL;
     return s;
@@ -64,7 +65,9 @@ static void test_yuv(tmem_context *ctx) {
     tmrt_vision *v;
     REQUIRE(tmrt_vision_open(ctx, path, &v, err, sizeof err) == 0);
     uint32_t out_h = tmrt_vision_get_config(v)->out_hidden;
-    struct { uint32_t w, h; } sizes[] = {{64, 64}, {80, 48}, {96, 34}};
+    struct {
+        uint32_t w, h;
+    } sizes[] = {{64, 64}, {80, 48}, {96, 34}};
     tmem_pixel_format formats[] = {TMEM_FORMAT_NV12, TMEM_FORMAT_I420};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         for (size_t fi = 0; fi < 2; fi++) {
@@ -76,18 +79,18 @@ static void test_yuv(tmem_context *ctx) {
             float *other = encode(ctx, v, f, w, h, 6, TMRT_VISION_NAIVE, &st_c);
             REQUIRE(typed && naive && other);
             size_t n = (size_t)st_t.grid.n_tokens * out_h;
-            CHECK_MSG(memcmp(typed, naive, n * sizeof(float)) == 0, "%s %ux%u: typed and naive differ",
-                      tmem_pixel_format_name(f), w, h);
+            CHECK_MSG(memcmp(typed, naive, n * sizeof(float)) == 0,
+                      "%s %ux%u: typed and naive differ", tmem_pixel_format_name(f), w, h);
             CHECK(st_t.image_copies == 1 && st_n.image_copies == 5);
             CHECK(st_t.grid.n_tokens == st_n.grid.n_tokens && st_n.grid.n_tokens > 0);
             bool finite = true;
             for (size_t i = 0; i < n; i++) finite = finite && isfinite(naive[i]);
             CHECK(finite);
-            CHECK_MSG(memcmp(naive, other, n * sizeof(float)) != 0, "%s %ux%u: chroma has no effect",
-                      tmem_pixel_format_name(f), w, h);
+            CHECK_MSG(memcmp(naive, other, n * sizeof(float)) != 0,
+                      "%s %ux%u: chroma has no effect", tmem_pixel_format_name(f), w, h);
             printf("   %s %ux%u -> %ux%u: %u tokens, typed == naive (%u vs %u copies)\n",
-                   tmem_pixel_format_name(f), w, h, st_t.grid.width, st_t.grid.height, st_t.grid.n_tokens,
-                   st_t.image_copies, st_n.image_copies);
+                   tmem_pixel_format_name(f), w, h, st_t.grid.width, st_t.grid.height,
+                   st_t.grid.n_tokens, st_t.image_copies, st_n.image_copies);
             free(typed), free(naive), free(other);
         }
     tmrt_vision_close(v);

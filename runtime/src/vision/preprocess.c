@@ -24,7 +24,8 @@
 #include <string.h>
 #include "vision/vision_internal.h"
 
-int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32_t height, tmrt_vision_grid *out) {
+int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32_t height,
+                             tmrt_vision_grid *out) {
     memset(out, 0, sizeof *out);
     double f = (double)c->patch * c->merge, h = height, w = width;
     if (!width || !height || h < f || w < f) return -1;
@@ -52,16 +53,20 @@ void vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out) {
     out->filter = TMEM_RESIZE_BILINEAR;
 }
 
-int vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
-                      char *err, size_t cap) {
+int vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+                      float *patches, char *err, size_t cap) {
     const tmrt_vision_config *c = &v->cfg;
     tmem_convert_desc cd;
     vis_convert_desc(c, &cd);
-    tmem_patch_desc pd = {g->width, g->height, c->patch, c->merge, c->temporal, TMEM_PATCH_FRAME_MAJOR};
+    tmem_patch_desc pd = {g->width, g->height, c->patch, c->merge, c->temporal,
+                          TMEM_PATCH_FRAME_MAJOR};
     uint64_t cols = 3ull * c->temporal * c->patch * c->patch;
-    tmem_tensor_view dst = {patches, TMEM_DTYPE_F32, 2, {g->n_patches, cols, 0, 0}, {(int64_t)(cols * 4), 4, 0, 0}};
+    tmem_tensor_view dst = {
+        patches, TMEM_DTYPE_F32, 2, {g->n_patches, cols, 0, 0}, {(int64_t)(cols * 4), 4, 0, 0}};
     tmem_status st = tmem_surface_convert_patches(image, &cd, &pd, &dst);
-    if (st != TMEM_OK) return vis_error(err, cap, "image conversion into patches failed: %s", tmem_status_name(st));
+    if (st != TMEM_OK)
+        return vis_error(err, cap, "image conversion into patches failed: %s",
+                         tmem_status_name(st));
     return 0;
 }
 
@@ -89,7 +94,8 @@ static tap bilinear_tap(uint32_t i, uint32_t out_n, uint32_t in_n) {
  * taps land on whole pixels, weight 0), so the values are the unrounded
  * Y'CbCr -> RGB the fused conversion interpolates. An 8-bit RGB buffer here
  * would round them and the twin would no longer be bit-identical. */
-static int yuv_to_rgb_f32(tmem_surface *image, uint32_t W, uint32_t H, float *rgb, char *err, size_t cap) {
+static int yuv_to_rgb_f32(tmem_surface *image, uint32_t W, uint32_t H, float *rgb, char *err,
+                          size_t cap) {
     tmem_convert_desc cd = {0};
     cd.filter = TMEM_RESIZE_BILINEAR;
     cd.scale = 1.0f;
@@ -101,8 +107,8 @@ static int yuv_to_rgb_f32(tmem_surface *image, uint32_t W, uint32_t H, float *rg
 }
 
 /* Stage 1, a decoded image: its pixels into a packed RGB8 buffer. */
-static int decoded_to_rgb8(tmem_surface *image, tmem_pixel_format f, uint32_t W, uint32_t H, uint8_t *rgb,
-                           char *err, size_t cap) {
+static int decoded_to_rgb8(tmem_surface *image, tmem_pixel_format f, uint32_t W, uint32_t H,
+                           uint8_t *rgb, char *err, size_t cap) {
     tmem_tensor_view pv;
     if (tmem_surface_plane_view(image, 0, NULL, &pv) != TMEM_OK ||
         tmem_surface_lock(image, TMEM_LOCK_READ_ONLY, NULL) != TMEM_OK)
@@ -112,9 +118,12 @@ static int decoded_to_rgb8(tmem_surface *image, tmem_pixel_format f, uint32_t W,
         uint8_t *d = rgb + (size_t)y * W * 3;
         for (uint32_t x = 0; x < W; x++) {
             const uint8_t *q = s + (size_t)x * (size_t)pv.strides[1];
-            if (f == TMEM_FORMAT_GRAY8) d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = q[0];
-            else if (f == TMEM_FORMAT_BGRA8) d[3 * x] = q[2], d[3 * x + 1] = q[1], d[3 * x + 2] = q[0];
-            else d[3 * x] = q[0], d[3 * x + 1] = q[1], d[3 * x + 2] = q[2];
+            if (f == TMEM_FORMAT_GRAY8)
+                d[3 * x] = d[3 * x + 1] = d[3 * x + 2] = q[0];
+            else if (f == TMEM_FORMAT_BGRA8)
+                d[3 * x] = q[2], d[3 * x + 1] = q[1], d[3 * x + 2] = q[0];
+            else
+                d[3 * x] = q[0], d[3 * x + 1] = q[1], d[3 * x + 2] = q[2];
         }
     }
     if (tmem_surface_unlock(image, TMEM_LOCK_READ_ONLY, NULL) != TMEM_OK)
@@ -129,8 +138,8 @@ static inline float texel(const void *tex, bool f32, size_t i) {
 
 /* Stage 3: resize + rescale + normalise into f32 HWC, the fused conversion's
  * float expressions: (v/255 - mean) / std as (v - 255 mean) / (255 std). */
-static void resize_normalise(const tmrt_vision_config *c, const void *tex, bool f32, uint32_t W, uint32_t H,
-                             uint32_t OW, uint32_t OH, float *hwc) {
+static void resize_normalise(const tmrt_vision_config *c, const void *tex, bool f32, uint32_t W,
+                             uint32_t H, uint32_t OW, uint32_t OH, float *hwc) {
     float sub[3], div[3];
     for (int k = 0; k < 3; k++) {
         sub[k] = (float)((double)c->mean[k] * 255.0);
@@ -153,16 +162,18 @@ static void resize_normalise(const tmrt_vision_config *c, const void *tex, bool 
     }
 }
 
-int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
-                      char *err, size_t cap) {
+int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+                      float *patches, char *err, size_t cap) {
     const tmrt_vision_config *c = &v->cfg;
     tmem_surface_info info;
-    if (tmem_surface_get_info(image, &info) != TMEM_OK) return vis_error(err, cap, "bad image surface");
+    if (tmem_surface_get_info(image, &info) != TMEM_OK)
+        return vis_error(err, cap, "bad image surface");
     tmem_pixel_format f = info.layout.format;
     bool yuv = f == TMEM_FORMAT_NV12 || f == TMEM_FORMAT_I420;
     if (!yuv && f != TMEM_FORMAT_RGB8 && f != TMEM_FORMAT_RGBA8 && f != TMEM_FORMAT_BGRA8 &&
         f != TMEM_FORMAT_GRAY8)
-        return vis_error(err, cap, "--memory naive cannot read %s images", tmem_pixel_format_name(f));
+        return vis_error(err, cap, "--memory naive cannot read %s images",
+                         tmem_pixel_format_name(f));
     uint32_t W = info.layout.width, H = info.layout.height, OW = g->width, OH = g->height;
     size_t n = (size_t)W * H, on = (size_t)OW * OH, texel_bytes = yuv ? sizeof(float) : 1;
     void *rgb = malloc(n * 3 * texel_bytes), *tex = malloc(n * 4 * texel_bytes);
@@ -173,7 +184,8 @@ int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_visi
         goto out;
     }
     /* 1. decoded pixels (or the camera's YUV) -> packed RGB buffer */
-    if ((yuv ? yuv_to_rgb_f32(image, W, H, rgb, err, cap) : decoded_to_rgb8(image, f, W, H, rgb, err, cap)))
+    if ((yuv ? yuv_to_rgb_f32(image, W, H, rgb, err, cap)
+             : decoded_to_rgb8(image, f, W, H, rgb, err, cap)))
         goto out;
     /* 2. RGB -> RGBA "texture upload" */
     for (size_t i = 0; i < n; i++) {
@@ -202,8 +214,10 @@ int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_visi
         for (uint32_t k = 0; k < 3; k++)
             for (uint32_t py = 0; py < p; py++)
                 for (uint32_t px = 0; px < p; px++) {
-                    float val = chw[(size_t)k * on + ((size_t)row * p + py) * OW + (size_t)col * p + px];
-                    for (uint32_t fr = 0; fr < T; fr++) dst[fr * pp + ((size_t)k * p + py) * p + px] = val;
+                    float val =
+                        chw[(size_t)k * on + ((size_t)row * p + py) * OW + (size_t)col * p + px];
+                    for (uint32_t fr = 0; fr < T; fr++)
+                        dst[fr * pp + ((size_t)k * p + py) * p + px] = val;
                 }
     }
     rc = 5; /* pixel buffer, texture, HWC, CHW, patches */
