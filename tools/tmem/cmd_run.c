@@ -35,6 +35,7 @@ static const char usage_text[] =
     "                   an image (PNG, JPEG, PPM/PGM or a raw camera frame) through the\n"
     "                   vision encoder; `<image>` in -p marks its place (else it goes first);\n"
     "                   with --tokens give the expanded ids (<|image_pad|> once per token)\n"
+    "  --min-pixels N --max-pixels N   the smart resize's bounds (default: the mmproj's)\n"
     "exit: 0 ok, 1 runtime error, 2 usage, 3 does not fit the budget\n";
 
 typedef struct run_args {

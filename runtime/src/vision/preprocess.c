@@ -47,6 +47,16 @@ int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32
     return 0;
 }
 
+int tmrt_vision_set_pixel_bounds(tmrt_vision *v, uint64_t min_pixels, uint64_t max_pixels) {
+    if (!v) return -1;
+    uint64_t lo = min_pixels ? min_pixels : v->cfg.min_pixels;
+    uint64_t hi = max_pixels ? max_pixels : v->cfg.max_pixels;
+    uint64_t token = (uint64_t)v->cfg.patch * v->cfg.merge * v->cfg.patch * v->cfg.merge;
+    if (lo > hi || hi > UINT32_MAX || lo < token) return -1;
+    v->cfg.min_pixels = lo, v->cfg.max_pixels = hi;
+    return 0;
+}
+
 void vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out) {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < 3; i++) out->mean[i] = c->mean[i], out->std[i] = c->std[i];
