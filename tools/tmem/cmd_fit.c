@@ -88,8 +88,8 @@ static int smart_resize(const tmem_gguf *mmproj, const char *mmproj_path, const 
     c.merge = m->vis_merge ? m->vis_merge : c.merge;
     if (mmproj &&
         tmrt_vision_pixel_bounds(mmproj, c.patch, c.merge, &c.min_pixels, &c.max_pixels) != 0) {
-        fprintf(stderr, "tmem fit: %s: clip.vision.image_min_pixels / image_max_pixels out of range\n",
-                mmproj_path);
+        fprintf(stderr, "tmem fit: %s: clip.vision.image_min_pixels / image_max_pixels out of "
+                        "range\n", mmproj_path);
         return -1;
     }
     if (im->min_pixels) c.min_pixels = im->min_pixels;
@@ -125,7 +125,8 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     printf("\"request\":{\"ctx_tokens\":%" PRIu64 ",\"kv_tokens\":%" PRIu64 ",\"image_width\":%u,\"image_height\":%u,"
            "\"image_tokens\":%" PRIu64 ",\"image_patches\":%" PRIu64 ",\"n_seqs\":%u,\"prefill_chunk\":%u,"
            "\"image_asked_width\":%u,\"image_asked_height\":%u,\"min_pixels\":%" PRIu64
-           ",\"max_pixels\":%" PRIu64 ",\"kv_block_tokens\":%u,\"flash_attn\":%s,\"kv_dtype\":\"%s\","
+           ",\"max_pixels\":%" PRIu64 ",\"kv_block_tokens\":%u,\"flash_attn\":%s,"
+           "\"kv_dtype\":\"%s\","
            "\"state_dtype\":\"%s\",\"weight_dtype\":\"%s\"},",
            f->ctx_tokens, r->kv_tokens, f->image_width, f->image_height, r->image_tokens, r->image_patches,
            f->n_seqs ? f->n_seqs : 1, f->prefill_chunk ? f->prefill_chunk : 512, im->width,
@@ -181,12 +182,13 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
         printf("%s\"%s\":%" PRIu64, first ? "" : ",", role_label(r->items[i].role), sum);
         first = 0;
     }
-    printf("},\"peak_dirty_encode_first\":%" PRIu64 ",\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64
-           ",\"budget\":%" PRIu64 ",\"fits\":%s,"
+    printf("},\"peak_dirty_encode_first\":%" PRIu64 ",\"total\":%" PRIu64
+           ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
            "\"max_ctx_tokens\":%" PRIu64 ",\"max_image\":{\"width\":%u,\"height\":%u},"
            "\"activation\":{\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64 ",\"vision_lower_bound\":%" PRIu64
            ",\"vision_arena\":%" PRIu64 ",\"from_planner\":%s}}\n",
-           r->peak_dirty_encode_first, r->total, r->total_dirty, r->budget, r->fits ? "true" : "false",
+           r->peak_dirty_encode_first, r->total, r->total_dirty, r->budget,
+           r->fits ? "true" : "false",
            r->max_ctx_tokens, r->max_image_width,
            r->max_image_height, r->activation_lower_bound, r->activation_arena, r->vision_lower_bound,
            r->vision_arena, r->arena_from_planner ? "true" : "false");

@@ -45,8 +45,8 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
     }
     if ((rv->min_pixels || rv->max_pixels) &&
         tmrt_vision_set_pixel_bounds(rv->v, rv->min_pixels, rv->max_pixels) != 0) {
-        fprintf(stderr, "tmem run: --min-pixels / --max-pixels: want min <= max, at least one merged "
-                        "token (patch x merge squared) and max below 2^32\n");
+        fprintf(stderr, "tmem run: --min-pixels / --max-pixels: want min <= max, at least "
+                        "one merged token (patch x merge squared) and max below 2^32\n");
         return -1;
     }
     const tmrt_vision_config *c = tmrt_vision_get_config(rv->v);

@@ -71,8 +71,8 @@ const tmrt_vision_config *tmrt_vision_get_config(const tmrt_vision *v);
  *  Reads only those two keys (tmem fit sizes an image with it).
  *  @param[out] min_pixels, max_pixels  unchanged on failure.
  *  @return 0, or -1 (NULL, zero patch/merge, a bound 0, above 2^24 or min > max) */
-int tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge, uint64_t *min_pixels,
-                             uint64_t *max_pixels);
+int tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge,
+                             uint64_t *min_pixels, uint64_t *max_pixels);
 /** @brief Override the smart resize's pixel bounds (what Hugging Face's
  *  processor takes as min_pixels / max_pixels); 0 keeps that bound. Later
  *  tmrt_vision_image_grid / tmrt_vision_encode calls use the new bounds.

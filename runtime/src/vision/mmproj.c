@@ -125,13 +125,14 @@ static void load_block(loader *l, uint32_t i, vis_block *b) {
 #undef NAME
 }
 
-int tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge, uint64_t *min_pixels,
-                             uint64_t *max_pixels) {
+int tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge,
+                             uint64_t *min_pixels, uint64_t *max_pixels) {
     if (!g || !patch || !merge || !min_pixels || !max_pixels) return -1;
     /* Absent from llama.cpp's own conversion: then llama.cpp's limits for
      * Qwen-VL projectors, 8 .. 4096 merged tokens. */
     uint64_t unit = (uint64_t)patch * patch * merge * merge, v[2] = {8 * unit, 4096 * unit};
-    static const char *const keys[2] = {"clip.vision.image_min_pixels", "clip.vision.image_max_pixels"};
+    static const char *const keys[2] = {"clip.vision.image_min_pixels",
+                                        "clip.vision.image_max_pixels"};
     for (int i = 0; i < 2; i++) {
         uint64_t u;
         tmem_status st = tmem_gguf_get_u64(g, keys[i], &u);
@@ -184,8 +185,9 @@ static void read_config(loader *l) {
             l->failed = true;
         }
     if (!l->failed &&
-        tmrt_vision_pixel_bounds(l->v->gguf, c->patch, c->merge, &c->min_pixels, &c->max_pixels) != 0) {
-        vis_error(l->err, l->cap, "mmproj: clip.vision.image_min_pixels / image_max_pixels out of range");
+        tmrt_vision_pixel_bounds(l->v->gguf, c->patch, c->merge, &c->min_pixels, &c->max_pixels)) {
+        vis_error(l->err, l->cap,
+                  "mmproj: clip.vision.image_min_pixels / image_max_pixels out of range");
         l->failed = true;
     }
     if (l->failed) return;
