@@ -281,7 +281,8 @@ AVX2_INLINE void chroma_taps(const tmem__convert_plan *p, tmem_pixel_format form
                              const shuffle_group *s, uint32_t cy, __m256 uv[4]) {
     if (format == TMEM_FORMAT_NV12) {
         __m256i w = windows(p->plane[1] + cy * p->bpr[1], s->chroma_base);
-        for (int k = 0; k < 4; k++) uv[k] = pick(w, s->chroma[k]);
+        uv[0] = pick(w, s->chroma[0]), uv[1] = pick(w, s->chroma[1]);
+        uv[2] = pick(w, s->chroma[2]), uv[3] = pick(w, s->chroma[3]);
         return;
     }
     __m256i u = windows(p->plane[1] + cy * p->bpr[1], s->chroma_base);
@@ -311,21 +312,24 @@ AVX2_INLINE void yuv_group(const tmem__convert_plan *p, tmem_pixel_format format
     across(p, s, r->y0, uv, wx, top);
     if (r->y0 >> 1 != r->y1 >> 1) chroma_taps(p, format, s, r->y1 >> 1, uv);
     across(p, s, r->y1, uv, wx, bot);
-    for (int k = 0; k < 3; k++) v[k] = lerp(top[k], bot[k], wy);
+    v[0] = lerp(top[0], bot[0], wy);
+    v[1] = lerp(top[1], bot[1], wy);
+    v[2] = lerp(top[2], bot[2], wy);
 }
 
 /* Write eight values of one channel (and its temporal copies). */
 AVX2_INLINE void store8(const tmem__convert_plan *p, uint8_t *first, const int64_t *xoff,
                         bool contiguous, uint32_t c, __m256 o) {
     int64_t ch = (int64_t)c * p->cstride;
+    __m128i h = p->f32 ? _mm_setzero_si128()
+                       : _mm256_cvtps_ph(o, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     float lanes[8];
     uint16_t halves[8];
-    __m128i h = _mm_setzero_si128();
-    if (p->f32)
-        _mm256_storeu_ps(lanes, o);
-    else {
-        h = _mm256_cvtps_ph(o, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        _mm_storeu_si128((__m128i *)(void *)halves, h);
+    if (!contiguous) {
+        if (p->f32)
+            _mm256_storeu_ps(lanes, o);
+        else
+            _mm_storeu_si128((__m128i *)(void *)halves, h);
     }
     for (uint32_t t = 0; t < p->copies; t++) {
         int64_t at = ch + (int64_t)t * p->tstride;
@@ -379,8 +383,12 @@ AVX2_INLINE uint32_t row_format(const tmem__convert_plan *p, const tmem__convert
 
 /* YUV rows with the shuffle tables: three channels, R and B possibly swapped;
  * groups whose taps no window holds are gathered. */
-AVX2_INLINE uint32_t row_yuv(const tmem__convert_plan *p, const tmem__convert_row *r,
+AVX2_INLINE uint32_t row_yuv(const tmem__convert_plan *plan, const tmem__convert_row *r,
                              tmem_pixel_format format) {
+    /* A local copy: the stores go through byte pointers, which may alias
+     * anything whose address escaped, and would make every group reload the
+     * plan's fields; this copy never escapes (the helpers are inlined). */
+    const tmem__convert_plan local = *plan, *p = &local;
     const shuffle_group *t = p->simd;
     uint32_t n = p->width & ~7u;
     bool swap = p->map[0] == 2;
@@ -401,6 +409,7 @@ AVX2_INLINE uint32_t row_yuv(const tmem__convert_plan *p, const tmem__convert_ro
             fetch8(p, format, x1, r->y0, p01);
             fetch8(p, format, x0, r->y1, p10);
             fetch8(p, format, x1, r->y1, p11);
+#pragma GCC unroll 3
             for (int k = 0; k < 3; k++)
                 v[k] = lerp(lerp(p00[k], p01[k], wx), lerp(p10[k], p11[k], wx), wy);
         }
