@@ -128,6 +128,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     if ((st = tmem__context_add_heap(ctx, h)) != TMEM_OK) goto fail;
     registered = true;
     (void)registered;
+    tmem__account_attach(type, role, &h->acct);
     *out = h;
     return TMEM_OK;
 fail:
@@ -148,7 +149,7 @@ static tmem_status unaccount(tmem_heap *h, uint64_t off, uint64_t size, uint64_t
     (void)off;
     (void)size;
     (void)arg;
-    tmem__account_free(h->type, tmem__heap_user_role(user), tmem__heap_user_size(user));
+    tmem__heap_count_free(h, tmem__heap_user_role(user), tmem__heap_user_size(user));
     return TMEM_OK;
 }
 
@@ -157,6 +158,7 @@ void tmem_heap_destroy(tmem_heap *heap) {
     /* Unregister first: once out of the registry no reclaim can reach it. */
     tmem__context_remove_heap(heap->ctx, heap);
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);
+    tmem__account_detach(&heap->acct);
     tmem__trace(heap->ctx, TMEM__TRACE_RESET, heap->type, heap->role, heap->carved, heap->base, heap->name);
     tmem__heap_drop_sentinels(heap);
     (void)tmem__heap_decommit_all(heap);

@@ -203,7 +203,7 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
     }
     h->live_count++;
     if ((q->flags & TMEM_ALLOC_ZERO) && h->ptr) memset(h->ptr + off, 0, q->size);
-    tmem__account_alloc(h->type, q->role, q->size);
+    tmem__heap_count_alloc(h, q->role, q->size);
     tmem__trace(h->ctx, TMEM__TRACE_ALLOC, h->type, q->role, q->size, h->base + off, q->name);
     *out_off = off;
     return TMEM_OK;
@@ -297,7 +297,7 @@ static inline __attribute__((always_inline)) void free_done(tmem_heap *h, uint64
     if (!aliasable) h->used -= size;
     h->live_count--;
     if (span_size && h->kind != TMEM_HEAP_LINEAR) tmem__heap_release(h, span_off, span_size);
-    tmem__account_free(h->type, role, size);
+    tmem__heap_count_free(h, role, size);
     tmem__trace(h->ctx, TMEM__TRACE_FREE, h->type, role, size, h->base + off, NULL);
 }
 
