@@ -128,16 +128,12 @@ static uint32_t page_retire(tmem__small *s, uint32_t p) {
     return pg->tlsf_index;
 }
 
-bool tmem__small_release(tmem__small *s, const tmem__small_hit *hit, uint32_t *tlsf_index) {
-    tmem__small_page *pg = &s->pages[hit->page];
-    uint32_t i = hit->index;
-    pg->free[i >> 6] |= 1ull << (i & 63);
-    pg->summary |= 1ull << (i >> 6);
-    if (!pg->listed) list_push(s, hit->page);
-    if (++pg->nfree < pg->nblocks) return false;
+void tmem__small_relist(tmem__small *s, uint32_t p) { list_push(s, p); }
+
+bool tmem__small_emptied(tmem__small *s, uint32_t p, uint32_t *tlsf_index) {
     /* Empty: keep it if it is the class's only empty page. */
-    if (s->empty[pg->cls]++ == 0) return false;
-    *tlsf_index = page_retire(s, hit->page);
+    if (s->empty[s->pages[p].cls]++ == 0) return false;
+    *tlsf_index = page_retire(s, p);
     return true;
 }
 
