@@ -131,6 +131,8 @@ typedef struct allocator {
     double p50, p99, p9999, max;
     uint64_t failures;
     uint64_t faults; /* page faults during the latency pass */
+    /* pre-committed: each allocation's minimum over LAT_PASSES passes */
+    double min_p50, min_p99, min_p9999, min_max;
 } allocator;
 
 static void *glibc_alloc(void *self, size_t n) {
@@ -281,8 +283,9 @@ static uint64_t page_faults(void) {
     return (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
 }
 
-static void pass_latency(allocator *a, const step *w, uint64_t n, void **slots, uint32_t nslots,
-                         uint32_t *lat, uint64_t allocs, double overhead) {
+/* The latency of each allocation, in workload order, into lat[0..m). */
+static uint64_t pass_latency_raw(allocator *a, const step *w, uint64_t n, void **slots,
+                                 uint32_t nslots, uint32_t *lat, uint64_t allocs) {
     uint64_t m = 0, faults = page_faults();
     for (uint64_t i = 0; i < n; i++) {
         void **s = &slots[w[i].slot];
@@ -297,16 +300,46 @@ static void pass_latency(allocator *a, const step *w, uint64_t n, void **slots, 
             *s = NULL;
         }
     }
-    a->faults = page_faults() - faults;
+    a->faults += page_faults() - faults;
     free_all(a, slots, nslots);
+    return m;
+}
+
+/* Percentiles of lat[0..m) (sorted here), the clock's cost subtracted. */
+static void percentiles(uint32_t *lat, uint64_t m, double o, double *p50, double *p99,
+                        double *p9999, double *max) {
     qsort(lat, m, sizeof *lat, cmp_u32);
-    double o = overhead;
 #define PCT(q) ((double)lat[(uint64_t)((double)(m - 1) * (q))] - o)
-    a->p50 = PCT(0.50);
-    a->p99 = PCT(0.99);
-    a->p9999 = PCT(0.9999);
-    a->max = (double)lat[m - 1] - o;
+    *p50 = PCT(0.50);
+    *p99 = PCT(0.99);
+    *p9999 = PCT(0.9999);
+    *max = (double)lat[m - 1] - o;
 #undef PCT
+}
+
+static void pass_latency(allocator *a, const step *w, uint64_t n, void **slots, uint32_t nslots,
+                         uint32_t *lat, uint64_t allocs, double overhead) {
+    uint64_t m = pass_latency_raw(a, w, n, slots, nslots, lat, allocs);
+    percentiles(lat, m, overhead, &a->p50, &a->p99, &a->p9999, &a->max);
+}
+
+/* Pre-committed: LAT_PASSES latency passes; the first gives the plain
+ * percentiles, the per-allocation minimum over all of them the filtered
+ * ones. On a loaded machine a preemption inside one timed call lands on a
+ * random allocation and is gone in the other passes; a slow path of the
+ * allocator recurs at the same step of the same workload. */
+#define LAT_PASSES 3
+static void pass_latency_min(allocator *a, const step *w, uint64_t n, void **slots, uint32_t nslots,
+                             uint32_t *lat, uint32_t *low, uint64_t allocs, double overhead) {
+    uint64_t m = pass_latency_raw(a, w, n, slots, nslots, low, allocs);
+    memcpy(lat, low, m * sizeof *lat);
+    percentiles(lat, m, overhead, &a->p50, &a->p99, &a->p9999, &a->max);
+    for (int k = 1; k < LAT_PASSES; k++) {
+        uint64_t mk = pass_latency_raw(a, w, n, slots, nslots, lat, allocs);
+        for (uint64_t i = 0; i < mk && i < m; i++)
+            if (lat[i] < low[i]) low[i] = lat[i];
+    }
+    percentiles(low, m, overhead, &a->min_p50, &a->min_p99, &a->min_p9999, &a->min_max);
 }
 
 /* ---- reporting ---- */
@@ -338,9 +371,31 @@ static void print_targets(const allocator *as, const run_info *r) {
             : as[o].ops_per_s >= mi->ops_per_s ? "met"
                                                : "NOT met";
         printf("targets (issue %s), %-12s: throughput >= mimalloc's: %s; p99.99 allocate < 1 us%s: "
-               "%s (%.0f ns)\n",
+               "%s (%.0f ns",
                r->pre ? "12" : "2", as[o].name, thr, r->pre ? " pre-committed" : "",
                as[o].p9999 < 1000 ? "met" : "NOT met", as[o].p9999);
+        if (r->pre)
+            printf("; per-allocation minimum of %d passes %.0f ns: %s", LAT_PASSES, as[o].min_p9999,
+                   as[o].min_p9999 < 1000 ? "met" : "NOT met");
+        printf(")\n");
+    }
+}
+
+/* Pre-committed: the filtered latencies (see pass_latency_min). */
+static void print_filtered(const allocator *as, int n) {
+    printf("\nper-allocation minimum over %d latency passes (filters preemption on a loaded "
+           "machine)\n",
+           LAT_PASSES);
+    printf("%-14s %9s %9s %10s %10s   p99.99 / mimalloc's\n", "allocator", "p50 ns", "p99 ns",
+           "p99.99 ns", "max ns");
+    for (int i = 0; i < n; i++) {
+        const allocator *a = &as[i];
+        if (a->skipped) continue;
+        printf("%-14s %9.0f %9.0f %10.0f %10.0f", a->name, a->min_p50, a->min_p99, a->min_p9999,
+               a->min_max);
+        const allocator *mi = &as[MIMALLOC];
+        if (!mi->skipped) printf("   %5.2fx", ratio_lat(a->min_p9999, mi->min_p9999));
+        printf("\n");
     }
 }
 
@@ -372,6 +427,7 @@ static void print_human(const allocator *as, int n, const run_info *r) {
                    a->name, p->name, a->ops_per_s / p->ops_per_s, ratio_lat(a->p50, p->p50),
                    ratio_lat(a->p99, p->p99), ratio_lat(a->p9999, p->p9999));
         }
+    if (r->pre) print_filtered(as, n);
     print_targets(as, r);
     printf("reproduce: ");
     print_command(r);
@@ -400,6 +456,9 @@ static void print_json(const allocator *as, int n, const run_info *r) {
         printf(",\"ops_per_s\":%.0f,\"alloc_ns\":{\"p50\":%.0f,\"p99\":%.0f,\"p99_99\":%.0f,"
                "\"max\":%.0f}",
                a->ops_per_s, a->p50, a->p99, a->p9999, a->max);
+        if (r->pre)
+            printf(",\"alloc_ns_min\":{\"p50\":%.0f,\"p99\":%.0f,\"p99_99\":%.0f,\"max\":%.0f}",
+                   a->min_p50, a->min_p99, a->min_p9999, a->min_max);
         printf(",\"faults\":%" PRIu64 ",\"failures\":%" PRIu64 "}", a->faults, a->failures);
     }
     printf("],\"ratios\":{");
@@ -706,16 +765,19 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
     uint64_t allocs = 0, peak = 0;
     step *w = make_workload(o.seed, o.slots, o.ops, &allocs, &peak);
     void **slot = calloc(o.slots, sizeof *slot);
-    uint32_t *lat = malloc((allocs ? allocs : 1) * sizeof *lat);
-    if (!w || !slot || !lat) {
+    size_t lat_bytes = (allocs ? allocs : 1) * sizeof(uint32_t);
+    uint32_t *lat = malloc(lat_bytes), *low = o.pre ? malloc(lat_bytes) : NULL;
+    if (!w || !slot || !lat || (o.pre && !low)) {
         fprintf(stderr, "tmem bench heap: out of memory\n");
         free(w);
         free(slot);
         free(lat);
+        free(low);
         return 1;
     }
-    memset(lat, 0,
-           (allocs ? allocs : 1) * sizeof *lat); /* its page faults are not the allocators' */
+    /* their page faults are not the allocators' */
+    memset(lat, 0, lat_bytes);
+    if (low) memset(low, 0, lat_bytes);
     tmem_context *ctx = NULL;
     tmem_heap *heap = NULL, *arena = NULL;
     uint64_t arena_size = (2 * peak + MiB - 1) & ~(MiB - 1);
@@ -725,6 +787,7 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
         free(w);
         free(slot);
         free(lat);
+        free(low);
         return 1;
     }
     static const char *const mi_names[] = {"libmimalloc.so.2", "libmimalloc.so", NULL};
@@ -738,6 +801,7 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
         free(w);
         free(slot);
         free(lat);
+        free(low);
         reexec_with_tls_surplus(argc, argv);
         fprintf(stderr, "tmem bench heap: could not re-run with a larger static TLS surplus\n");
         return 1;
@@ -756,14 +820,15 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
         if (!je_mallocx_p || !je_dallocx_p)
             snprintf(dl_err[1], sizeof dl_err[1], "skipped: mallocx/dallocx not exported");
     }
+    const char *mi_skip = dl_err[0][0] ? dl_err[0] : NULL;
+    const char *je_skip = dl_err[1][0] ? dl_err[1] : NULL;
     allocator as[NALLOC] = {
-        {"typedmem", tm_alloc, tm_free, heap, NULL, 0, 0, 0, 0, 0, 0, 0},
-        {o.pre ? "typedmem-pre" : "typedmem-all", tm_alloc, tm_free, arena, NULL, 0, 0, 0, 0, 0, 0,
-         0},
-        {"glibc", glibc_alloc, glibc_free, NULL, NULL, 0, 0, 0, 0, 0, 0, 0},
-        {"mimalloc", mi_alloc, mi_free_, NULL, dl_err[0][0] ? dl_err[0] : NULL, 0, 0, 0, 0, 0, 0,
-         0},
-        {"jemalloc", je_alloc, je_free, NULL, dl_err[1][0] ? dl_err[1] : NULL, 0, 0, 0, 0, 0, 0, 0},
+        {.name = "typedmem", .alloc = tm_alloc, .free = tm_free, .self = heap},
+        {.name = o.pre ? "typedmem-pre" : "typedmem-all", .alloc = tm_alloc, .free = tm_free,
+         .self = arena},
+        {.name = "glibc", .alloc = glibc_alloc, .free = glibc_free},
+        {.name = "mimalloc", .alloc = mi_alloc, .free = mi_free_, .skipped = mi_skip},
+        {.name = "jemalloc", .alloc = je_alloc, .free = je_free, .skipped = je_skip},
     };
     run_info ri = {o.ops, o.seed, o.slots, timer_overhead(), o.pre};
     for (int i = 0; i < NALLOC; i++) {
@@ -773,7 +838,8 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
         if (o.pre)
             pass_warm(a, w, o.ops, slot, o.slots); /* the memory every allocator will reuse */
         pass_throughput(a, w, o.ops, slot, o.slots);
-        pass_latency(a, w, o.ops, slot, o.slots, lat, allocs, ri.overhead);
+        if (o.pre) pass_latency_min(a, w, o.ops, slot, o.slots, lat, low, allocs, ri.overhead);
+        else pass_latency(a, w, o.ops, slot, o.slots, lat, allocs, ri.overhead);
     }
     if (json)
         print_json(as, NALLOC, &ri);
@@ -789,5 +855,6 @@ int tmem_bench_heap(int argc, char **argv, bool json) {
     free(w);
     free(slot);
     free(lat);
+    free(low);
     return failed ? 1 : 0;
 }
