@@ -23,5 +23,5 @@ add_test(NAME cli/bench_heap_precommitted
   COMMAND tmem bench heap --json --ops 20000 --slots 512 --precommitted)
 set_tests_properties(cli/bench_heap_precommitted PROPERTIES
   TIMEOUT 120
-  PASS_REGULAR_EXPRESSION "\"precommitted\":true.*\"name\":\"typedmem-pre\",\"ops_per_s\":[0-9]+[^}]*},\"faults\":0,"
+  PASS_REGULAR_EXPRESSION "\"precommitted\":true.*\"name\":\"typedmem-pre\",\"ops_per_s\":[0-9]+,\"alloc_ns\":{[^}]*},\"alloc_ns_min\":{[^}]*},\"faults\":0,"
   FAIL_REGULAR_EXPRESSION "\"failures\":[1-9]")

@@ -126,6 +126,10 @@ void *tmem__pool_ptr(const tmem_type *type, uint64_t offset);
  * only; mincore on the host). For purgeable heaps: "were the contents lost?".
  * TMEM_E_UNSUPPORTED when the backend cannot tell. */
 tmem_status tmem__pool_residency(tmem_type *type, uint64_t offset, uint64_t size, uint64_t *out_bytes);
+/* Is memory plentiful for `type`: pressure NORMAL and at least `bytes` of
+ * headroom under the context budget and the type's own (if any)? One short
+ * lock; for a heap's decommit policy (heap/commit.c). */
+bool tmem__budget_has_room(tmem_type *type, uint64_t bytes);
 /* Page granule of commits in this pool. */
 uint64_t tmem__pool_granule(const tmem_type *type);
 /* Charge / uncharge bytes that are committed outside a pool (a surface's
