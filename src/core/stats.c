@@ -46,8 +46,8 @@ static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
  * type NULL, of `role`). Under the context lock. The peak: the greatest of
  * the retired peak and the sum of the live parts' peaks (each part's peak is
  * exact; their sum bounds the true peak from above). */
-static void fold(tmem_context *ctx, const tmem__acct *a, const tmem__acct_retired *r, const tmem_type *type,
-                 int32_t role, acct_sum *out) {
+static void fold(tmem_context *ctx, const tmem__acct *a, const tmem__acct_retired *r,
+                 const tmem_type *type, int32_t role, acct_sum *out) {
     uint64_t cout = ld(&a->count_out), bout = ld(&a->bytes_out);
     uint64_t cin = ld(&a->count_in), bin = ld(&a->bytes_in);
     uint64_t shared = bin > bout ? bin - bout : 0;
@@ -222,9 +222,9 @@ tmem_status tmem_context_check(tmem_context *ctx) {
     /* every slot: its frees follow its allocations, its bytes were allocated */
     for (const tmem__acct_slot *s = ctx->slots; s && st == TMEM_OK; s = s->next) {
         uint64_t bytes = tmem__slot_get(&s->bytes);
-        bool ok = tmem__slot_get(&s->frees) <= tmem__slot_get(&s->allocs) && bytes <= tmem__slot_get(&s->total) &&
-                  bytes <= tmem__slot_get(&s->peak) && s->type && s->type->ctx == ctx &&
-                  (unsigned)s->role < TMEM_ROLE_MAX;
+        bool ok = tmem__slot_get(&s->frees) <= tmem__slot_get(&s->allocs) &&
+                  bytes <= tmem__slot_get(&s->total) && bytes <= tmem__slot_get(&s->peak) &&
+                  s->type && s->type->ctx == ctx && (unsigned)s->role < TMEM_ROLE_MAX;
         if (!ok) st = tmem__err(TMEM_E_CORRUPT);
     }
     tmem__context_unlock(ctx);

@@ -137,7 +137,9 @@ static uint64_t block_bytes(const tmem_heap *h) {
 
 /* May this heap keep `retain` bytes of free pages committed? (One short
  * context-locked read; only asked when a free leaves whole free chunks.) */
-static bool plenty(tmem_heap *h, uint64_t retain) { return tmem__budget_has_room(h->type, 2 * retain); }
+static bool plenty(tmem_heap *h, uint64_t retain) {
+    return tmem__budget_has_room(h->type, 2 * retain);
+}
 
 void tmem__heap_release(tmem_heap *h, uint64_t off, uint64_t size) {
     if (tmem__heap_state(h) != TMEM_PURGEABLE_NON_VOLATILE) return; /* sentinels live there */

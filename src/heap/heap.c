@@ -37,7 +37,8 @@ static void meta_free(void *p, size_t n, void *ctx) { tmem__free(ctx, p, n); }
 
 static tmem_status validate_desc(tmem_context *ctx, const tmem_heap_desc *d) {
     if (!ctx || !d || !d->type || tmem__type_context(d->type) != ctx) return tmem__err(TMEM_E_INVALID_ARG);
-    if ((unsigned)d->kind > TMEM_HEAP_PLACEMENT || (d->flags & ~TMEM__HEAP_FLAG_MASK)) return tmem__err(TMEM_E_INVALID_ARG);
+    if ((unsigned)d->kind > TMEM_HEAP_PLACEMENT || (d->flags & ~TMEM__HEAP_FLAG_MASK))
+        return tmem__err(TMEM_E_INVALID_ARG);
     if ((d->flags & TMEM_HEAP_RING) && d->kind != TMEM_HEAP_LINEAR) return tmem__err(TMEM_E_INVALID_ARG);
     if ((int)d->role < 0 || d->role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     if (!d->size || d->size >= TMEM__HEAP_MAX_SIZE) return tmem__err(TMEM_E_INVALID_ARG);

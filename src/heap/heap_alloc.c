@@ -216,9 +216,11 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
 static inline bool alloc_small_fast(tmem_heap *h, uint64_t size, uint64_t *out_off) {
     bool locked = tmem__heap_enter(h);
     uint64_t off = 0, bytes = 0, where = 0;
+    uint32_t cls = tmem__small_class(&h->small, size);
     bool ok = tmem__heap_state(h) == TMEM_PURGEABLE_NON_VOLATILE &&
-              tmem__small_take(&h->small, tmem__small_class(&h->small, size), size, &off, &bytes, &where);
-    if (__builtin_expect(ok, 1) && __builtin_expect(tmem__heap_commit(h, off, bytes) != TMEM_OK, 0)) {
+              tmem__small_take(&h->small, cls, size, &off, &bytes, &where);
+    bool committed = !ok || tmem__heap_commit(h, off, bytes) == TMEM_OK;
+    if (__builtin_expect(!committed, 0)) {
         uint64_t so, ss; /* a page kept empty through a purge: let the general path commit */
         tmem__heap_give_back(h, off, &so, &ss);
         ok = false;
@@ -259,7 +261,8 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     tmem_status st = check_align(&alignment);
     if (st != TMEM_OK) return st;
     uint64_t off = 0; /* set on success; 0 keeps -O2 maybe-uninitialized quiet */
-    if (__builtin_expect(tmem__small_fits(&heap->small, size, alignment), 1) && alloc_small_fast(heap, size, &off)) {
+    bool small = tmem__small_fits(&heap->small, size, alignment);
+    if (__builtin_expect(small, 1) && alloc_small_fast(heap, size, &off)) {
         *out = heap->ptr + off;
         return TMEM_OK;
     }
@@ -297,9 +300,9 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
     uint64_t align = desc->alignment;
     tmem_status st = check_align(&align);
     if (st != TMEM_OK) return st;
+    if (desc->size >= TMEM__HEAP_MAX_SIZE) return tmem__err(TMEM_E_OVERFLOW);
     if (desc->size > heap->size)
-        return tmem__err(desc->size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW
-                                                           : heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
+        return tmem__err(heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
     alloc_req q = {desc->size, align, desc->offset, desc->flags, role, desc->name};
     uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
     st = alloc_entry(heap, &q, &off, NULL);
@@ -339,7 +342,8 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     switch (h->kind) {
     case TMEM_HEAP_GENERAL: {
         tmem__small_hit hit;
-        tmem__small_find where = tmem__small_on(&h->small) ? tmem__small_lookup(&h->small, off, &hit) : TMEM__SMALL_NONE;
+        tmem__small_find where = TMEM__SMALL_NONE;
+        if (tmem__small_on(&h->small)) where = tmem__small_lookup(&h->small, off, &hit);
         if (__builtin_expect(where == TMEM__SMALL_LIVE, 1)) {
             user = tmem__heap_pack(hit.size, h->role);
             tmem__heap_poison(h, off, hit.bytes);
@@ -489,7 +493,8 @@ typedef struct walk_ctx {
 
 static bool visit_tlsf(void *c, const tmem__tlsf_block *b) {
     walk_ctx *w = c;
-    if (!b->is_free && b->user != TMEM__HEAP_SMALL_PAGE) w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
+    if (!b->is_free && b->user != TMEM__HEAP_SMALL_PAGE)
+        w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
     return w->st == TMEM_OK;
 }
 

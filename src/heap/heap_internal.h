@@ -163,7 +163,8 @@ tmem_status tmem__heap_not_live(tmem_heap *h, uint64_t off);
 void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64_t *span_size);
 /* Visit every live allocation (offset, bytes it occupies, user word, and
  * whether it is aliasable), alias records last. */
-typedef tmem_status (*tmem__heap_live_fn)(tmem_heap *h, uint64_t off, uint64_t size, uint64_t user, bool aliasable, void *arg);
+typedef tmem_status (*tmem__heap_live_fn)(tmem_heap *h, uint64_t off, uint64_t size, uint64_t user,
+                                          bool aliasable, void *arg);
 tmem_status tmem__heap_for_each_live(tmem_heap *h, tmem__heap_live_fn fn, void *arg);
 
 /* ---- purgeable.c ---- */

@@ -10,7 +10,9 @@
 
 /* Tag storage of a page record: room for the smallest class, so a recycled
  * record serves any class. */
-static size_t slack_bytes(const tmem__small *s) { return (size_t)(TMEM__SMALL_PAGE >> s->granule_log2) * sizeof(uint16_t); }
+static size_t slack_bytes(const tmem__small *s) {
+    return (size_t)(TMEM__SMALL_PAGE >> s->granule_log2) * sizeof(uint16_t);
+}
 
 tmem_status tmem__small_init(tmem__small *s, uint64_t heap_size, uint64_t granule, const tmem_allocator *a) {
     memset(s, 0, sizeof *s);
@@ -183,7 +185,8 @@ static tmem_status check_page(const tmem__small *s, uint32_t p) {
     CHECK_(pg->bsize == tmem__small_class_size(s, pg->cls) && pg->nblocks == TMEM__SMALL_PAGE / pg->bsize);
     uint32_t nfree = 0;
     for (uint32_t w = 0; w < TMEM__SMALL_WORDS; w++) {
-        uint64_t valid = w * 64 >= pg->nblocks ? 0 : pg->nblocks - w * 64 >= 64 ? ~0ull : (1ull << (pg->nblocks - w * 64)) - 1;
+        uint64_t left = w * 64 >= pg->nblocks ? 0 : pg->nblocks - w * 64;
+        uint64_t valid = left >= 64 ? ~0ull : (1ull << left) - 1;
         CHECK_(!(pg->free[w] & ~valid));
         CHECK_(!!(pg->summary >> w & 1) == (pg->free[w] != 0));
         nfree += (uint32_t)__builtin_popcountll(pg->free[w]);

@@ -207,7 +207,8 @@ bool tmem__small_emptied(tmem__small *s, uint32_t p, uint32_t *tlsf_index);
 /* Free the live block of a lookup. Returns true when the page became empty
  * and should go back to TLSF (the caller frees record *tlsf_index there;
  * the page is already unmapped). */
-static inline bool tmem__small_release(tmem__small *s, const tmem__small_hit *hit, uint32_t *tlsf_index) {
+static inline bool tmem__small_release(tmem__small *s, const tmem__small_hit *hit,
+                                       uint32_t *tlsf_index) {
     tmem__small_page *pg = &s->pages[hit->page];
     uint32_t i = hit->index;
     pg->free[i >> 6] |= 1ull << (i & 63);

@@ -116,8 +116,9 @@ static void test_slots_fold_under_threads(void) {
     CHECK_OK(tmem_type_get_stats(t, &ts));
     CHECK(ts.alloc_count == allocs && ts.free_count == frees && allocs == frees);
     CHECK(ts.in_use.current == 0 && ts.in_use.total == bytes);
-    CHECK_MSG(ts.in_use.peak >= top && ts.in_use.peak <= peaks, "peak %llu, heaps' max %llu, sum %llu",
-              (unsigned long long)ts.in_use.peak, (unsigned long long)top, (unsigned long long)peaks);
+    CHECK_MSG(ts.in_use.peak >= top && ts.in_use.peak <= peaks,
+              "peak %llu, heaps' max %llu, sum %llu", (unsigned long long)ts.in_use.peak,
+              (unsigned long long)top, (unsigned long long)peaks);
     tmem_role_stats rs;
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &rs));
     CHECK(rs.alloc_count == allocs && rs.live_count == 0 && rs.in_use.total == bytes);
