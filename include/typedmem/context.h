@@ -148,7 +148,11 @@ typedef struct tmem_stat {
 typedef struct tmem_type_stats {
     uint64_t reserved;          /**< address space reserved */
     tmem_stat committed;        /**< bytes committed (charged to budgets) */
-    tmem_stat in_use;           /**< bytes handed out in live allocations */
+    tmem_stat in_use;           /**< bytes handed out in live allocations: current and total
+                                     exact; peak = the sum of the peaks of the type's heaps
+                                     (each exact, see ::tmem_heap_info), exact for one heap,
+                                     else an upper bound of the true peak (equal when the
+                                     heaps peak together); it never drops when a heap goes */
     uint64_t alloc_count;       /**< allocations made */
     uint64_t free_count;
     uint64_t live_count;
@@ -160,7 +164,8 @@ typedef struct tmem_type_stats {
 
 /** @brief Accounting for one role. */
 typedef struct tmem_role_stats {
-    tmem_stat in_use;
+    tmem_stat in_use;           /**< as in ::tmem_type_stats: the peak is the sum of the peaks
+                                     of the role's heaps (exact for one heap) */
     uint64_t alloc_count;
     uint64_t live_count;
 } tmem_role_stats;

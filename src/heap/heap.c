@@ -37,7 +37,8 @@ static void meta_free(void *p, size_t n, void *ctx) { tmem__free(ctx, p, n); }
 
 static tmem_status validate_desc(tmem_context *ctx, const tmem_heap_desc *d) {
     if (!ctx || !d || !d->type || tmem__type_context(d->type) != ctx) return tmem__err(TMEM_E_INVALID_ARG);
-    if ((unsigned)d->kind > TMEM_HEAP_PLACEMENT || (d->flags & ~TMEM__HEAP_FLAG_MASK)) return tmem__err(TMEM_E_INVALID_ARG);
+    if ((unsigned)d->kind > TMEM_HEAP_PLACEMENT || (d->flags & ~TMEM__HEAP_FLAG_MASK))
+        return tmem__err(TMEM_E_INVALID_ARG);
     if ((d->flags & TMEM_HEAP_RING) && d->kind != TMEM_HEAP_LINEAR) return tmem__err(TMEM_E_INVALID_ARG);
     if ((int)d->role < 0 || d->role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     if (!d->size || d->size >= TMEM__HEAP_MAX_SIZE) return tmem__err(TMEM_E_INVALID_ARG);
@@ -128,6 +129,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     if ((st = tmem__context_add_member(ctx, h, &tmem__heap_member_ops)) != TMEM_OK) goto fail;
     registered = true;
     (void)registered;
+    tmem__account_attach(type, role, &h->acct);
     *out = h;
     return TMEM_OK;
 fail:
@@ -148,7 +150,7 @@ static tmem_status unaccount(tmem_heap *h, uint64_t off, uint64_t size, uint64_t
     (void)off;
     (void)size;
     (void)arg;
-    tmem__account_free(h->type, tmem__heap_user_role(user), tmem__heap_user_size(user));
+    tmem__heap_count_free(h, tmem__heap_user_role(user), tmem__heap_user_size(user));
     return TMEM_OK;
 }
 
@@ -171,6 +173,7 @@ void tmem_heap_destroy(tmem_heap *heap) {
     /* Unregister first: once out of the registry no reclaim can reach it. */
     tmem__context_remove_member(heap->ctx, heap);
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);
+    tmem__account_detach(&heap->acct);
     tmem__trace(heap->ctx, TMEM__TRACE_RESET, heap->type, heap->role, heap->carved, heap->base, heap->name);
     tmem__heap_drop_sentinels(heap);
     (void)tmem__heap_decommit_all(heap);

@@ -79,6 +79,9 @@ struct tmem_heap {
     tmem__recent recent;      /* PLACEMENT: recently freed offsets */
     /* stats */
     uint64_t used, peak_used, live_count;
+    /* type and role accounting of the allocations with the heap's role (the
+     * others go through the shared counters); see internal.h */
+    tmem__acct_slot acct;
     /* purgeable state */
     _Atomic int purgeable;    /* tmem_purgeable */
     bool lost;                /* contents dropped since leaving NON_VOLATILE */
@@ -100,6 +103,16 @@ static inline bool tmem__heap_enter(tmem_heap *h) {
 }
 static inline void tmem__heap_leave(tmem_heap *h, bool locked) {
     if (locked) pthread_mutex_unlock(&h->lock);
+}
+/* Type and role accounting of one allocation or free (no RMW for the heap's
+ * own role). */
+static inline void tmem__heap_count_alloc(tmem_heap *h, int32_t role, uint64_t size) {
+    if (__builtin_expect(role == h->role, 1)) tmem__slot_alloc(&h->acct, size);
+    else tmem__account_alloc(h->type, role, size);
+}
+static inline void tmem__heap_count_free(tmem_heap *h, int32_t role, uint64_t size) {
+    if (__builtin_expect(role == h->role, 1)) tmem__slot_free(&h->acct, size);
+    else tmem__account_free(h->type, role, size);
 }
 static inline bool tmem__heap_valid(const tmem_heap *h) { return h && h->magic == TMEM__HEAP_MAGIC; }
 static inline tmem_purgeable tmem__heap_state(const tmem_heap *h) {
@@ -151,7 +164,8 @@ tmem_status tmem__heap_not_live(tmem_heap *h, uint64_t off);
 void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64_t *span_size);
 /* Visit every live allocation (offset, bytes it occupies, user word, and
  * whether it is aliasable), alias records last. */
-typedef tmem_status (*tmem__heap_live_fn)(tmem_heap *h, uint64_t off, uint64_t size, uint64_t user, bool aliasable, void *arg);
+typedef tmem_status (*tmem__heap_live_fn)(tmem_heap *h, uint64_t off, uint64_t size, uint64_t user,
+                                          bool aliasable, void *arg);
 tmem_status tmem__heap_for_each_live(tmem_heap *h, tmem__heap_live_fn fn, void *arg);
 
 /* ---- purgeable.c ---- */
