@@ -12,6 +12,15 @@
  *  - PLACEMENT: the caller gives the offset (the planner's output); checked
  *    against bounds and, in debug contexts, against live non-aliasable
  *    allocations.
+ *  - BLOCK: fixed-size blocks (tmem_heap_desc.block_size), each a whole
+ *    number of pool granules, committed when handed out and decommitted the
+ *    moment it is freed: the budget charge and the OS footprint drop by the
+ *    block at once (no hysteresis). For evictable fixed-size data such as KV
+ *    cache blocks, where the bytes must leave the budget when the policy
+ *    frees them. Allocate/free are O(1) (a free stack and a live bitmap); a
+ *    double free or a foreign offset is refused. No aliasing, no purgeable
+ *    state, no handles. With TMEM_HEAP_THREAD_SAFE the lock is not held
+ *    across the commit or decommit system call.
  *
  * @par Aliasing
  * An allocation marked aliasable (TMEM_ALLOC_ALIASABLE at creation, or later
@@ -42,7 +51,8 @@ typedef struct tmem_heap tmem_heap;
 typedef enum tmem_heap_kind {
     TMEM_HEAP_GENERAL = 0,
     TMEM_HEAP_LINEAR,
-    TMEM_HEAP_PLACEMENT
+    TMEM_HEAP_PLACEMENT,
+    TMEM_HEAP_BLOCK
 } tmem_heap_kind;
 
 typedef enum tmem_heap_flag {
@@ -61,6 +71,8 @@ typedef struct tmem_heap_desc {
     uint64_t size;        /**< bytes of the pool's range it manages; required */
     uint32_t flags;       /**< tmem_heap_flag bits */
     const char *name;     /**< for reports; copied; may be NULL */
+    uint64_t block_size;  /**< BLOCK: bytes of one block (required, > 0); every allocation takes
+                               one block. Ignored by the other kinds. */
 } tmem_heap_desc;
 
 typedef enum tmem_alloc_flag {
@@ -110,6 +122,8 @@ typedef struct tmem_heap_info {
     uint64_t largest_free;    /**< largest allocation that would succeed now */
     uint64_t live_count;
     tmem_purgeable purgeable;
+    uint64_t block_stride;    /**< BLOCK: pool bytes one block occupies and commits (block_size
+                                   rounded up to the pool granule); 0 for other kinds */
 } tmem_heap_info;
 
 /** @brief Size and alignment query for `type` (no heap needed).

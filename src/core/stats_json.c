@@ -9,7 +9,7 @@
 
 #define TMEM__STATS_VERSION 1
 
-static const char *const heap_kind_names[] = {"general", "linear", "placement"};
+static const char *const heap_kind_names[] = {"general", "linear", "placement", "block"};
 static const char *const purgeable_names[] = {"keep_current", "non_volatile", "volatile", "empty"};
 static const char *const flag_names[] = {"populate", "locked", "huge_pages", "contiguous", "host_cached"};
 
@@ -119,7 +119,7 @@ static void json_heaps(tmem__tb *sb, tmem_context *ctx) {
         first = false;
         tmem__tb_json_string(sb, t ? t->name : "");
         tmem__tb_printf(sb, ",\"kind\":\"%s\",\"size\":%llu,\"used\":%llu,\"committed\":%llu,\"peak_used\":%llu,\"largest_free\":%llu,\"live_count\":%llu,\"purgeable\":\"%s\"}",
-                        (unsigned)hi.kind < 3 ? heap_kind_names[hi.kind] : "unknown", (unsigned long long)hi.size,
+                        (unsigned)hi.kind < 4 ? heap_kind_names[hi.kind] : "unknown", (unsigned long long)hi.size,
                         (unsigned long long)hi.used, (unsigned long long)hi.committed, (unsigned long long)hi.peak_used,
                         (unsigned long long)hi.largest_free, (unsigned long long)hi.live_count,
                         (unsigned)hi.purgeable < 4 ? purgeable_names[hi.purgeable] : "unknown");

@@ -229,6 +229,7 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     if (out) *out = NULL;
     if (!tmem__heap_valid(heap) || !out || !size || heap->kind == TMEM_HEAP_PLACEMENT || !heap->ptr)
         return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__block_alloc_ptr(heap, size, alignment, out);
     tmem_status st = check_align(&alignment);
     if (st != TMEM_OK) return st;
     if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
@@ -261,6 +262,7 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
     if (out) *out = (tmem_alloc_info){TMEM_OFFSET_NONE, 0, NULL};
     if (!tmem__heap_valid(heap) || !desc || !out || !desc->size || (desc->flags & ~TMEM__ALLOC_FLAG_MASK))
         return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__block_alloc_ex(heap, desc, out);
     int32_t role = desc->role == -1 || desc->role == TMEM_ROLE_DEFAULT ? heap->role : desc->role;
     if (role < 0 || role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t align = desc->alignment;
@@ -367,6 +369,7 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
 }
 
 static tmem_status free_entry(tmem_heap *h, uint64_t off) {
+    if (h->kind == TMEM_HEAP_BLOCK) return tmem__block_free(h, off);
     bool locked = tmem__heap_enter(h);
     tmem_status st = free_locked(h, off);
     tmem__heap_leave(h, locked);
