@@ -240,6 +240,20 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_add_reclaim(tmem_context *ctx, 
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
 TMEM_API TMEM_NODISCARD tmem_status tmem_context_remove_reclaim(tmem_context *ctx, tmem_reclaim_fn fn, void *user);
 
+/** @brief What tmem_context_attach calls on an attached object. */
+typedef void (*tmem_destroy_fn)(void *object);
+
+/** @brief Attach an object to the context's lifetime: tmem_context_destroy
+ *  calls destroy(object) before it destroys any heap or type, newest attached
+ *  first, together with the library's own context-owned objects (KV caches,
+ *  surfaces). So an object may still use the context's heaps and types in its
+ *  destroy, but no other attached object newer than itself. There is no
+ *  detach: attach what lives as long as the context.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx, object or destroy)
+ *          | TMEM_E_NO_MEMORY (nothing attached; destroy is not called)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_context_attach(tmem_context *ctx, void *object, tmem_destroy_fn destroy);
+
 /** @brief Poll the OS pressure signals (PSI, cgroup memory.events) and fold
  *  them into the pressure level (PSI some avg10 >= 10% counts as WARNING,
  *  >= 40% or a new memory.high event as CRITICAL). The first poll only
@@ -316,6 +330,16 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_config_load_string(tmem_context *ctx, c
 
 /** @brief Per-type accounting. @return TMEM_OK | TMEM_E_INVALID_ARG */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_get_stats(const tmem_type *type, tmem_type_stats *out);
+
+/** @brief Bytes of the type's pool resident in memory now, as the OS reports
+ *  them (mincore on the host; committed granules only), to compare with what
+ *  is accounted. Bytes charged to the type outside its pool (memfd surfaces,
+ *  mapped model files) are not in it.
+ *  @param[out] out_bytes  0 on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (the backend
+ *          cannot tell, e.g. device memory) | an OS error
+ *  @par Threads safe; the figure may be stale by the time it returns */
+TMEM_API TMEM_NODISCARD tmem_status tmem_type_get_residency(tmem_type *type, uint64_t *out_bytes);
 
 /** @brief Per-role accounting. @return TMEM_OK | TMEM_E_INVALID_ARG */
 TMEM_API TMEM_NODISCARD tmem_status tmem_role_get_stats(tmem_context *ctx, tmem_role role, tmem_role_stats *out);
