@@ -275,6 +275,17 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_poll_os_pressure(tmem_context *
  *          | TMEM_E_OVERFLOW (reserve above 64 TiB) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_create(tmem_context *ctx, const tmem_type_desc *desc, tmem_type **out);
 
+/** @brief Remove a type nothing uses and release its pool (a populated
+ *  pool's charge goes back to the budget). Types after it move down one
+ *  index (tmem_type_at stays dense); the handle is invalid afterwards.
+ *  NULL is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (not a live type) | TMEM_E_STATE (in
+ *          use: a heap, KV cache or surface over its pool, bytes charged to
+ *          it, or a role mapped to it; nothing changes)
+ *  @par Threads  safe with the other type calls, but no other call may be
+ *       using this type (as for any destroy). */
+TMEM_API TMEM_NODISCARD tmem_status tmem_type_destroy(tmem_type *type);
+
 /** @brief Find a type by name ("/memory/kv").
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_find(tmem_context *ctx, const char *name, tmem_type **out);
@@ -313,7 +324,9 @@ TMEM_API const char *tmem_role_name(tmem_context *ctx, tmem_role role);
 TMEM_API TMEM_NODISCARD tmem_status tmem_role_define(tmem_context *ctx, tmem_role role, const char *name, tmem_type *type);
 
 /** @brief Load types, budgets and role policy from a config file (see
- *  docs/config.md). All or nothing: on error nothing is created.
+ *  docs/config.md). All or nothing: on any error the context is as before
+ *  (types the load created are removed, the context budget, existing types'
+ *  budgets and the role table are put back).
  *  @param[out] err  may be NULL; filled with line and message on TMEM_E_PARSE.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO | TMEM_E_PARSE | the
  *          errors of tmem_type_create */
