@@ -146,9 +146,10 @@ TMEM_API void tmem_heap_destroy(tmem_heap *heap);
  *          | TMEM_E_NO_MEMORY | TMEM_E_STATE (heap not NON_VOLATILE) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, void **out);
 
-/** @brief Free a pointer from tmem_heap_alloc / tmem_heap_alloc_ex.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_FOREIGN (not from this
- *          heap) | TMEM_E_DOUBLE_FREE */
+/** @brief Free a pointer from tmem_heap_alloc / tmem_heap_alloc_ex. A NULL
+ *  ptr is a no-op (TMEM_OK, whatever the heap), as free(NULL).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (invalid heap) | TMEM_E_FOREIGN (not
+ *          from this heap) | TMEM_E_DOUBLE_FREE. Nothing changes on failure. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free(tmem_heap *heap, void *ptr);
 
 /** @brief Allocate with a full description (offset, flags, role, name).
@@ -159,7 +160,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free(tmem_heap *heap, void *ptr);
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tmem_alloc_info *out);
 
 /** @brief Free by offset (any heap kind, device placements too).
- *  @return TMEM_OK | TMEM_E_FOREIGN | TMEM_E_DOUBLE_FREE | TMEM_E_INVALID_ARG */
+ *  TMEM_OFFSET_NONE (what a failed allocation reports) is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_FOREIGN | TMEM_E_DOUBLE_FREE | TMEM_E_INVALID_ARG
+ *          (invalid heap). Nothing changes on failure. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset);
 
 /** @brief A handle naming one allocation of a GENERAL heap. It carries the
@@ -189,8 +192,9 @@ typedef struct tmem_alloc_handle {
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_handle(tmem_heap *heap, uint64_t size, uint64_t alignment,
                                                            tmem_alloc_handle *out_handle, uint64_t *out_offset);
 
-/** @brief Free the allocation a handle names: no hash or map lookup.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad heap, handle 0) |
+/** @brief Free the allocation a handle names: no hash or map lookup. Handle
+ *  {0} (no handle, what a failed allocation reports) is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad heap) |
  *          TMEM_E_UNSUPPORTED (not GENERAL) | TMEM_E_DOUBLE_FREE (stale: the
  *          allocation was freed already) | TMEM_E_FOREIGN (never a handle of
  *          this heap). Nothing changes on failure. */

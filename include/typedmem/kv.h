@@ -329,8 +329,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_create(tmem_kv_cache *cache, tme
 
 /** @brief Free a live or evicted sequence: its blocks lose a reference (freed
  *  at zero), its slot and snapshots are freed, the handle becomes stale.
+ *  TMEM_KV_SEQ_NONE is a no-op (TMEM_OK, whatever the cache).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL cache, malformed handle)
- *          | TMEM_E_DOUBLE_FREE (handle already freed) @par Threads safe */
+ *          | TMEM_E_DOUBLE_FREE (handle already freed) | TMEM_E_NOT_FOUND (not
+ *          this cache's). Nothing changes on failure. @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_free(tmem_kv_cache *cache, tmem_kv_seq seq);
 
 /** @brief Grow the sequence by `tokens` tokens, allocating blocks as needed.
@@ -438,8 +440,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_get_info(tmem_kv_cache *cache, t
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv_snap *out);
 
-/** @brief Drop a snapshot. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
- *  (unknown or already dropped/evicted) @par Threads safe */
+/** @brief Drop a snapshot. TMEM_KV_SNAP_NONE is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL cache) | TMEM_E_NOT_FOUND
+ *          (unknown or already dropped/evicted; nothing changes)
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_drop(tmem_kv_cache *cache, tmem_kv_snap snap);
 
 /** @brief Find the snapshot of `seq` at exactly `tokens` (does not count as a use).

@@ -377,7 +377,8 @@ static tmem_status free_entry(tmem_heap *h, uint64_t off) {
 }
 
 tmem_status tmem_heap_free(tmem_heap *heap, void *ptr) {
-    if (!tmem__heap_valid(heap) || !ptr) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!ptr) return TMEM_OK; /* as free(NULL) */
+    if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     uint8_t *p = ptr;
     if (!heap->ptr || p < heap->ptr || p >= heap->ptr + heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, (uint64_t)(p - heap->ptr));
@@ -417,7 +418,8 @@ static tmem_status free_handle_locked(tmem_heap *h, uint64_t handle) {
 }
 
 tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
-    if (!tmem__heap_valid(heap) || !handle.value) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!handle.value) return TMEM_OK; /* no handle: nothing to free */
+    if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     if (heap->kind != TMEM_HEAP_GENERAL) return tmem__err(TMEM_E_UNSUPPORTED);
     bool locked = tmem__heap_enter(heap);
     tmem_status st = free_handle_locked(heap, handle.value);
@@ -426,6 +428,7 @@ tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
 }
 
 tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset) {
+    if (offset == TMEM_OFFSET_NONE) return TMEM_OK; /* what a failed allocation returned */
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     if (offset >= heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, offset);
