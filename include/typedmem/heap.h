@@ -127,8 +127,11 @@ typedef struct tmem_heap_info {
 } tmem_heap_info;
 
 /** @brief Size and alignment query for `type` (no heap needed).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW */
-TMEM_API TMEM_NODISCARD tmem_status tmem_type_size_and_align(const tmem_type *type, uint64_t size, uint64_t alignment, tmem_size_align *out);
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_type_size_and_align(const tmem_type *type, uint64_t size, uint64_t alignment,
+                             tmem_size_align *out);
 
 /** @brief Create a heap over `desc->type`'s pool.
  *  @param[out] out  NULL on failure.
@@ -156,8 +159,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free(tmem_heap *heap, void *ptr);
  *  @return as tmem_heap_alloc, plus TMEM_E_OVERLAP (PLACEMENT: range overlaps a
  *          live non-aliasable allocation; checked in every context) and, for
  *          PLACEMENT, TMEM_E_INVALID_ARG when offset + size passes the end and
- *          TMEM_E_ALIGNMENT when the address is not aligned */
-TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tmem_alloc_info *out);
+ *          TMEM_E_ALIGNMENT when the address is not aligned
+ *  On failure *out is {TMEM_OFFSET_NONE, 0, NULL}. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc,
+                                                       tmem_alloc_info *out);
 
 /** @brief Free by offset (any heap kind, device placements too).
  *  TMEM_OFFSET_NONE (what a failed allocation reports) is a no-op (TMEM_OK).
@@ -224,9 +229,11 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_reset(tmem_heap *heap);
  *          | TMEM_E_BUDGET (NON_VOLATILE after a reclaim purge: the live
  *          allocations' pages no longer fit; the heap stays EMPTY)
  *          | an OS advice error (the state is unchanged). docs/heap.md. */
-TMEM_API TMEM_NODISCARD tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state, tmem_purgeable *old_state, bool *lost);
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state,
+                                                            tmem_purgeable *old_state, bool *lost);
 
-/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_get_info(const tmem_heap *heap, tmem_heap_info *out);
 
 /** @brief Host pointer for an offset (NULL for device placements or out of range). */
