@@ -102,7 +102,7 @@ tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, 
         st = tmem__err(TMEM_E_NO_MEMORY);
         goto uncarve;
     }
-    if ((st = tmem__context_add_heap(ctx, h)) != TMEM_OK) goto unlock;
+    if ((st = tmem__context_add_member(ctx, h, &tmem__heap_member_ops)) != TMEM_OK) goto unlock;
     *out = h;
     return TMEM_OK;
 unlock:
@@ -132,7 +132,7 @@ static void release_all(tmem_heap *h) {
 }
 
 void tmem__block_heap_destroy(tmem_heap *h) {
-    tmem__context_remove_heap(h->ctx, h);
+    tmem__context_remove_member(h->ctx, h);
     tmem__trace(h->ctx, TMEM__TRACE_RESET, h->type, h->role, h->carved, h->base, h->name);
     tmem__block *b = &h->block;
     if (b->cap) release_all(h);
