@@ -258,6 +258,7 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     if (out) *out = NULL;
     if (!tmem__heap_valid(heap) || !out || !size || heap->kind == TMEM_HEAP_PLACEMENT || !heap->ptr)
         return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__block_alloc_ptr(heap, size, alignment, out);
     tmem_status st = check_align(&alignment);
     if (st != TMEM_OK) return st;
     uint64_t off = 0; /* set on success; 0 keeps -O2 maybe-uninitialized quiet */
@@ -295,6 +296,7 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
     if (out) *out = (tmem_alloc_info){TMEM_OFFSET_NONE, 0, NULL};
     if (!tmem__heap_valid(heap) || !desc || !out || !desc->size || (desc->flags & ~TMEM__ALLOC_FLAG_MASK))
         return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__block_alloc_ex(heap, desc, out);
     int32_t role = desc->role == -1 || desc->role == TMEM_ROLE_DEFAULT ? heap->role : desc->role;
     if (role < 0 || role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t align = desc->alignment;
@@ -419,6 +421,7 @@ static inline bool free_small_fast(tmem_heap *h, uint64_t off) {
 }
 
 static tmem_status free_entry(tmem_heap *h, uint64_t off) {
+    if (h->kind == TMEM_HEAP_BLOCK) return tmem__block_free(h, off);
     bool locked = tmem__heap_enter(h);
     tmem_status st = TMEM_OK;
     if (!(h->kind == TMEM_HEAP_GENERAL && tmem__small_on(&h->small) && free_small_fast(h, off)))
@@ -428,7 +431,8 @@ static tmem_status free_entry(tmem_heap *h, uint64_t off) {
 }
 
 tmem_status tmem_heap_free(tmem_heap *heap, void *ptr) {
-    if (!tmem__heap_valid(heap) || !ptr) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!ptr) return TMEM_OK; /* as free(NULL) */
+    if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     uint8_t *p = ptr;
     if (!heap->ptr || p < heap->ptr || p >= heap->ptr + heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, (uint64_t)(p - heap->ptr));
@@ -468,7 +472,8 @@ static tmem_status free_handle_locked(tmem_heap *h, uint64_t handle) {
 }
 
 tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
-    if (!tmem__heap_valid(heap) || !handle.value) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!handle.value) return TMEM_OK; /* no handle: nothing to free */
+    if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     if (heap->kind != TMEM_HEAP_GENERAL) return tmem__err(TMEM_E_UNSUPPORTED);
     bool locked = tmem__heap_enter(heap);
     tmem_status st = free_handle_locked(heap, handle.value);
@@ -477,6 +482,7 @@ tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
 }
 
 tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset) {
+    if (offset == TMEM_OFFSET_NONE) return TMEM_OK; /* what a failed allocation returned */
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     if (offset >= heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, offset);

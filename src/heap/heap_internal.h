@@ -7,6 +7,7 @@
  *   commit.c      commit on demand, decommit policy (hysteresis)
  *   alias.c       aliasable allocations, poisoning, use-after-alias
  *   purgeable.c   NON_VOLATILE / VOLATILE / EMPTY, reclaim purge
+ *   block.c       BLOCK heaps: fixed-size blocks, decommitted when freed
  *
  * Locking. h->lock is always initialised. THREAD_SAFE heaps take it on every
  * call. Other heaps belong to one thread at a time and take it only while
@@ -27,6 +28,7 @@
 #include "heap/linear.h"
 #include "heap/interval.h"
 #include "heap/small.h"
+#include "heap/block.h"
 
 #define TMEM__HEAP_MAGIC 0x544d4850u        /* "TMHP" */
 #define TMEM__HEAP_MAX_SIZE (1ull << 56)    /* sizes are packed with the role */
@@ -77,6 +79,7 @@ struct tmem_heap {
     tmem__ivx alias;          /* GENERAL/LINEAR: aliasable allocations whose
                                  bytes went back to the allocator */
     tmem__recent recent;      /* PLACEMENT: recently freed offsets */
+    tmem__block block;        /* BLOCK */
     /* stats */
     uint64_t used, peak_used, live_count;
     /* type and role accounting of the allocations with the heap's role (the
@@ -167,6 +170,19 @@ void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64
 typedef tmem_status (*tmem__heap_live_fn)(tmem_heap *h, uint64_t off, uint64_t size, uint64_t user,
                                           bool aliasable, void *arg);
 tmem_status tmem__heap_for_each_live(tmem_heap *h, tmem__heap_live_fn fn, void *arg);
+
+/* ---- block.c (BLOCK heaps; the public entry points dispatch here) ---- */
+/* desc validated (kind BLOCK), role resolved. */
+tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, int32_t role, tmem_heap **out);
+void tmem__block_heap_destroy(tmem_heap *h);
+tmem_status tmem__block_reset(tmem_heap *h);
+/* heap, out and size validated as tmem_heap_alloc / _ex do before dispatch. */
+tmem_status tmem__block_alloc_ptr(tmem_heap *h, uint64_t size, uint64_t alignment, void **out);
+tmem_status tmem__block_alloc_ex(tmem_heap *h, const tmem_alloc_desc *d, tmem_alloc_info *out);
+/* off < h->size. */
+tmem_status tmem__block_free(tmem_heap *h, uint64_t off);
+void tmem__block_info(tmem_heap *h, tmem_heap_info *out);
+tmem_status tmem__block_check(tmem_heap *h);
 
 /* ---- purgeable.c ---- */
 void tmem__heap_drop_sentinels(tmem_heap *h);
