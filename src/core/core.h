@@ -174,6 +174,8 @@ struct tmem_context {
     char role_names[TMEM_ROLE_MAX][TMEM__ROLE_NAME_MAX];
     bool role_defined[TMEM_ROLE_MAX];
     tmem__acct roles[TMEM_ROLE_MAX];
+    /* the part of roles[] allocated in device types (tmem__placement_is_device) */
+    tmem__acct roles_device[TMEM_ROLE_MAX];
 
     /* heaps (under heaps_lock) */
     tmem_heap **heaps;
@@ -207,6 +209,10 @@ tmem_status tmem__pool_check(const tmem_type *type);
 tmem_status tmem__type_create(tmem_context *ctx, const tmem_type_desc *desc, tmem_type **out);
 void tmem__type_destroy(tmem_type *type);
 extern const char *const tmem__placement_names[TMEM_PLACEMENT_COUNT];
+/* Placements whose memory is a device backend's (device bytes in stats). */
+static inline bool tmem__placement_is_device(tmem_placement p) {
+    return p == TMEM_PLACEMENT_DEVICE || p == TMEM_PLACEMENT_DEVICE_HOST_VISIBLE;
+}
 extern const char *const tmem__lifetime_names[TMEM_LIFETIME_COUNT];
 
 /* ---- budget.c ----

@@ -44,13 +44,18 @@ static void acct_read(const tmem__acct *a, tmem_stat *in_use, uint64_t *allocs, 
 
 void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes) {
     acct_in(&type->acct, bytes);
-    if (role >= 0 && role < TMEM_ROLE_MAX) acct_in(&type->ctx->roles[role], bytes);
+    if (role < 0 || role >= TMEM_ROLE_MAX) return;
+    acct_in(&type->ctx->roles[role], bytes);
+    if (tmem__placement_is_device(type->placement)) acct_in(&type->ctx->roles_device[role], bytes);
 }
 
 /* Role before type (the reverse of alloc), so a quiescent-ish reader never
  * sees a role holding bytes its type no longer has. */
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes) {
-    if (role >= 0 && role < TMEM_ROLE_MAX) acct_out(&type->ctx->roles[role], bytes);
+    if (role >= 0 && role < TMEM_ROLE_MAX) {
+        if (tmem__placement_is_device(type->placement)) acct_out(&type->ctx->roles_device[role], bytes);
+        acct_out(&type->ctx->roles[role], bytes);
+    }
     acct_out(&type->acct, bytes);
 }
 
@@ -84,6 +89,9 @@ tmem_status tmem_role_get_stats(tmem_context *ctx, tmem_role role, tmem_role_sta
     uint64_t freed;
     acct_read(&ctx->roles[role], &out->in_use, &out->alloc_count, &freed);
     out->live_count = out->alloc_count - freed;
+    uint64_t device_allocs, device_freed;
+    acct_read(&ctx->roles_device[role], &out->device_in_use, &device_allocs, &device_freed);
+    out->device_live_count = device_allocs - device_freed;
     return TMEM_OK;
 }
 
@@ -128,10 +136,19 @@ tmem_status tmem_context_check(tmem_context *ctx) {
     if (st == TMEM_OK && (sum != ctx->committed || ctx->committed_peak < ctx->committed)) st = tmem__err(TMEM_E_CORRUPT);
     /* Roles: each role's bytes come from some type, so the role sum cannot
      * exceed the type sum (allocations without a role count only by type). */
-    uint64_t role_sum = 0, type_sum = 0;
-    for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) role_sum += tmem__acct_current(&ctx->roles[r]);
-    for (uint32_t i = 0; i < ctx->ntypes; i++) type_sum += tmem__acct_current(&ctx->types[i]->acct);
-    if (st == TMEM_OK && role_sum > type_sum) st = tmem__err(TMEM_E_CORRUPT);
+    uint64_t role_sum = 0, type_sum = 0, role_device_sum = 0, type_device_sum = 0;
+    for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) {
+        uint64_t all = tmem__acct_current(&ctx->roles[r]), dev = tmem__acct_current(&ctx->roles_device[r]);
+        if (st == TMEM_OK && dev > all) st = tmem__err(TMEM_E_CORRUPT); /* a part exceeds its whole */
+        role_sum += all;
+        role_device_sum += dev;
+    }
+    for (uint32_t i = 0; i < ctx->ntypes; i++) {
+        uint64_t cur = tmem__acct_current(&ctx->types[i]->acct);
+        type_sum += cur;
+        if (tmem__placement_is_device(ctx->types[i]->placement)) type_device_sum += cur;
+    }
+    if (st == TMEM_OK && (role_sum > type_sum || role_device_sum > type_device_sum)) st = tmem__err(TMEM_E_CORRUPT);
     tmem__context_unlock(ctx);
     for (size_t i = 0; i < ctx->nheaps && st == TMEM_OK; i++) {
         const tmem_type *ht = tmem__heap_type(ctx->heaps[i]);

@@ -104,7 +104,10 @@ static void json_role(tmem__tb *sb, tmem_context *ctx, tmem_role r, const char *
     else tmem__tb_printf(sb, "null");
     tmem__tb_printf(sb, ",");
     json_stat(sb, "in_use", s.in_use);
-    tmem__tb_printf(sb, ",\"alloc_count\":%llu,\"live_count\":%llu}", (unsigned long long)s.alloc_count, (unsigned long long)s.live_count);
+    tmem__tb_printf(sb, ",\"alloc_count\":%llu,\"live_count\":%llu,", (unsigned long long)s.alloc_count,
+                    (unsigned long long)s.live_count);
+    json_stat(sb, "device_in_use", s.device_in_use);
+    tmem__tb_printf(sb, ",\"device_live_count\":%llu}", (unsigned long long)s.device_live_count);
 }
 
 static void json_heaps(tmem__tb *sb, tmem_context *ctx) {
@@ -205,7 +208,8 @@ tmem_status tmem_stats_table(tmem_context *ctx, char *buf, size_t cap, size_t *n
                         tmem__lifetime_names[ti.lifetime], a, b, c, d, e, f, (unsigned long long)s.live_count,
                         (unsigned long long)s.budget_denials);
     }
-    tmem__tb_printf(&sb, "\n%-22s %-22s %8s %8s %8s %8s\n", "role", "type", "in use", "peak", "allocs", "live");
+    tmem__tb_printf(&sb, "\n%-22s %-22s %8s %8s %8s %8s %8s\n", "role", "type", "in use", "peak", "device", "allocs",
+                    "live");
     for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) {
         const char *name = tmem_role_name(ctx, (tmem_role)r);
         if (!name) continue;
@@ -215,8 +219,9 @@ tmem_status tmem_stats_table(tmem_context *ctx, char *buf, size_t cap, size_t *n
         TMEM__IGNORE(tmem_role_get_type(ctx, (tmem_role)r, &t));
         human(a, sizeof a, s.in_use.current);
         human(b, sizeof b, s.in_use.peak);
-        tmem__tb_printf(&sb, "%-22.22s %-22.22s %8s %8s %8llu %8llu\n", name, t ? t->name : "-", a, b, (unsigned long long)s.alloc_count,
-                        (unsigned long long)s.live_count);
+        human(c, sizeof c, s.device_in_use.current); /* the part in device types */
+        tmem__tb_printf(&sb, "%-22.22s %-22.22s %8s %8s %8s %8llu %8llu\n", name, t ? t->name : "-", a, b, c,
+                        (unsigned long long)s.alloc_count, (unsigned long long)s.live_count);
     }
     return tmem__tb_finish(&sb, needed);
 }

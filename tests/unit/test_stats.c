@@ -138,6 +138,8 @@ static void test_json_matches_counters(void) {
     CHECK(!strcmp(jv_get(kvr, "type")->str, "/memory/kv"));
     check_stat(kvr, "in_use", (tmem_stat){2000, 3000, 3000});
     CHECK(jv_num(jv_get(kvr, "live_count")) == 1 && jv_num(jv_get(kvr, "alloc_count")) == 2);
+    check_stat(kvr, "device_in_use", (tmem_stat){0, 0, 0}); /* host types only here */
+    CHECK(jv_num(jv_get(kvr, "device_live_count")) == 0);
     const jv *sr = find_by_name(roles, "scratch");
     CHECK(sr && jv_num(jv_get(jv_get(sr, "in_use"), "current")) == 512);
     const jv *ur = NULL;
@@ -210,6 +212,11 @@ static void test_role_stats_and_check(void) {
     atomic_fetch_add(&ctx->roles[TMEM_ROLE_IMAGE].bytes_in, 1u << 30);
     CHECK_ST(tmem_context_check(ctx), TMEM_E_CORRUPT);
     atomic_fetch_add(&ctx->roles[TMEM_ROLE_IMAGE].bytes_out, 1u << 30);
+    /* So is a role's device part exceeding the role (and the device types). */
+    atomic_fetch_add(&ctx->roles_device[TMEM_ROLE_IMAGE].bytes_in, 1u << 20);
+    CHECK_ST(tmem_context_check(ctx), TMEM_E_CORRUPT);
+    atomic_fetch_add(&ctx->roles_device[TMEM_ROLE_IMAGE].bytes_out, 1u << 20);
+    CHECK_OK(tmem_context_check(ctx));
     for (int i = 0; i < 6; i++) tmem__account_free(t, TMEM_ROLE_IMAGE, 100);
     CHECK_OK(tmem_context_check(ctx));
     tmem_context_destroy(ctx);
