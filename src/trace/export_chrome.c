@@ -64,12 +64,14 @@ static void instant(tmem__strbuf *sb, const tmem_trace_data *d, const tmem_trace
 tmem_status tmem__export_chrome(const tmem_trace_data *d, tmem__strbuf *sb) {
     /* Which series exist: a stable set of args keeps the stacking steady. */
     bool type_shown[TMEM_TRACE_TYPE_MAX] = {0}, commit_shown[TMEM_TRACE_TYPE_MAX] = {0}, role_shown[TMEM_ROLE_MAX + 1] = {0};
-    bool any_commit = false;
+    bool any_commit = false, any_device = false, device_role_shown[TMEM_ROLE_MAX + 1] = {0};
     for (uint64_t i = 0; i < d->count; i++) {
         const tmem_trace_event *ev = &d->events[i];
         if (ev->kind == TMEM_TRACE_ALLOC) {
             if (ev->type >= 0) type_shown[ev->type] = true;
             role_shown[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX] = true;
+            if (tmem__trace_type_is_device(d, ev->type))
+                device_role_shown[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX] = any_device = true;
         } else if (ev->kind == TMEM_TRACE_COMMIT && ev->type >= 0) {
             commit_shown[ev->type] = any_commit = true;
         }
@@ -100,6 +102,9 @@ tmem_status tmem__export_chrome(const tmem_trace_data *d, tmem__strbuf *sb) {
         case TMEM_TRACE_RESET:
             counter(sb, d, "in use by type", ev->time_ns, r.type_in_use, type_shown, TMEM_TRACE_TYPE_MAX, false);
             counter(sb, d, "in use by role", ev->time_ns, r.role_in_use, role_shown, TMEM_ROLE_MAX + 1, true);
+            if (any_device)
+                counter(sb, d, "device in use by role", ev->time_ns, r.role_device_in_use, device_role_shown,
+                        TMEM_ROLE_MAX + 1, true);
             break;
         case TMEM_TRACE_COMMIT:
         case TMEM_TRACE_DECOMMIT:

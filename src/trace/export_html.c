@@ -245,6 +245,13 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
         tmem__sb_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
                             "started, or dropped by the ring).</p>\n", (unsigned long long)p->unmatched_frees);
     tmem__sb_puts(sb, "</section>\n");
+    if (p->device_peak_bytes) {
+        tmem__fmt_bytes(p->device_peak_bytes, a, sizeof a);
+        tmem__sb_printf(sb, "<section id=\"tmem-device-section\"><h2>Device bytes alive at the device peak (%s at "
+                            "%.3f ms)</h2>\n<div class=\"tables\">\n", a, p->device_peak_time_ns / 1e6);
+        table(sb, "role", "tmem-device-role", p->device_by_role, p->device_by_role_count, top, p->device_peak_bytes, 5);
+        tmem__sb_puts(sb, "</div></section>\n");
+    }
     tmem__sb_puts(sb, "<section id=\"tmem-timeline-role-section\"><h2>Timeline: in-use bytes by role</h2><div class=\"panel\">\n");
     if ((st = tmem__export_svg(d, opt, p, true, sb)) != TMEM_OK) return st;
     tmem__sb_puts(sb, "</div></section>\n");

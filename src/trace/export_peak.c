@@ -32,6 +32,12 @@ void tmem__export_peak_text(const tmem_trace_data *d, const tmem_trace_peak_info
     text_table(sb, "role", p->by_role, p->by_role_count, top, p->peak_bytes);
     text_table(sb, "type", p->by_type, p->by_type_count, top, p->peak_bytes);
     text_table(sb, "name", p->by_name, p->by_name_count, top, p->peak_bytes);
+    if (!p->device_peak_bytes) return;
+    tmem__sb_printf(sb, "\ndevice peak in use: %s at %.3f ms (event %llu), %llu device allocations alive\n",
+                    tmem__fmt_bytes(p->device_peak_bytes, a, sizeof a), p->device_peak_time_ns / 1e6,
+                    (unsigned long long)p->device_peak_event, (unsigned long long)p->device_live_count);
+    tmem__sb_puts(sb, "device bytes alive at the device peak:");
+    text_table(sb, "role", p->device_by_role, p->device_by_role_count, top, p->device_peak_bytes);
 }
 
 static void json_rows(tmem__strbuf *sb, const char *key, const tmem_trace_contributor *rows, uint32_t n, bool first) {
@@ -64,12 +70,17 @@ void tmem__export_summary_json(const tmem_trace_data *d, const tmem_trace_peak_i
         if (!d->type_names[t]) continue;
         tmem__sb_printf(sb, "%s{\"index\":%u,\"name\":\"", first ? "" : ",", t);
         tmem__sb_json_str(sb, d->type_names[t]);
-        tmem__sb_printf(sb, "\",\"budget\":%llu}", (unsigned long long)d->type_budgets[t]);
+        tmem__sb_printf(sb, "\",\"budget\":%llu,\"device\":%s}", (unsigned long long)d->type_budgets[t],
+                        tmem__trace_type_is_device(d, (int32_t)t) ? "true" : "false");
         first = false;
     }
     tmem__sb_puts(sb, "],\"alive_at_peak\":{");
     json_rows(sb, "by_role", p->by_role, p->by_role_count, true);
     json_rows(sb, "by_type", p->by_type, p->by_type_count, false);
     json_rows(sb, "by_name", p->by_name, p->by_name_count, false);
+    tmem__sb_printf(sb, "},\"device\":{\"peak\":{\"bytes\":%llu,\"time_ns\":%llu,\"event\":%llu,\"live\":%llu},",
+                    (unsigned long long)p->device_peak_bytes, (unsigned long long)p->device_peak_time_ns,
+                    (unsigned long long)p->device_peak_event, (unsigned long long)p->device_live_count);
+    json_rows(sb, "by_role", p->device_by_role, p->device_by_role_count, true);
     tmem__sb_puts(sb, "}}\n");
 }

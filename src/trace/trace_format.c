@@ -7,6 +7,8 @@
  *     TYPE  2: u8 index | u64 budget | name
  *     ROLE  3: u8 role | name
  *     END   4: u64 budget | u64 dropped | u64 events   (last record)
+ *     PLACE 5: u8 index | u8 placement   (device types only, so a trace
+ *              without device types reads the same as before)
  *
  * Records are self-delimiting so a streamed file cut by a crash still reads up
  * to its last whole record; END tells a complete file from a cut one. */
@@ -62,6 +64,12 @@ size_t tmem__trace_encode_role(uint8_t *buf, uint32_t role, const char *name) {
     return finish(buf, TMEM__REC_ROLE, p);
 }
 
+size_t tmem__trace_encode_placement(uint8_t *buf, uint32_t index, uint32_t placement) {
+    uint8_t *p = put8(buf + 2, (uint8_t)index);
+    p = put8(p, (uint8_t)placement);
+    return finish(buf, TMEM__REC_PLACEMENT, p);
+}
+
 size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events) {
     uint8_t *p = put64(buf + 2, budget);
     p = put64(p, dropped);
@@ -88,6 +96,8 @@ void tmem__trace_write_all(const tmem_trace_data *d, tmem__strbuf *sb) {
     put(sb, buf, tmem__trace_encode_header(buf));
     for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
         if (d->type_names[i]) put(sb, buf, tmem__trace_encode_type(buf, i, d->type_budgets[i], d->type_names[i]));
+    for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
+        if (tmem__trace_type_is_device(d, (int32_t)i)) put(sb, buf, tmem__trace_encode_placement(buf, i, d->type_placements[i]));
     for (uint32_t i = 0; i < TMEM_ROLE_MAX; i++)
         if (d->role_names[i]) put(sb, buf, tmem__trace_encode_role(buf, i, d->role_names[i]));
     for (uint64_t i = 0; !sb->failed && i < d->count; i++) put(sb, buf, tmem__trace_encode_event(buf, &d->events[i]));

@@ -56,6 +56,7 @@ struct tmem_trace_data {
     bool complete;
     char *type_names[TMEM_TRACE_TYPE_MAX];
     uint64_t type_budgets[TMEM_TRACE_TYPE_MAX];
+    uint8_t type_placements[TMEM_TRACE_TYPE_MAX]; /* tmem_placement; 0 = host */
     char *role_names[TMEM_ROLE_MAX];
 };
 /* Builder used by the reader, the snapshot and tests: an empty trace. */
@@ -64,6 +65,9 @@ tmem_status tmem__trace_data_new(tmem_trace_data **out);
 tmem_status tmem__trace_data_push(tmem_trace_data *data, const tmem_trace_event *ev);
 tmem_status tmem__trace_data_set_type(tmem_trace_data *data, uint32_t index, const char *name, uint64_t budget);
 tmem_status tmem__trace_data_set_role(tmem_trace_data *data, uint32_t role, const char *name);
+tmem_status tmem__trace_data_set_placement(tmem_trace_data *data, uint32_t index, uint32_t placement);
+/* Type `index` (-1 = none) is a device type: its bytes are device bytes. */
+bool tmem__trace_type_is_device(const tmem_trace_data *data, int32_t index);
 /* Label for a type/role even when unnamed ("type#3", "role#17", "none"). */
 const char *tmem__trace_type_label(const tmem_trace_data *data, int32_t index, char *buf, size_t cap);
 const char *tmem__trace_role_label(const tmem_trace_data *data, int32_t role, char *buf, size_t cap);
@@ -77,7 +81,8 @@ enum {
     TMEM__REC_EVENT = 1,  /* time, size, offset, thread, kind, type, role, name */
     TMEM__REC_TYPE = 2,   /* index, budget, name */
     TMEM__REC_ROLE = 3,   /* role, name */
-    TMEM__REC_END = 4     /* budget, dropped, events: the trailer */
+    TMEM__REC_END = 4,    /* budget, dropped, events: the trailer */
+    TMEM__REC_PLACEMENT = 5 /* type index, placement: written for device types only */
 };
 /* Largest payload of any record (an EVENT with the longest name). */
 #define TMEM__REC_MAX 96u
@@ -87,6 +92,7 @@ size_t tmem__trace_encode_header(uint8_t *buf);
 size_t tmem__trace_encode_event(uint8_t *buf, const tmem_trace_event *ev);
 size_t tmem__trace_encode_type(uint8_t *buf, uint32_t index, uint64_t budget, const char *name);
 size_t tmem__trace_encode_role(uint8_t *buf, uint32_t role, const char *name);
+size_t tmem__trace_encode_placement(uint8_t *buf, uint32_t index, uint32_t placement);
 size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events);
 /* Whole trace encoded into sb (a string, or a file sink); check sb->failed. */
 void tmem__trace_write_all(const tmem_trace_data *data, tmem__strbuf *sb);
@@ -104,6 +110,8 @@ typedef struct tmem__replay {
     uint64_t next;                               /* index of the next event */
     uint64_t type_in_use[TMEM_TRACE_TYPE_MAX];
     uint64_t role_in_use[TMEM_ROLE_MAX + 1];     /* [TMEM_ROLE_MAX] = no role */
+    uint64_t role_device_in_use[TMEM_ROLE_MAX + 1]; /* the part in device types */
+    uint64_t device_in_use;
     uint64_t type_committed[TMEM_TRACE_TYPE_MAX];
     uint64_t in_use, committed;
     uint64_t unmatched_frees;

@@ -96,9 +96,25 @@ static void sub(uint64_t *v, uint64_t x) { *v = *v > x ? *v - x : 0; }
 static void add(uint64_t *v, uint64_t x) { *v = tmem__add_sat(*v, x); }
 
 static void drop_alloc(tmem__replay *r, const tmem_trace_event *a) {
+    uint32_t role = a->role >= 0 ? (uint32_t)a->role : TMEM_ROLE_MAX;
     if (a->type >= 0) sub(&r->type_in_use[a->type], a->size);
-    sub(&r->role_in_use[a->role >= 0 ? a->role : TMEM_ROLE_MAX], a->size);
+    sub(&r->role_in_use[role], a->size);
     sub(&r->in_use, a->size);
+    if (tmem__trace_type_is_device(r->data, a->type)) {
+        sub(&r->role_device_in_use[role], a->size);
+        sub(&r->device_in_use, a->size);
+    }
+}
+
+static void add_alloc(tmem__replay *r, const tmem_trace_event *a) {
+    uint32_t role = a->role >= 0 ? (uint32_t)a->role : TMEM_ROLE_MAX;
+    if (a->type >= 0) add(&r->type_in_use[a->type], a->size);
+    add(&r->role_in_use[role], a->size);
+    add(&r->in_use, a->size);
+    if (tmem__trace_type_is_device(r->data, a->type)) {
+        add(&r->role_device_in_use[role], a->size);
+        add(&r->device_in_use, a->size);
+    }
 }
 
 /* Drop every live allocation of ev's type inside [offset, offset + size):
@@ -137,9 +153,7 @@ bool tmem__replay_step(tmem__replay *r) {
         else r->used++;
         r->keys[i] = k;
         r->vals[i] = r->next + 1;
-        if (ev->type >= 0) add(&r->type_in_use[ev->type], ev->size);
-        add(&r->role_in_use[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX], ev->size);
-        add(&r->in_use, ev->size);
+        add_alloc(r, ev);
         break;
     }
     case TMEM_TRACE_FREE: {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "harness.h"
 #include "core/core.h"
+#include "fake_device.h"
 
 #define MiB (1ull << 20)
 
@@ -173,51 +174,12 @@ static void test_external_charges(void) {
     tmem_context_destroy(ctx);
 }
 
-/* ---- a fake device backend: proves a GPU backend plugs in under the pool ---- */
-typedef struct fake_dev {
-    tmem__backend be;
-    int reserves, releases, commits, decommits;
-    uint64_t committed;
-} fake_dev;
-
-static tmem_status dev_reserve(const tmem__backend *be, tmem_placement pl, uint32_t flags, uint64_t size, tmem__region *out) {
-    fake_dev *d = be->user;
-    d->reserves++;
-    memset(out, 0, sizeof *out);
-    out->granule = 64 << 10; /* device pages of 64 KiB */
-    out->size = (size + out->granule - 1) & ~(out->granule - 1);
-    out->flags = flags;
-    out->placement = pl;
-    out->handle = 0xD0D0;
-    return TMEM_OK;
-}
-static void dev_release(const tmem__backend *be, tmem__region *r) {
-    ((fake_dev *)be->user)->releases++;
-    r->size = 0;
-}
-static tmem_status dev_commit(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size) {
-    (void)r; (void)off;
-    fake_dev *d = be->user;
-    d->commits++;
-    d->committed += size;
-    return TMEM_OK;
-}
-static tmem_status dev_decommit(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size) {
-    (void)r; (void)off;
-    fake_dev *d = be->user;
-    d->decommits++;
-    d->committed -= size;
-    return TMEM_OK;
-}
-static tmem_status dev_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice a) {
-    (void)be; (void)r; (void)off; (void)size; (void)a;
-    return TMEM_E_UNSUPPORTED;
-}
+/* ---- the fake device backend (fake_device.h) ---- */
 
 static void test_device_backend(void) {
     tmem_context *ctx = make_ctx(64 * MiB);
     REQUIRE(ctx);
-    fake_dev d = {{"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise, NULL, NULL, NULL, NULL, NULL}, 0, 0, 0, 0, 0};
+    fake_dev d = fake_dev_make();
     d.be.user = &d;
     CHECK(tmem__context_backend(ctx, TMEM_PLACEMENT_DEVICE) == NULL);
     CHECK_OK(tmem__context_set_backend(ctx, TMEM_PLACEMENT_DEVICE, &d.be));
@@ -263,8 +225,7 @@ static void test_device_backend(void) {
 static void test_device_bytes_per_role(void) {
     tmem_context *ctx = make_ctx(64 * MiB);
     REQUIRE(ctx);
-    fake_dev d = {{"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise, NULL, NULL, NULL, NULL,
-                   NULL}, 0, 0, 0, 0, 0};
+    fake_dev d = fake_dev_make();
     d.be.user = &d;
     REQUIRE_OK(tmem__context_set_backend(ctx, TMEM_PLACEMENT_DEVICE, &d.be));
     tmem_type_desc td = {0};
