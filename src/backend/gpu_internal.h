@@ -36,9 +36,6 @@ struct tmem_gpu {
     /* Fault injection: when > 0, counts down device allocations; the one
      * that reaches 0 fails as the driver's out-of-memory would. */
     _Atomic int64_t fail_countdown;
-    /* Tests: when budget is non-zero, tmem_gpu_poll_pressure sees this
-     * usage/budget instead of the driver's (lavapipe has no driver budget). */
-    uint64_t fake_usage, fake_budget;
 };
 
 #define TMEM__GPU_MAGIC 0x67707530u /* "gpu0" */

@@ -177,14 +177,22 @@ static tmem_status vk_info(tmem_gpu *gpu, tmem_gpu_info *out) {
     size_t len = strlen(out->features);
     if (len && out->features[len - 1] == ' ') out->features[len - 1] = 0;
     uint32_t seen[TMEM_GPU_MAX_TYPES], n = 0;
-    uint32_t order[] = {vk->type_of[TMEM_PLACEMENT_DEVICE], vk->type_of[TMEM_PLACEMENT_DEVICE_HOST_VISIBLE], vk->type_cached};
+    uint32_t order[] = {vk->type_of[TMEM_PLACEMENT_DEVICE], vk->type_of[TMEM_PLACEMENT_DEVICE_HOST_VISIBLE],
+                        vk->type_cached};
+    const uint32_t serves[] = {1u << TMEM_PLACEMENT_DEVICE, 1u << TMEM_PLACEMENT_DEVICE_HOST_VISIBLE,
+                               TMEM_DEVICE_SERVES_HOST_CACHED};
     for (unsigned i = 0; i < 3; i++) {
         uint32_t t = order[i];
-        bool dup = t == NO_TYPE;
-        for (uint32_t k = 0; k < n && !dup; k++) dup = seen[k] == t;
-        if (dup || n >= TMEM_GPU_MAX_TYPES) continue;
-        seen[n] = t;
-        tmem__vk_heap_budget(gpu, t, &out->types[n++]);
+        /* a placement not registered (TMEM_GPU_DEVICE_ONLY) is served by none */
+        if (t == NO_TYPE || (i && !(gpu->placements & (1u << TMEM_PLACEMENT_DEVICE_HOST_VISIBLE)))) continue;
+        uint32_t k = 0;
+        while (k < n && seen[k] != t) k++;
+        if (k == n) {
+            if (n >= TMEM_GPU_MAX_TYPES) continue;
+            seen[n] = t;
+            tmem__vk_heap_budget(gpu, t, &out->types[n++]);
+        }
+        out->types[k].placements |= serves[i];
     }
     out->type_count = n;
     return TMEM_OK;
