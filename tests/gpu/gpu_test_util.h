@@ -30,6 +30,26 @@ static inline tmem_type *gpu_type(tmem_context *ctx, const char *name, tmem_plac
     return t;
 }
 
+/* A fresh context (1 GiB budget, no default types) with a gpu of `desc`.
+ * TMEM_E_UNSUPPORTED, nothing left open, and "SKIP part: <lacking>" printed
+ * when the device lacks what `desc` asks for; any other failure returned. */
+static inline tmem_status gpu_attach_fresh(const tmem_gpu_desc *desc, const char *lacking, tmem_context **ctx,
+                                           tmem_gpu **gpu) {
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 30;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    *gpu = NULL;
+    tmem_status st = tmem_context_create(&cd, ctx);
+    if (st != TMEM_OK) return st;
+    st = tmem_gpu_attach(*ctx, desc, gpu);
+    if (st == TMEM_E_UNSUPPORTED) printf("SKIP part: %s\n", lacking);
+    if (st != TMEM_OK) {
+        tmem_context_destroy(*ctx);
+        *ctx = NULL;
+    }
+    return st;
+}
+
 /* A heap of heap_size over `type` with one allocation of `size` bytes. */
 static inline tmem_status gpu_one_alloc(tmem_context *ctx, tmem_type *type, uint64_t heap_size, uint64_t size,
                                         tmem_heap **heap, tmem_alloc_info *ai, tmem_device_span *span) {

@@ -249,20 +249,13 @@ static int child_import(int fd, uint64_t msize, uint64_t off) {
 }
 
 static void test_export(void) {
-    tmem_context *ctx = NULL;
-    tmem_context_desc cd = {0};
-    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
-    REQUIRE_OK(tmem_context_create(&cd, &ctx));
     tmem_gpu_desc gd = {0};
     gd.api = TMEM_GPU_CUDA;
     gd.flags = TMEM_GPU_EXPORTABLE;
+    tmem_context *ctx;
     tmem_gpu *gpu;
-    tmem_status st = tmem_gpu_attach(ctx, &gd, &gpu);
-    if (st == TMEM_E_UNSUPPORTED) {
-        printf("SKIP part: no POSIX fd export on this device\n");
-        tmem_context_destroy(ctx);
-        return;
-    }
+    tmem_status st = gpu_attach_fresh(&gd, "no POSIX fd export on this device", &ctx, &gpu);
+    if (st == TMEM_E_UNSUPPORTED) return;
     REQUIRE_OK(st);
     tmem_type *t = gpu_type(ctx, "/memory/cu-shared", TMEM_PLACEMENT_DEVICE, 8 * MiB, 0, 0);
     REQUIRE(t);

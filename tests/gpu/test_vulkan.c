@@ -453,18 +453,13 @@ static int child_import(int fd, uint64_t size, uint64_t offset) {
 
 /* Export a chunk as an fd and import it again: the same bytes. */
 static void test_export(void) {
-    tmem_context *ctx = new_ctx();
-    REQUIRE(ctx);
     tmem_gpu_desc gd = {0};
     gd.flags = TMEM_GPU_EXPORTABLE;
     gd.chunk_size = 4 * MiB;
+    tmem_context *ctx;
     tmem_gpu *gpu;
-    tmem_status st = tmem_gpu_attach(ctx, &gd, &gpu);
-    if (st == TMEM_E_UNSUPPORTED) {
-        printf("SKIP part: no VK_KHR_external_memory_fd\n");
-        tmem_context_destroy(ctx);
-        return;
-    }
+    tmem_status st = gpu_attach_fresh(&gd, "no VK_KHR_external_memory_fd", &ctx, &gpu);
+    if (st == TMEM_E_UNSUPPORTED) return;
     REQUIRE_OK(st);
     tmem_type *t = gpu_type(ctx, "/memory/vk-shared", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, 4 * MiB, 0, 0);
     REQUIRE(t);
@@ -509,18 +504,13 @@ static void record_fill(VkCommandBuffer cb, void *u) {
 }
 
 static void test_host_import(void) {
-    tmem_context *ctx = new_ctx();
-    REQUIRE(ctx);
     tmem_gpu_desc gd = {0};
     gd.flags = TMEM_GPU_HOST_IMPORT;
     gd.chunk_size = 1 * MiB;
+    tmem_context *ctx;
     tmem_gpu *gpu;
-    tmem_status st = tmem_gpu_attach(ctx, &gd, &gpu);
-    if (st == TMEM_E_UNSUPPORTED) {
-        printf("SKIP part: no VK_EXT_external_memory_host\n");
-        tmem_context_destroy(ctx);
-        return;
-    }
+    tmem_status st = gpu_attach_fresh(&gd, "no VK_EXT_external_memory_host", &ctx, &gpu);
+    if (st == TMEM_E_UNSUPPORTED) return;
     REQUIRE_OK(st);
     gd.flags |= TMEM_GPU_EXPORTABLE; /* imported memory cannot be exported */
     tmem_gpu *other = NULL;
