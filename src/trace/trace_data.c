@@ -59,7 +59,7 @@ tmem_status tmem__trace_data_set_placement(tmem_trace_data *d, uint32_t index, u
 }
 
 bool tmem__trace_type_is_device(const tmem_trace_data *d, int32_t index) {
-    return tmem_trace_data_type_placement(d, index) >= TMEM_PLACEMENT_DEVICE;
+    return tmem__placement_is_device(tmem_trace_data_type_placement(d, index));
 }
 
 const char *tmem__trace_type_label(const tmem_trace_data *d, int32_t index, char *buf, size_t cap) {

@@ -69,7 +69,7 @@ static tmem_status parse(tmem_trace_data *d, const uint8_t *b, size_t len) {
             break;
         case TMEM__REC_PLACEMENT: /* only device placements are written */
             if (n != PLACEMENT_FIXED || p[0] >= TMEM_TRACE_TYPE_MAX || d->type_placements[p[0]] ||
-                p[1] < TMEM_PLACEMENT_DEVICE || p[1] >= TMEM_PLACEMENT_COUNT)
+                p[1] >= TMEM_PLACEMENT_COUNT || !tmem__placement_is_device((tmem_placement)p[1]))
                 return tmem__err(TMEM_E_CORRUPT);
             d->type_placements[p[0]] = p[1];
             break;

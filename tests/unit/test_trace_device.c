@@ -177,12 +177,12 @@ static void test_host_only(void) {
     memset(&ev, 0, sizeof ev);
     ev.kind = TMEM_TRACE_ALLOC, ev.type = 0, ev.role = TMEM_ROLE_ACTIVATION, ev.size = 4096, ev.time_ns = 1;
     REQUIRE_OK(tmem__trace_data_push(d, &ev));
-    tmem__strbuf sb;
-    tmem__sb_init(&sb);
+    tmem__text sb;
+    tmem__text_init(&sb);
     tmem__trace_write_all(d, &sb);
     char *bytes = NULL;
     size_t len = 0;
-    REQUIRE_OK(tmem__sb_take(&sb, &bytes, &len));
+    REQUIRE_OK(tmem__text_take(&sb, &bytes, &len));
     bool place = false;
     for (size_t pos = TMEM__TRACE_HEADER_SIZE; pos + 2 <= len; pos += 2u + (uint8_t)bytes[pos + 1])
         if (bytes[pos] == TMEM__REC_PLACEMENT) place = true;
@@ -207,13 +207,13 @@ static void test_hostile_placement(void) {
     REQUIRE_OK(tmem__trace_data_set_placement(d, 3, TMEM_PLACEMENT_DEVICE_HOST_VISIBLE));
     CHECK_ST(tmem__trace_data_set_placement(d, 64, TMEM_PLACEMENT_DEVICE), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem__trace_data_set_placement(d, 3, TMEM_PLACEMENT_COUNT), TMEM_E_INVALID_ARG);
-    tmem__strbuf sb;
-    tmem__sb_init(&sb);
+    tmem__text sb;
+    tmem__text_init(&sb);
     tmem__trace_write_all(d, &sb);
     tmem_trace_data_destroy(d);
     char *good = NULL;
     size_t len = 0;
-    REQUIRE_OK(tmem__sb_take(&sb, &good, &len));
+    REQUIRE_OK(tmem__text_take(&sb, &good, &len));
     size_t at = 0;
     for (size_t pos = TMEM__TRACE_HEADER_SIZE; pos + 2 <= len; pos += 2u + (uint8_t)good[pos + 1])
         if (good[pos] == TMEM__REC_PLACEMENT) at = pos;

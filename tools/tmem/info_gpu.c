@@ -17,12 +17,12 @@ static void json_str(const char *s) {
 
 /* The placements of `bits` (and host_cached for TMEM_DEVICE_SERVES_HOST_CACHED). */
 static void placements(uint32_t bits, bool json) {
-    static const char *const names[] = {"host", "host_shared", "file", "pinned", "device", "device_host_visible"};
     bool first = true;
-    for (unsigned p = 0; p < 7; p++) {
-        uint32_t bit = p < 6 ? 1u << p : TMEM_DEVICE_SERVES_HOST_CACHED;
+    for (unsigned p = 0; p <= TMEM_PLACEMENT_COUNT; p++) {
+        uint32_t bit = p < TMEM_PLACEMENT_COUNT ? 1u << p : TMEM_DEVICE_SERVES_HOST_CACHED;
         if (!(bits & bit)) continue;
-        const char *name = p < 6 ? names[p] : "device_host_visible+host_cached";
+        const char *name = p < TMEM_PLACEMENT_COUNT ? tmem_placement_name((tmem_placement)p)
+                                                    : "device_host_visible+host_cached";
         printf(json ? "%s\"%s\"" : "%s%s", first ? "" : json ? "," : " ", name);
         first = false;
     }
