@@ -53,7 +53,8 @@ void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes) {
  * sees a role holding bytes its type no longer has. */
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes) {
     if (role >= 0 && role < TMEM_ROLE_MAX) {
-        if (tmem__placement_is_device(type->placement)) acct_out(&type->ctx->roles_device[role], bytes);
+        if (tmem__placement_is_device(type->placement))
+            acct_out(&type->ctx->roles_device[role], bytes);
         acct_out(&type->ctx->roles[role], bytes);
     }
     acct_out(&type->acct, bytes);
@@ -142,20 +143,26 @@ tmem_status tmem_context_check(tmem_context *ctx) {
         const tmem_type *t = ctx->types[i];
         if (t->ctx != ctx || t->index != i || t->magic != TMEM__TYPE_MAGIC) st = tmem__err(TMEM_E_CORRUPT);
         else st = tmem__pool_check(t);
-        if (st == TMEM_OK && (t->committed_peak < t->committed || t->committed_total < t->committed)) st = tmem__err(TMEM_E_CORRUPT);
+        if (st == TMEM_OK &&
+            (t->committed_peak < t->committed || t->committed_total < t->committed))
+            st = tmem__err(TMEM_E_CORRUPT);
         /* committed > budget is legal: a budget lowered below what is
          * committed only stops new commits (tmem_type_set_budget). */
-        if (st == TMEM_OK && (ld(&t->acct.count_out) > ld(&t->acct.count_in) || ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
+        if (st == TMEM_OK && (ld(&t->acct.count_out) > ld(&t->acct.count_in) ||
+                              ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
             st = tmem__err(TMEM_E_CORRUPT);
         sum += t->committed;
     }
-    if (st == TMEM_OK && (sum != ctx->committed || ctx->committed_peak < ctx->committed)) st = tmem__err(TMEM_E_CORRUPT);
+    if (st == TMEM_OK && (sum != ctx->committed || ctx->committed_peak < ctx->committed))
+        st = tmem__err(TMEM_E_CORRUPT);
     /* Roles: each role's bytes come from some type, so the role sum cannot
      * exceed the type sum (allocations without a role count only by type). */
     uint64_t role_sum = 0, type_sum = 0, role_device_sum = 0, type_device_sum = 0;
     for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) {
-        uint64_t all = tmem__acct_current(&ctx->roles[r]), dev = tmem__acct_current(&ctx->roles_device[r]);
-        if (st == TMEM_OK && dev > all) st = tmem__err(TMEM_E_CORRUPT); /* a part exceeds its whole */
+        uint64_t all = tmem__acct_current(&ctx->roles[r]);
+        uint64_t dev = tmem__acct_current(&ctx->roles_device[r]);
+        if (st == TMEM_OK && dev > all)
+            st = tmem__err(TMEM_E_CORRUPT); /* a part beyond its whole */
         role_sum += all;
         role_device_sum += dev;
     }
@@ -164,7 +171,8 @@ tmem_status tmem_context_check(tmem_context *ctx) {
         type_sum += cur;
         if (tmem__placement_is_device(ctx->types[i]->placement)) type_device_sum += cur;
     }
-    if (st == TMEM_OK && (role_sum > type_sum || role_device_sum > type_device_sum)) st = tmem__err(TMEM_E_CORRUPT);
+    if (st == TMEM_OK && role_sum > type_sum) st = tmem__err(TMEM_E_CORRUPT);
+    if (st == TMEM_OK && role_device_sum > type_device_sum) st = tmem__err(TMEM_E_CORRUPT);
     tmem__context_unlock(ctx);
     for (size_t i = 0; i < ctx->nmembers && st == TMEM_OK; i++) {
         const tmem__member *m = &ctx->members[i];

@@ -53,7 +53,8 @@ tmem_status tmem__trace_data_set_role(tmem_trace_data *d, uint32_t role, const c
 }
 
 tmem_status tmem__trace_data_set_placement(tmem_trace_data *d, uint32_t index, uint32_t placement) {
-    if (index >= TMEM_TRACE_TYPE_MAX || placement >= TMEM_PLACEMENT_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
+    if (index >= TMEM_TRACE_TYPE_MAX || placement >= TMEM_PLACEMENT_COUNT)
+        return tmem__err(TMEM_E_INVALID_ARG);
     d->type_placements[index] = (uint8_t)placement;
     return TMEM_OK;
 }

@@ -97,7 +97,8 @@ void tmem__trace_write_all(const tmem_trace_data *d, tmem__text *sb) {
     for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
         if (d->type_names[i]) put(sb, buf, tmem__trace_encode_type(buf, i, d->type_budgets[i], d->type_names[i]));
     for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
-        if (tmem__trace_type_is_device(d, (int32_t)i)) put(sb, buf, tmem__trace_encode_placement(buf, i, d->type_placements[i]));
+        if (tmem__trace_type_is_device(d, (int32_t)i))
+            put(sb, buf, tmem__trace_encode_placement(buf, i, d->type_placements[i]));
     for (uint32_t i = 0; i < TMEM_ROLE_MAX; i++)
         if (d->role_names[i]) put(sb, buf, tmem__trace_encode_role(buf, i, d->role_names[i]));
     for (uint64_t i = 0; !sb->failed && i < d->count; i++) put(sb, buf, tmem__trace_encode_event(buf, &d->events[i]));

@@ -44,7 +44,8 @@ tmem_status tmem__trace_data_new(tmem_trace_data **out);
 tmem_status tmem__trace_data_push(tmem_trace_data *data, const tmem_trace_event *ev);
 tmem_status tmem__trace_data_set_type(tmem_trace_data *data, uint32_t index, const char *name, uint64_t budget);
 tmem_status tmem__trace_data_set_role(tmem_trace_data *data, uint32_t role, const char *name);
-tmem_status tmem__trace_data_set_placement(tmem_trace_data *data, uint32_t index, uint32_t placement);
+tmem_status tmem__trace_data_set_placement(tmem_trace_data *data, uint32_t index,
+                                           uint32_t placement);
 /* Type `index` (-1 = none) is a device type: its bytes are device bytes. */
 bool tmem__trace_type_is_device(const tmem_trace_data *data, int32_t index);
 /* Label for a type/role even when unnamed ("type#3", "role#17", "none"). */

@@ -91,7 +91,8 @@ static tmem_status device_peak_roles(const tmem_trace_data *d, tmem_trace_peak_i
     tmem__replay_free(&r);
     if (failed) return tmem__err(TMEM_E_NO_MEMORY);
     out->device_live_count = c.live;
-    out->device_by_role_count = top_table(out->device_by_role, c.role_bytes, c.role_count, TMEM_ROLE_MAX + 1, d, true);
+    out->device_by_role_count =
+        top_table(out->device_by_role, c.role_bytes, c.role_count, TMEM_ROLE_MAX + 1, d, true);
     return TMEM_OK;
 }
 

@@ -97,7 +97,8 @@ static void add(uint64_t *v, uint64_t x) { *v = tmem__add_sat(*v, x); }
 
 /* Count an allocation's bytes in (add) or out (sub): its type, its role, the
  * total and, for a device type, the device part of the role and total. */
-static void count_alloc(tmem__replay *r, const tmem_trace_event *a, void (*op)(uint64_t *v, uint64_t x)) {
+typedef void (*count_op)(uint64_t *v, uint64_t x);
+static void count_alloc(tmem__replay *r, const tmem_trace_event *a, count_op op) {
     uint32_t role = a->role >= 0 ? (uint32_t)a->role : TMEM_ROLE_MAX;
     if (a->type >= 0) op(&r->type_in_use[a->type], a->size);
     op(&r->role_in_use[role], a->size);

@@ -129,7 +129,8 @@ static tmem_status collect_names(tmem_context *ctx, tmem_trace_data *d) {
         if (tmem_type_at(ctx, i, &type) != TMEM_OK || tmem_type_get_info(type, &info) != TMEM_OK) continue;
         if (info.index >= TMEM_TRACE_TYPE_MAX) continue;
         tmem_status st = tmem__trace_data_set_type(d, info.index, info.name, info.budget);
-        if (st == TMEM_OK) st = tmem__trace_data_set_placement(d, info.index, (uint32_t)info.placement);
+        if (st == TMEM_OK)
+            st = tmem__trace_data_set_placement(d, info.index, (uint32_t)info.placement);
         if (st != TMEM_OK) return st;
     }
     for (int32_t r = 0; r < TMEM_ROLE_MAX; r++) {
@@ -230,7 +231,9 @@ static tmem_status close_file(tmem_context *ctx, struct tmem__tracer *t, const t
     if (t->fd < 0) return TMEM_OK;
     uint8_t rec[TMEM__REC_MAX + 4];
     for (uint32_t i = 0; names && i < TMEM_TRACE_TYPE_MAX; i++)
-        if (names->type_names[i]) file_put(t, rec, tmem__trace_encode_type(rec, i, names->type_budgets[i], names->type_names[i]));
+        if (names->type_names[i])
+            file_put(t, rec,
+                     tmem__trace_encode_type(rec, i, names->type_budgets[i], names->type_names[i]));
     for (uint32_t i = 0; names && i < TMEM_TRACE_TYPE_MAX; i++)
         if (tmem__trace_type_is_device(names, (int32_t)i))
             file_put(t, rec, tmem__trace_encode_placement(rec, i, names->type_placements[i]));

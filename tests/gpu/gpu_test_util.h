@@ -33,8 +33,8 @@ static inline tmem_type *gpu_type(tmem_context *ctx, const char *name, tmem_plac
 /* A fresh context (1 GiB budget, no default types) with a gpu of `desc`.
  * TMEM_E_UNSUPPORTED, nothing left open, and "SKIP part: <lacking>" printed
  * when the device lacks what `desc` asks for; any other failure returned. */
-static inline tmem_status gpu_attach_fresh(const tmem_gpu_desc *desc, const char *lacking, tmem_context **ctx,
-                                           tmem_gpu **gpu) {
+static inline tmem_status gpu_attach_fresh(const tmem_gpu_desc *desc, const char *lacking,
+                                           tmem_context **ctx, tmem_gpu **gpu) {
     tmem_context_desc cd = {0};
     cd.budget = 1ull << 30;
     cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
@@ -118,7 +118,7 @@ static inline void gpu_check_role_device_bytes(tmem_context *ctx, tmem_type *dev
     a.role = TMEM_ROLE_ACTIVATION;
     a.size = 1u << 20;
     REQUIRE_OK(tmem_heap_alloc_ex(hd, &a, &ad));
-    CHECK_OK(tmem_heap_device_span(hd, ad.offset, a.size, &span)); /* real device memory behind it */
+    CHECK_OK(tmem_heap_device_span(hd, ad.offset, a.size, &span)); /* real device memory */
     a.size = 100000;
     REQUIRE_OK(tmem_heap_alloc_ex(hh, &a, &ah));
     REQUIRE_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &r1));
@@ -140,7 +140,8 @@ static inline void gpu_check_role_device_bytes(tmem_context *ctx, tmem_type *dev
     tmem_trace_data_destroy(snap);
     CHECK_OK(tmem_heap_free_offset(hd, ad.offset));
     REQUIRE_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &r2));
-    CHECK(r2.device_in_use.current == r0.device_in_use.current && r2.in_use.current - r0.in_use.current == 100000);
+    CHECK(r2.device_in_use.current == r0.device_in_use.current);
+    CHECK(r2.in_use.current - r0.in_use.current == 100000);
     tmem_heap_destroy(hd);
     tmem_heap_destroy(hh);
 }

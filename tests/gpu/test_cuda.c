@@ -41,7 +41,8 @@ static void test_info(void) {
     CHECK(gi.api == TMEM_GPU_CUDA && gi.type_count >= 1);
     CHECK(gi.types[0].budget_from_driver && gi.types[0].heap_size > 0);
     CHECK(gi.types[0].placements == 1u << TMEM_PLACEMENT_DEVICE);
-    for (uint32_t i = 1; i < gi.type_count; i++) CHECK(gi.types[i].placements == 1u << TMEM_PLACEMENT_PINNED);
+    for (uint32_t i = 1; i < gi.type_count; i++)
+        CHECK(gi.types[i].placements == 1u << TMEM_PLACEMENT_PINNED);
     tmem_pressure lvl;
     CHECK_OK(tmem_gpu_poll_pressure(g_gpu, &lvl)); /* cuMemGetInfo is a driver budget */
     CHECK((unsigned)lvl <= TMEM_PRESSURE_CRITICAL);

@@ -44,8 +44,10 @@ static void test_info(void) {
     /* every placement served is served by exactly one of the types listed */
     for (unsigned p = 0; p < TMEM_PLACEMENT_COUNT; p++) {
         unsigned serving = 0;
-        for (uint32_t i = 0; i < gi.type_count; i++) serving += !!(gi.types[i].placements & (1u << p));
-        CHECK_MSG(serving == !!(gi.placements & (1u << p)), "placement %u served by %u types", p, serving);
+        for (uint32_t i = 0; i < gi.type_count; i++)
+            serving += !!(gi.types[i].placements & (1u << p));
+        CHECK_MSG(serving == !!(gi.placements & (1u << p)), "placement %u served by %u types", p,
+                  serving);
     }
     CHECK(gi.types[0].placements & (1u << TMEM_PLACEMENT_DEVICE));
 }
@@ -638,7 +640,8 @@ static void VKAPI_CALL fake_props2(VkPhysicalDevice pd, VkPhysicalDeviceMemoryPr
     p->memoryProperties = g_mem;
     for (VkBaseOutStructure *n = (VkBaseOutStructure *)p->pNext; n; n = n->pNext) {
         if (n->sType != VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT) continue;
-        VkPhysicalDeviceMemoryBudgetPropertiesEXT *b = (VkPhysicalDeviceMemoryBudgetPropertiesEXT *)n;
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT *b =
+            (VkPhysicalDeviceMemoryBudgetPropertiesEXT *)n;
         for (uint32_t h = 0; h < VK_MAX_MEMORY_HEAPS; h++) {
             b->heapBudget[h] = h < g_mem.memoryHeapCount ? g_heap_budget[h] : 0;
             b->heapUsage[h] = h < g_mem.memoryHeapCount ? g_heap_usage[h] : 0;
@@ -659,7 +662,8 @@ static void test_memory_budget(void) {
     tmem_pressure lvl;
     tmem_gpu_info gi;
     REQUIRE_OK(tmem_gpu_get_info(g_gpu, &gi));
-    printf("VK_EXT_memory_budget on this device: %s\n", vk->has_budget ? "present" : "absent (injected below)");
+    printf("VK_EXT_memory_budget on this device: %s\n",
+           vk->has_budget ? "present" : "absent (injected below)");
     CHECK(tmem_gpu_poll_pressure(g_gpu, &lvl) == (vk->has_budget ? TMEM_OK : TMEM_E_UNSUPPORTED));
     CHECK(gi.types[0].budget_from_driver == vk->has_budget);
     tmem_type *t = gpu_type(g_ctx, "/memory/vk-drvbudget", TMEM_PLACEMENT_DEVICE, 64 * MiB, 0, 0);
@@ -671,21 +675,22 @@ static void test_memory_budget(void) {
     bool had_budget = vk->has_budget;
     PFN_vkGetPhysicalDeviceMemoryProperties2 real = vk->fn.vkGetPhysicalDeviceMemoryProperties2;
     g_mem = vk->mem;
-    for (uint32_t h = 0; h < VK_MAX_MEMORY_HEAPS; h++) g_heap_budget[h] = (h + 3) * 1000 * MiB, g_heap_usage[h] = h * MiB;
+    for (uint32_t h = 0; h < VK_MAX_MEMORY_HEAPS; h++)
+        g_heap_budget[h] = (h + 3) * 1000 * MiB, g_heap_usage[h] = h * MiB;
     g_heap_budget[heap] = 1000 * MiB;
     g_heap_usage[heap] = 100 * MiB;
     vk->has_budget = true;
     vk->fn.vkGetPhysicalDeviceMemoryProperties2 = fake_props2;
     REQUIRE_OK(tmem_type_device_info(t, &mi));
     CHECK(g_props2_calls > 0 && mi.budget_from_driver);
-    CHECK_MSG(mi.budget == 1000 * MiB && mi.usage == 100 * MiB, "heap %u budget %llu usage %llu", heap,
-              (unsigned long long)mi.budget, (unsigned long long)mi.usage);
+    CHECK_MSG(mi.budget == 1000 * MiB && mi.usage == 100 * MiB, "heap %u budget %llu usage %llu",
+              heap, (unsigned long long)mi.budget, (unsigned long long)mi.usage);
     char js[1 << 14];
     if (tmem_stats_json(g_ctx, js, sizeof js, NULL) == TMEM_OK) {
         const char *at = strstr(js, "\"name\":\"/memory/vk-drvbudget\"");
         char want[160];
-        snprintf(want, sizeof want, "\"heap_budget\":%llu,\"heap_usage\":%llu,", (unsigned long long)(1000 * MiB),
-                 (unsigned long long)(100 * MiB));
+        snprintf(want, sizeof want, "\"heap_budget\":%llu,\"heap_usage\":%llu,",
+                 (unsigned long long)(1000 * MiB), (unsigned long long)(100 * MiB));
         CHECK(at && strstr(at, want) && strstr(at, "\"budget_from_driver\":true"));
     } else {
         CHECK_MSG(0, "stats JSON larger than 16 KiB");

@@ -13,8 +13,8 @@ typedef struct fake_dev {
     uint64_t committed;
 } fake_dev;
 
-static tmem_status dev_reserve(const tmem__backend *be, tmem_placement pl, uint32_t flags, uint64_t size,
-                               tmem__region *out) {
+static tmem_status dev_reserve(const tmem__backend *be, tmem_placement pl, uint32_t flags,
+                               uint64_t size, tmem__region *out) {
     fake_dev *d = be->user;
     d->reserves++;
     memset(out, 0, sizeof *out);
@@ -29,21 +29,24 @@ static void dev_release(const tmem__backend *be, tmem__region *r) {
     ((fake_dev *)be->user)->releases++;
     r->size = 0;
 }
-static tmem_status dev_commit(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size) {
+static tmem_status dev_commit(const tmem__backend *be, tmem__region *r, uint64_t off,
+                              uint64_t size) {
     (void)r; (void)off;
     fake_dev *d = be->user;
     d->commits++;
     d->committed += size;
     return TMEM_OK;
 }
-static tmem_status dev_decommit(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size) {
+static tmem_status dev_decommit(const tmem__backend *be, tmem__region *r, uint64_t off,
+                                uint64_t size) {
     (void)r; (void)off;
     fake_dev *d = be->user;
     d->decommits++;
     d->committed -= size;
     return TMEM_OK;
 }
-static tmem_status dev_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice a) {
+static tmem_status dev_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size,
+                              tmem__advice a) {
     (void)be; (void)r; (void)off; (void)size; (void)a;
     return TMEM_E_UNSUPPORTED;
 }
@@ -52,8 +55,9 @@ static tmem_status dev_advise(const tmem__backend *be, tmem__region *r, uint64_t
 static inline fake_dev fake_dev_make(void) {
     fake_dev d;
     memset(&d, 0, sizeof d);
-    d.be = (tmem__backend){"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise, NULL, NULL,
-                           NULL, NULL, NULL};
+    d.be =
+        (tmem__backend){"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise,
+                        NULL,       NULL,        NULL,        NULL,       NULL};
     return d;
 }
 

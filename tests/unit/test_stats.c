@@ -151,7 +151,8 @@ static void test_json_matches_counters(void) {
     free(text);
 
     /* The schema check is not vacuous: a broken document fails it. */
-    const char *bad = "{\"schema\":\"typedmem-stats\",\"version\":2,\"library\":\"x\",\"context\":{},\"types\":[],\"roles\":[],\"heaps\":[]}";
+    const char *bad = "{\"schema\":\"typedmem-stats\",\"version\":2,\"library\":\"x\",\"context\":{"
+                      "},\"types\":[],\"roles\":[],\"heaps\":[]}";
     jv *bd = json_parse(bad, strlen(bad));
     CHECK(bd && !json_validate(bd, schema, schema, "$", why, sizeof why));
     jv_free(bd);
@@ -198,7 +199,8 @@ static void test_role_stats_and_check(void) {
     for (int i = 0; i < 10; i++) tmem__account_alloc(t, TMEM_ROLE_IMAGE, 100);
     for (int i = 0; i < 4; i++) tmem__account_free(t, TMEM_ROLE_IMAGE, 100);
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_IMAGE, &rs));
-    CHECK(rs.in_use.current == 600 && rs.in_use.peak == 1000 && rs.in_use.total == 1000 && rs.alloc_count == 10 && rs.live_count == 6);
+    CHECK(rs.in_use.current == 600 && rs.in_use.peak == 1000 && rs.in_use.total == 1000 &&
+          rs.alloc_count == 10 && rs.live_count == 6);
     CHECK_ST(tmem_role_get_stats(ctx, (tmem_role)TMEM_ROLE_MAX, &rs), TMEM_E_INVALID_ARG);
     CHECK_OK(tmem_context_check(ctx));
     /* Corrupt a counter: the walk notices. */

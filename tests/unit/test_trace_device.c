@@ -30,7 +30,8 @@ static bool world_make(world *w) {
     if (tmem_context_create(&cd, &w->ctx) != TMEM_OK) return false;
     w->dev = fake_dev_make();
     w->dev.be.user = &w->dev;
-    if (tmem__context_set_backend(w->ctx, TMEM_PLACEMENT_DEVICE, &w->dev.be) != TMEM_OK) return false;
+    if (tmem__context_set_backend(w->ctx, TMEM_PLACEMENT_DEVICE, &w->dev.be) != TMEM_OK)
+        return false;
     tmem_type_desc td = {0};
     td.name = "/memory/host";
     td.reserve = 16 * MiB;
@@ -78,7 +79,8 @@ static void check_peak(const tmem_trace_data *d, const world *w) {
     tmem_trace_peak_info p;
     REQUIRE_OK(tmem_trace_peak(d, &p));
     CHECK(p.peak_bytes == 64 * KiB + 512 * KiB + 256 * KiB + 4 * MiB);
-    CHECK_MSG(p.device_peak_bytes == 1536 * KiB, "device peak %llu", (unsigned long long)p.device_peak_bytes);
+    CHECK_MSG(p.device_peak_bytes == 1536 * KiB, "device peak %llu",
+              (unsigned long long)p.device_peak_bytes);
     CHECK(p.device_live_count == 2 && p.device_peak_event < p.peak_event);
     REQUIRE(p.device_by_role_count == 2);
     CHECK(!strcmp(p.device_by_role[0].label, "activation") && p.device_by_role[0].bytes == 1 * MiB);
@@ -145,8 +147,9 @@ static void test_device_trace(void) {
     CHECK(strstr(js, "\"name\":\"/memory/vram\",\"budget\":0,\"device\":true") != NULL);
     CHECK(strstr(js, "\"name\":\"/memory/host\",\"budget\":0,\"device\":false") != NULL);
     CHECK(strstr(js, "\"device\":{\"peak\":{\"bytes\":1572864,") != NULL);
-    CHECK(strstr(js, "\"by_role\":[{\"label\":\"activation\",\"id\":4,\"bytes\":1048576,\"count\":1},"
-                     "{\"label\":\"kv_cache\",\"id\":2,\"bytes\":524288,\"count\":1}]}}") != NULL);
+    CHECK(strstr(js,
+                 "\"by_role\":[{\"label\":\"activation\",\"id\":4,\"bytes\":1048576,\"count\":1},"
+                 "{\"label\":\"kv_cache\",\"id\":2,\"bytes\":524288,\"count\":1}]}}") != NULL);
     tmem_trace_string_free(js);
     char *chrome = export_text(snap, TMEM_TRACE_FORMAT_CHROME_JSON);
     REQUIRE(chrome);
@@ -175,7 +178,10 @@ static void test_host_only(void) {
     REQUIRE_OK(tmem__trace_data_set_type(d, 0, "/memory/host", 0));
     tmem_trace_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.kind = TMEM_TRACE_ALLOC, ev.type = 0, ev.role = TMEM_ROLE_ACTIVATION, ev.size = 4096, ev.time_ns = 1;
+    ev.kind = TMEM_TRACE_ALLOC;
+    ev.role = TMEM_ROLE_ACTIVATION;
+    ev.size = 4096;
+    ev.time_ns = 1;
     REQUIRE_OK(tmem__trace_data_push(d, &ev));
     tmem__text sb;
     tmem__text_init(&sb);
@@ -224,7 +230,8 @@ static void test_hostile_placement(void) {
     tmem_trace_data_destroy(r);
     uint8_t *bad = malloc(len + 4);
     REQUIRE(bad);
-    const uint8_t placements[] = {TMEM_PLACEMENT_HOST, TMEM_PLACEMENT_PINNED, TMEM_PLACEMENT_COUNT, 0xff};
+    const uint8_t placements[] = {TMEM_PLACEMENT_HOST, TMEM_PLACEMENT_PINNED, TMEM_PLACEMENT_COUNT,
+                                  0xff};
     for (size_t i = 0; i < sizeof placements; i++) {
         memcpy(bad, good, len);
         bad[at + 3] = placements[i];

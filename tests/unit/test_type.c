@@ -257,7 +257,8 @@ static void test_device_bytes_per_role(void) {
     tmem_role_stats rs;
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &rs));
     CHECK(rs.in_use.current == 305000 && rs.live_count == 2);
-    CHECK(rs.device_in_use.current == 300000 && rs.device_in_use.peak == 300000 && rs.device_live_count == 1);
+    CHECK(rs.device_in_use.current == 300000 && rs.device_in_use.peak == 300000 &&
+          rs.device_live_count == 1);
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_KV_CACHE, &rs));
     CHECK(rs.device_in_use.current == 70000 && rs.in_use.current == 70000);
     CHECK_OK(tmem_context_check(ctx));
@@ -276,7 +277,8 @@ static void test_device_bytes_per_role(void) {
     /* Freeing the device allocation drops the device part, keeps its peak. */
     CHECK_OK(tmem_heap_free_offset(hv, a1.offset));
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &rs));
-    CHECK(rs.in_use.current == 5000 && rs.device_in_use.current == 0 && rs.device_in_use.peak == 300000);
+    CHECK(rs.in_use.current == 5000 && rs.device_in_use.current == 0 &&
+          rs.device_in_use.peak == 300000);
     CHECK(rs.device_live_count == 0 && rs.live_count == 1);
     CHECK_OK(tmem_context_check(ctx));
     (void)a2;

@@ -85,10 +85,12 @@ void tmem_info_gpu(bool json) {
             printf("\n");
             for (uint32_t i = 0; i < gi.type_count; i++) {
                 const tmem_device_memory_info *m = &gi.types[i];
-                printf("          memory type %u flags 0x%x heap %u: %.1f MiB, budget %.1f MiB, usage %.1f MiB%s\n"
+                printf("          memory type %u flags 0x%x heap %u: %.1f MiB, budget %.1f MiB, "
+                       "usage %.1f MiB%s\n"
                        "            serves: ",
-                       m->memory_type, m->property_flags, m->heap_index, (double)m->heap_size / 1048576.0,
-                       (double)m->budget / 1048576.0, (double)m->usage / 1048576.0,
+                       m->memory_type, m->property_flags, m->heap_index,
+                       (double)m->heap_size / 1048576.0, (double)m->budget / 1048576.0,
+                       (double)m->usage / 1048576.0,
                        m->budget_from_driver ? " (driver)" : " (heap size; usage = ours)");
                 placements(m->placements, false);
                 printf("\n");
