@@ -11,7 +11,7 @@
 # order. The runtime (runtime/) sees only include/typedmem/ and itself.
 # Fails (FATAL_ERROR, naming each file:line) on any include upward.
 cmake_minimum_required(VERSION 3.16)
-if(NOT ROOT)
+if(NOT ROOT AND NOT LAYERING_TABLE_ONLY)
   message(FATAL_ERROR "usage: cmake -DROOT=<source tree> -P check_layering.cmake")
 endif()
 
@@ -105,6 +105,10 @@ function(index_of layer out)
   list(FIND LAYERS "${layer}" i)
   set(${out} ${i} PARENT_SCOPE)
 endfunction()
+
+if(LAYERING_TABLE_ONLY)
+  return() # included by check_calls.cmake for the table and layer_of
+endif()
 
 # ---- src/ ----
 file(GLOB_RECURSE src_files RELATIVE "${ROOT}/src" "${ROOT}/src/*.c" "${ROOT}/src/*.h")
