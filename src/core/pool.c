@@ -152,7 +152,9 @@ tmem_status tmem__pool_carve(tmem_type *type, uint64_t size, uint64_t align, uin
     for (size_t i = 0; i < p->nfree; i++) {
         tmem__range r = p->free[i];
         uint64_t start, end;
-        if (!tmem__align_up(r.offset, align, &start) || tmem__add_overflow(start, size, &end) || end > r.offset + r.size) continue;
+        if (!tmem__align_up(r.offset, align, &start) || tmem__add_overflow(start, size, &end) ||
+            end > r.offset + r.size)
+            continue;
         tmem__range left = {r.offset, start - r.offset}, right = {end, r.offset + r.size - end};
         size_t keep = (left.size != 0) + (right.size != 0);
         if (keep == 0) {
@@ -181,7 +183,9 @@ void tmem__pool_uncarve(tmem_type *type, uint64_t offset, uint64_t size) {
     if (!tmem__type_valid(type) || !size) return;
     tmem__pool *p = &type->pool;
     uint64_t g = p->region.granule, end;
-    if (!tmem__align_up(size, g, &size) || tmem__add_overflow(offset, size, &end) || end > p->region.size || offset % g) return;
+    if (!tmem__align_up(size, g, &size) || tmem__add_overflow(offset, size, &end) ||
+        end > p->region.size || offset % g)
+        return;
     /* A heap should have decommitted its pages; make sure nothing stays
      * charged for a range nobody owns. */
     tmem__pool_decommit(type, offset, size);
@@ -322,7 +326,8 @@ void tmem__pool_decommit(tmem_type *type, uint64_t offset, uint64_t size) {
     uint64_t dropped = 0, e;
     for (uint64_t pg = next_run(type, r.a, r.b, true, &e); pg < r.b; pg = next_run(type, e, r.b, true, &e)) {
         /* On failure the pages stay committed and charged: consistent. */
-        if (p->backend->decommit(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift) != TMEM_OK)
+        if (p->backend->decommit(p->backend, &p->region, pg << p->granule_shift,
+                                 (e - pg) << p->granule_shift) != TMEM_OK)
             break;
         tmem__context_lock(ctx);
         uint64_t changed = assign_bits(p, pg, e, false);
@@ -345,7 +350,8 @@ tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size, t
     if (!to_pages(p, offset, size, false, &r)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_status st = TMEM_OK;
     uint64_t e;
-    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b; pg = next_run(type, e, r.b, true, &e))
+    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b;
+         pg = next_run(type, e, r.b, true, &e))
         st = p->backend->advise(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift, adv);
     return st;
 }
@@ -380,7 +386,8 @@ tmem_status tmem__pool_residency(tmem_type *type, uint64_t offset, uint64_t size
     uint64_t total = 0, e;
     /* Only committed granules can be resident; asking the OS about the rest
      * of a reservation is wasted work. */
-    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b; pg = next_run(type, e, r.b, true, &e)) {
+    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b;
+         pg = next_run(type, e, r.b, true, &e)) {
         uint64_t n = 0;
         st = p->backend->residency(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift, &n);
         total += n;
@@ -407,7 +414,8 @@ tmem_status tmem__pool_check(const tmem_type *type) {
     uint64_t free_bytes = 0, prev_end = 0;
     for (size_t i = 0; i < p->nfree; i++) {
         const tmem__range *r = &p->free[i];
-        if (!r->size || (i && r->offset <= prev_end) || r->offset + r->size > p->region.size) return tmem__err(TMEM_E_CORRUPT);
+        if (!r->size || (i && r->offset <= prev_end) || r->offset + r->size > p->region.size)
+            return tmem__err(TMEM_E_CORRUPT);
         prev_end = r->offset + r->size;
         free_bytes += r->size;
     }

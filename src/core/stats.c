@@ -16,7 +16,9 @@ static inline void acct_in(tmem__acct *a, uint64_t bytes) {
     atomic_fetch_add_explicit(&a->count_in, 1, memory_order_relaxed);
     uint64_t out = ld(&a->bytes_out), now = in > out ? in - out : 0;
     uint64_t peak = ld(&a->peak);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&a->peak, &peak, now, memory_order_relaxed, memory_order_relaxed)) {
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&a->peak, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
     }
 }
 
@@ -134,14 +136,19 @@ tmem_status tmem_context_check(tmem_context *ctx) {
         const tmem_type *t = ctx->types[i];
         if (t->ctx != ctx || t->index != i || t->magic != TMEM__TYPE_MAGIC) st = tmem__err(TMEM_E_CORRUPT);
         else st = tmem__pool_check(t);
-        if (st == TMEM_OK && (t->committed_peak < t->committed || t->committed_total < t->committed)) st = tmem__err(TMEM_E_CORRUPT);
+        if (st == TMEM_OK &&
+            (t->committed_peak < t->committed || t->committed_total < t->committed))
+            st = tmem__err(TMEM_E_CORRUPT);
         /* committed > budget is legal: a budget lowered below what is
          * committed only stops new commits (tmem_type_set_budget). */
-        if (st == TMEM_OK && (ld(&t->acct.count_out) > ld(&t->acct.count_in) || ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
+        if (st == TMEM_OK &&
+            (ld(&t->acct.count_out) > ld(&t->acct.count_in) ||
+             ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
             st = tmem__err(TMEM_E_CORRUPT);
         sum += t->committed;
     }
-    if (st == TMEM_OK && (sum != ctx->committed || ctx->committed_peak < ctx->committed)) st = tmem__err(TMEM_E_CORRUPT);
+    if (st == TMEM_OK && (sum != ctx->committed || ctx->committed_peak < ctx->committed))
+        st = tmem__err(TMEM_E_CORRUPT);
     /* Roles: each role's bytes come from some type, so the role sum cannot
      * exceed the type sum (allocations without a role count only by type). */
     uint64_t role_sum = 0, type_sum = 0;
