@@ -278,7 +278,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_role_define(tmem_context *ctx, tmem_rol
 /** @brief Load types, budgets and role policy from a config file (see
  *  docs/config.md). All or nothing: on error nothing is created.
  *  @param[out] err  may be NULL; filled with line and message on TMEM_E_PARSE.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO | TMEM_E_PARSE | the
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO | TMEM_E_PARSE |
+ *          TMEM_E_BUDGET (a context `budget` above the process's memory
+ *          limit: the tightest of TMEM_LIMIT, cgroup memory.max and
+ *          memory.high, else the machine's RAM; err names the line) | the
  *          errors of tmem_type_create */
 TMEM_API TMEM_NODISCARD tmem_status tmem_config_load(tmem_context *ctx, const char *path, tmem_config_error *err);
 

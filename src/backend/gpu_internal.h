@@ -55,7 +55,8 @@ uint64_t tmem__gpu_device_bytes(tmem_gpu *gpu);
 /* The advise hook of device pools: no driver call drops device memory
  * lazily, so VOLATILE/EMPTY are TMEM_E_UNSUPPORTED (heaps then refuse to
  * become purgeable); WILLNEED/COLD are hints, accepted. */
-tmem_status tmem__gpu_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice);
+tmem_status tmem__gpu_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size,
+                             tmem__advice advice);
 /* Smallest power of two >= x (x <= 2^63). */
 uint64_t tmem__gpu_pow2_ceil(uint64_t x);
 

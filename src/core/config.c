@@ -551,10 +551,34 @@ static tmem_status create_type(tmem_context *ctx, cfg_type *t) {
  * against it, and put back if a creation fails. The public API cannot remove
  * a type, so types created before a refused one stay (the message counts
  * them). */
+/* The most this process can ever hold: the tightest hard limit set
+ * (TMEM_LIMIT, cgroup memory.max or memory.high), else the machine's RAM.
+ * Not MemAvailable, so a config's validity does not depend on what other
+ * processes use right now. 0 when the system tells nothing. */
+static uint64_t process_limit(void) {
+    tmem_system_limits lim;
+    tmem__os_benign_begin();
+    tmem_status st = tmem_system_limits_read(&lim);
+    tmem__os_benign_end();
+    if (st != TMEM_OK) return 0;
+    uint64_t hard[] = {lim.env_limit, lim.cgroup_max, lim.cgroup_high}, best = 0;
+    for (size_t i = 0; i < sizeof hard / sizeof hard[0]; i++)
+        if (hard[i] && (!best || hard[i] < best)) best = hard[i];
+    return best ? best : lim.mem_total;
+}
+
 static tmem_status apply(tmem_context *ctx, config *cfg, tmem_config_error *err) {
     tmem_budget_info old;
     tmem_status st = tmem_context_budget(ctx, &old);
     if (st != TMEM_OK) return fail(err, 0, st, "cannot read the context budget: %s", tmem_strerror(st));
+    /* A budget the process can never hold is a promise it cannot keep: the
+     * populated types charged against it would get the process killed. */
+    uint64_t limit = cfg->budget_line ? process_limit() : 0;
+    if (limit && cfg->budget > limit)
+        return fail(err, cfg->budget_line, TMEM_E_BUDGET,
+                    "budget %llu bytes is above this process's memory limit of %llu bytes "
+                    "(TMEM_LIMIT, cgroup memory.max/high, else RAM)",
+                    (unsigned long long)cfg->budget, (unsigned long long)limit);
     if (cfg->budget_line && (st = tmem_context_set_budget(ctx, cfg->budget)) != TMEM_OK)
         return fail(err, cfg->budget_line, st, "setting the context budget failed: %s", tmem_strerror(st));
     uint32_t created = 0;

@@ -87,7 +87,8 @@ void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer, tm
 
 tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placement, const tmem__backend *be) {
     if (!tmem__context_valid(ctx) || (unsigned)placement >= TMEM_PLACEMENT_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
-    if (be && (!be->reserve || !be->release || !be->commit || !be->decommit || !be->advise)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (be && (!be->reserve || !be->release || !be->commit || !be->decommit || !be->advise))
+        return tmem__err(TMEM_E_INVALID_ARG);
     tmem__context_lock(ctx);
     ctx->backends[placement] = be;
     tmem__context_unlock(ctx);
@@ -280,7 +281,8 @@ tmem_status tmem_context_create(const tmem_context_desc *desc, tmem_context **ou
     ctx->critical_fraction = d.critical_fraction ? d.critical_fraction : 0.95f;
     ctx->last_notified = TMEM_PRESSURE_NORMAL;
     for (int p = 0; p < TMEM_PLACEMENT_COUNT; p++)
-        if (p != TMEM_PLACEMENT_DEVICE && p != TMEM_PLACEMENT_DEVICE_HOST_VISIBLE) ctx->backends[p] = tmem__backend_host();
+        if (p != TMEM_PLACEMENT_DEVICE && p != TMEM_PLACEMENT_DEVICE_HOST_VISIBLE)
+            ctx->backends[p] = tmem__backend_host();
 
     if (!(d.flags & TMEM_CONTEXT_NO_DEFAULT_TYPES)) st = tmem__defaults_create(ctx);
     if (st == TMEM_OK && d.config_path) st = tmem_config_load(ctx, d.config_path, NULL);

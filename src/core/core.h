@@ -230,7 +230,8 @@ void tmem__budget_unreserve_locked(tmem_type *type, uint64_t bytes);
 void tmem__budget_uncharge_locked(tmem_type *type, uint64_t bytes, bool clean, bool pool);
 /* Run the reclaim steps until `fits` holds or they are exhausted (no lock
  * held on entry or exit). Returns the bytes the steps reported. */
-uint64_t tmem__reclaim_run(tmem_context *ctx, tmem_type *type, uint64_t needed, bool (*fits)(tmem_context *, tmem_type *, void *), void *arg);
+uint64_t tmem__reclaim_run(tmem_context *ctx, tmem_type *type, uint64_t needed,
+                           bool (*fits)(tmem_context *, tmem_type *, void *), void *arg);
 /* True when this thread is inside a reclaim step of ctx. */
 bool tmem__reclaim_active(const tmem_context *ctx);
 

@@ -16,7 +16,9 @@ static inline void acct_in(tmem__acct *a, uint64_t bytes) {
     atomic_fetch_add_explicit(&a->count_in, 1, memory_order_relaxed);
     uint64_t out = ld(&a->bytes_out), now = in > out ? in - out : 0;
     uint64_t peak = ld(&a->peak);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&a->peak, &peak, now, memory_order_relaxed, memory_order_relaxed)) {
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&a->peak, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
     }
 }
 
@@ -148,8 +150,9 @@ tmem_status tmem_context_check(tmem_context *ctx) {
             st = tmem__err(TMEM_E_CORRUPT);
         /* committed > budget is legal: a budget lowered below what is
          * committed only stops new commits (tmem_type_set_budget). */
-        if (st == TMEM_OK && (ld(&t->acct.count_out) > ld(&t->acct.count_in) ||
-                              ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
+        if (st == TMEM_OK &&
+            (ld(&t->acct.count_out) > ld(&t->acct.count_in) ||
+             ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
             st = tmem__err(TMEM_E_CORRUPT);
         sum += t->committed;
     }

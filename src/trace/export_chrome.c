@@ -39,9 +39,11 @@ static void counter(tmem__text *sb, const tmem_trace_data *d, const char *name, 
 static void instant(tmem__text *sb, const tmem_trace_data *d, const tmem_trace_event *ev) {
     static const char *const pressure[] = {"normal", "warning", "critical"};
     char tmp[32];
-    bool global = ev->kind == TMEM_TRACE_BUDGET_DENIED || ev->kind == TMEM_TRACE_PRESSURE || ev->kind == TMEM_TRACE_MARK;
-    tmem__text_printf(sb, ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":%d,\"tid\":%u,\"cat\":\"%s\",\"name\":\"", global ? "g" : "t",
-                    PID, ev->thread, tmem_trace_kind_name(ev->kind));
+    bool global = ev->kind == TMEM_TRACE_BUDGET_DENIED || ev->kind == TMEM_TRACE_PRESSURE ||
+        ev->kind == TMEM_TRACE_MARK;
+    tmem__text_printf(
+        sb, ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":%d,\"tid\":%u,\"cat\":\"%s\",\"name\":\"",
+        global ? "g" : "t", PID, ev->thread, tmem_trace_kind_name(ev->kind));
     if (ev->kind == TMEM_TRACE_PRESSURE) {
         tmem__text_printf(sb, "pressure %s", ev->offset < 3 ? pressure[ev->offset] : "?");
     } else {
@@ -78,19 +80,19 @@ tmem_status tmem__export_chrome(const tmem_trace_data *d, tmem__text *sb) {
         }
     }
     uint64_t end = d->count ? d->events[d->count - 1].time_ns : 0;
-    tmem__text_printf(sb,
-                      "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"typedmem %d.%d.%d\","
-                      "\"events\":%llu,\"dropped\":%llu,\"budget\":%llu,\"complete\":%s},\n"
-                      "\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\","
-                      "\"args\":{\"name\":\"typedmem\"}}",
-                      TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH,
-                      (unsigned long long)d->count, (unsigned long long)d->dropped,
-                      (unsigned long long)d->budget, d->complete ? "true" : "false", PID);
+    tmem__text_printf(
+        sb,
+        "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"typedmem %d.%d.%d\",\"events\":%llu,"
+        "\"dropped\":%llu,\"budget\":%llu,\"complete\":%s},\n\"traceEvents\":[\n"
+        "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"typedmem\"}}",
+        TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH, (unsigned long long)d->count,
+        (unsigned long long)d->dropped, (unsigned long long)d->budget,
+        d->complete ? "true" : "false", PID);
     for (uint32_t t = 1; t <= d->thread_count; t++)
-        tmem__text_printf(sb,
-                          ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\","
-                          "\"args\":{\"name\":\"thread %u\"}}",
-                          PID, t, t);
+        tmem__text_printf(
+            sb,
+            ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"thread %u\"}}",
+            PID, t, t);
     if (d->budget) {
         for (int k = 0; k < 2; k++) {
             tmem__text_printf(sb, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":\"budget\",\"ts\":", PID);

@@ -9,7 +9,8 @@ static void text_table(tmem__text *sb, const char *title, const tmem_trace_contr
     tmem__text_printf(sb, "\n  by %s:\n", title);
     for (uint32_t i = 0; i < n && i < top; i++) {
         double pct = total ? 100.0 * (double)rows[i].bytes / (double)total : 0;
-        tmem__text_printf(sb, "    %-40s %12s %5.1f%% %8u live\n", rows[i].label, tmem__fmt_bytes(rows[i].bytes, a, sizeof a), pct, rows[i].count);
+        tmem__text_printf(sb, "    %-40s %12s %5.1f%% %8u live\n", rows[i].label,
+                          tmem__fmt_bytes(rows[i].bytes, a, sizeof a), pct, rows[i].count);
     }
     if (!n) tmem__text_puts(sb, "    (nothing)\n");
 }
@@ -50,7 +51,8 @@ static void json_rows(tmem__text *sb, const char *key, const tmem_trace_contribu
     for (uint32_t i = 0; i < n; i++) {
         tmem__text_puts(sb, i ? ",{\"label\":\"" : "{\"label\":\"");
         tmem__text_json_escape(sb, rows[i].label);
-        tmem__text_printf(sb, "\",\"id\":%d,\"bytes\":%llu,\"count\":%u}", rows[i].id, (unsigned long long)rows[i].bytes, rows[i].count);
+        tmem__text_printf(sb, "\",\"id\":%d,\"bytes\":%llu,\"count\":%u}", rows[i].id,
+                          (unsigned long long)rows[i].bytes, rows[i].count);
     }
     tmem__text_puts(sb, "]");
 }
@@ -60,11 +62,10 @@ void tmem__export_summary_json(const tmem_trace_data *d, const tmem_trace_peak_i
     for (uint64_t i = 0; i < d->count; i++) kinds[d->events[i].kind]++;
     tmem__text_printf(
         sb,
-        "{\"version\":1,\"events\":%llu,\"dropped\":%llu,\"complete\":%s,\"duration_ns\":%llu,"
-        "\"budget\":%llu,"
+        "{\"version\":1,\"events\":%llu,\"dropped\":%llu,\"complete\":%s,\"duration_ns\":%llu,\"budget\":%llu,"
         "\"peak\":{\"bytes\":%llu,\"time_ns\":%llu,\"event\":%llu,\"live\":%llu,\"committed\":%llu,"
-        "\"committed_time_ns\":%llu},\"unmatched_frees\":%llu,\"budget_denials\":%llu,\"evicted_"
-        "bytes\":%llu,\"kinds\":{",
+        "\"committed_time_ns\":%llu},\"unmatched_frees\":%llu,\"budget_denials\":%llu,\"evicted_byt"
+        "es\":%llu,\"kinds\":{",
         (unsigned long long)d->count, (unsigned long long)d->dropped,
         d->complete ? "true" : "false",
         (unsigned long long)(d->count ? d->events[d->count - 1].time_ns : 0),

@@ -110,12 +110,15 @@ void tmem__replay_live(const tmem__replay *r, void (*fn)(const tmem_trace_event 
 /* ---- exporters (export_*.c) ---- */
 tmem_status tmem__export_chrome(const tmem_trace_data *data, tmem__text *sb);
 /* by_role: stack roles instead of types (id "tmem-timeline-role"). */
-tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, bool by_role, tmem__text *sb);
-void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak, uint32_t top, tmem__text *sb);
+tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt,
+                             const tmem_trace_peak_info *peak, bool by_role, tmem__text *sb);
+void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak,
+                            uint32_t top, tmem__text *sb);
 void tmem__export_summary_json(const tmem_trace_data *data, const tmem_trace_peak_info *peak, tmem__text *sb);
 /* The report options' own checks (plan SVG, notes): TMEM_E_INVALID_ARG. */
 tmem_status tmem__export_html_check(const tmem_report_desc *opt);
-tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__text *sb);
+tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt,
+                              const tmem_trace_peak_info *peak, tmem__text *sb);
 
 /* Series colours, shared by the SVG and the HTML tables. */
 const char *tmem__trace_color(uint32_t index);

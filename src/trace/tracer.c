@@ -92,7 +92,9 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
     pthread_mutex_lock(&t->lock);
     bool on = atomic_load_explicit(&t->on, memory_order_relaxed);
     /* flags change at start, under this lock: read them here */
-    if (on && (t->flags & TMEM_TRACE_NO_COMMITS) && (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT)) on = false;
+    if (on && (t->flags & TMEM_TRACE_NO_COMMITS) &&
+        (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT))
+        on = false;
     if (on) {
         uint64_t now = now_ns() - t->t0;
         ev.time_ns = t->last = now > t->last ? now : t->last;
@@ -147,7 +149,9 @@ static tmem_status collect_names(tmem_context *ctx, tmem_trace_data *d) {
 static void tracer_owned_destroy(void *object);
 
 /* The tracer of ctx (on or stopped), or NULL when tracing never started. */
-static struct tmem__tracer *find_tracer(tmem_context *ctx) { return tmem__context_find_owned(ctx, tracer_owned_destroy); }
+static struct tmem__tracer *find_tracer(tmem_context *ctx) {
+    return tmem__context_find_owned(ctx, tracer_owned_destroy);
+}
 
 /* The tracer of ctx, created on first use. The context lock is recursive and
  * held across find + add, so two first starts cannot make two tracers. */
