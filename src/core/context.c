@@ -78,7 +78,8 @@ bool tmem__context_valid(const tmem_context *ctx) {
 
 /* ---- tracer ---- */
 
-void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer, tmem__trace_emit_fn emit) {
+void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer,
+                              tmem__trace_emit_fn emit) {
     if (tracer) atomic_store_explicit(&ctx->head.emit, emit, memory_order_relaxed);
     atomic_store_explicit(&ctx->head.tracer, tracer, memory_order_release);
 }
@@ -111,7 +112,8 @@ tmem_status tmem__context_add_member(tmem_context *ctx, void *object, const tmem
         return tmem__err(TMEM_E_INVALID_ARG);
     pthread_mutex_lock(&ctx->members_lock);
     size_t want = ctx->nmembers + 1;
-    tmem_status st = tmem__grow(ctx, (void **)&ctx->members, &ctx->capmembers, want, sizeof *ctx->members);
+    tmem_status st =
+        tmem__grow(ctx, (void **)&ctx->members, &ctx->capmembers, want, sizeof *ctx->members);
     if (st == TMEM_OK) ctx->members[ctx->nmembers++] = (tmem__member){object, ops};
     pthread_mutex_unlock(&ctx->members_lock);
     return st;

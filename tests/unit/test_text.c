@@ -54,6 +54,15 @@ static void test_json_escape_rule(void) {
     check_json("caf\xe9!", "caf\\u00e9!");
 }
 
+static void test_utf8_valid_len_bounded(void) {
+    const unsigned char euro[] = {0xe2, 0x82, 0xac};
+    CHECK(tmem__utf8_valid_len(euro, 3) == 3);
+    CHECK(tmem__utf8_valid_len(euro, 2) == 0); /* cut by the bound, not read past */
+    CHECK(tmem__utf8_valid_len((const unsigned char *)"a", 1) == 1);
+    CHECK(tmem__utf8_valid_len((const unsigned char *)"\xf4\x8f\xbf\xbf", SIZE_MAX) == 4);
+    CHECK(tmem__utf8_valid_len((const unsigned char *)"\xe0\x80\x80", SIZE_MAX) == 0);
+}
+
 static void test_xml_escape_rule(void) {
     check_xml("<a href='x'>&\"</a>", "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
     check_xml("line\nnext\tcol\x01", "line\nnext\tcol?");
@@ -135,6 +144,7 @@ static void test_placement_names_once(void) {
 
 int main(void) {
     RUN(test_json_escape_rule);
+    RUN(test_utf8_valid_len_bounded);
     RUN(test_xml_escape_rule);
     RUN(test_fixed_counts_and_clips);
     RUN(test_sink_streams_and_fails_sticky);
