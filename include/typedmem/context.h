@@ -162,12 +162,16 @@ typedef struct tmem_type_stats {
     uint64_t reclaimed;         /**< bytes given back by reclaim steps */
 } tmem_type_stats;
 
-/** @brief Accounting for one role. */
+/** @brief Accounting for one role, over every type it allocated in. */
 typedef struct tmem_role_stats {
     tmem_stat in_use;           /**< as in ::tmem_type_stats: the peak is the sum of the peaks
                                      of the role's heaps (exact for one heap) */
     uint64_t alloc_count;
     uint64_t live_count;
+    /** the part of in_use / live_count in device types (placements DEVICE and
+     *  DEVICE_HOST_VISIBLE: a GPU backend's memory); zero without them */
+    tmem_stat device_in_use;
+    uint64_t device_live_count;
 } tmem_role_stats;
 
 /** @brief The cheap budget query (no walk). */

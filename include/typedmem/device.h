@@ -63,7 +63,15 @@ typedef struct tmem_device_memory_info {
                                   what the backend allocated) */
     uint64_t backend_bytes;  /**< device bytes this backend allocated (all types) */
     bool budget_from_driver; /**< budget and usage come from the driver */
+    uint32_t placements;     /**< tmem_gpu_get_info only: bit (1 << tmem_placement)
+                                  per placement this memory type serves, and
+                                  TMEM_DEVICE_SERVES_HOST_CACHED for
+                                  TMEM_TYPE_HOST_CACHED types; 0 elsewhere */
 } tmem_device_memory_info;
+
+/** @brief tmem_device_memory_info::placements bit: the memory type of
+ *  DEVICE_HOST_VISIBLE types created with TMEM_TYPE_HOST_CACHED. */
+#define TMEM_DEVICE_SERVES_HOST_CACHED (1u << 31)
 
 /** @brief The device memory holding [offset, offset + size) of a heap of a
  *  device type (offset as returned by tmem_heap_alloc_ex).

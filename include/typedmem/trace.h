@@ -156,6 +156,15 @@ typedef struct tmem_trace_peak_info {
     tmem_trace_contributor by_role[TMEM_TRACE_TOP_MAX]; /**< largest first */
     tmem_trace_contributor by_type[TMEM_TRACE_TOP_MAX];
     tmem_trace_contributor by_name[TMEM_TRACE_TOP_MAX];
+    /** Device bytes (allocations in types of placement DEVICE or
+     *  DEVICE_HOST_VISIBLE, tmem_trace_data_type_placement): their own peak
+     *  and what was alive at it, by role; all zero without device types. */
+    uint64_t device_peak_bytes;
+    uint64_t device_peak_time_ns;
+    uint64_t device_peak_event;
+    uint64_t device_live_count;    /**< device allocations alive at the device peak */
+    uint32_t device_by_role_count;
+    tmem_trace_contributor device_by_role[TMEM_TRACE_TOP_MAX];
 } tmem_trace_peak_info;
 
 /** @brief Output formats of tmem_trace_export(). */
@@ -285,6 +294,12 @@ TMEM_API const char *tmem_trace_data_type_name(const tmem_trace_data *data, int3
 /** @brief Name of `role` as recorded ("kv_cache"); NULL if unknown.
  *  Valid as long as `data`. @par Threads safe */
 TMEM_API const char *tmem_trace_data_role_name(const tmem_trace_data *data, int32_t role);
+
+/** @brief Placement of type `index` as recorded: traces record it for device
+ *  types (DEVICE, DEVICE_HOST_VISIBLE), so their bytes show as device bytes;
+ *  TMEM_PLACEMENT_HOST for every other type, an unknown one, or a bad index.
+ *  @par Threads safe */
+TMEM_API tmem_placement tmem_trace_data_type_placement(const tmem_trace_data *data, int32_t index);
 
 /** @brief Name of an event kind ("alloc", "budget_denied"); "?" if out of
  *  range; a static string. @par Threads safe */

@@ -62,7 +62,8 @@ struct tmem__backend {
     const char *name;
     /* Reserve `size` bytes (a multiple of the granule the backend reports in
      * out->granule, which it may raise, e.g. to the huge page size). */
-    tmem_status (*reserve)(const tmem__backend *be, tmem_placement placement, uint32_t type_flags, uint64_t size, tmem__region *out);
+    tmem_status (*reserve)(const tmem__backend *be, tmem_placement placement, uint32_t type_flags,
+                           uint64_t size, tmem__region *out);
     void (*release)(const tmem__backend *be, tmem__region *r);
     /* Make [off, off+size) usable; POPULATE/LOCKED flags of the region apply. */
     tmem_status (*commit)(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size);
@@ -70,16 +71,19 @@ struct tmem__backend {
     tmem_status (*decommit)(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size);
     tmem_status (*advise)(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice);
     /* Bytes of [off, off+size) resident in memory right now. */
-    tmem_status (*residency)(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, uint64_t *out_bytes);
+    tmem_status (*residency)(const tmem__backend *be, const tmem__region *r, uint64_t off,
+                             uint64_t size, uint64_t *out_bytes);
     void *user;
     /* ---- optional, for device backends (NULL = not supported) ---- */
     /* Turn a committed range [off, off+size) into its memory object; fails
      * with TMEM_E_ALIGNMENT when the range straddles two memory objects and
      * TMEM_E_STATE when it is not committed. */
-    tmem_status (*locate)(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, tmem__device_span *out);
+    tmem_status (*locate)(const tmem__backend *be, const tmem__region *r, uint64_t off,
+                          uint64_t size, tmem__device_span *out);
     /* The device's real size and alignment for a resource of `kind`
      * (tmem_resource_kind) of `size` bytes: raise *size / *align in place. */
-    tmem_status (*size_and_align)(const tmem__backend *be, const tmem__region *r, uint32_t kind, uint64_t *size, uint64_t *align);
+    tmem_status (*size_and_align)(const tmem__backend *be, const tmem__region *r, uint32_t kind,
+                                  uint64_t *size, uint64_t *align);
     /* The memory type and heap the region lives in, with the driver's budget. */
     tmem_status (*memory_info)(const tmem__backend *be, const tmem__region *r,
                                struct tmem_device_memory_info *out);

@@ -75,7 +75,9 @@ static tmem_status cu_info(tmem_gpu *gpu, tmem_gpu_info *out) {
         const tmem__backend *be = &gpu->backends[p];
         tmem__region r = {0};
         r.placement = (tmem_placement)p;
-        if (be->memory_info && n < TMEM_GPU_MAX_TYPES && be->memory_info(be, &r, &out->types[n]) == TMEM_OK) n++;
+        if (!be->memory_info || n >= TMEM_GPU_MAX_TYPES) continue;
+        if (be->memory_info(be, &r, &out->types[n]) != TMEM_OK) continue;
+        out->types[n++].placements = 1u << p;
     }
     out->type_count = n;
     return TMEM_OK;

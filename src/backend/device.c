@@ -31,10 +31,12 @@ tmem_status tmem_heap_device_span(const tmem_heap *heap, uint64_t offset, uint64
     return TMEM_OK;
 }
 
-tmem_status tmem_type_resource_size_and_align(const tmem_type *type, tmem_resource_kind kind, uint64_t size, uint64_t alignment,
+tmem_status tmem_type_resource_size_and_align(const tmem_type *type, tmem_resource_kind kind,
+                                              uint64_t size, uint64_t alignment,
                                               tmem_size_align *out) {
     if (out) *out = (tmem_size_align){0, 0};
-    if (!tmem__type_valid(type) || !out || (unsigned)kind >= TMEM_RESOURCE_KIND_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!tmem__type_valid(type) || !out || (unsigned)kind >= TMEM_RESOURCE_KIND_COUNT)
+        return tmem__err(TMEM_E_INVALID_ARG);
     tmem_size_align sa;
     tmem_status st = tmem_type_size_and_align(type, size, alignment, &sa);
     if (st != TMEM_OK) return st;

@@ -150,11 +150,9 @@ tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_pressure *level) {
     tmem_pressure worst = TMEM_PRESSURE_NORMAL;
     bool any = false;
     for (uint32_t i = 0; i < gi.type_count; i++) {
-        uint64_t usage = gi.types[i].usage, budget = gi.types[i].budget;
-        if (gpu->fake_budget) usage = gpu->fake_usage, budget = gpu->fake_budget;
-        else if (!gi.types[i].budget_from_driver) continue;
+        if (!gi.types[i].budget_from_driver) continue;
         any = true;
-        tmem_pressure l = level_of(usage, budget, w, c);
+        tmem_pressure l = level_of(gi.types[i].usage, gi.types[i].budget, w, c);
         if (l > worst) worst = l;
     }
     if (any) tmem__pressure_set_device(gpu->ctx, worst);

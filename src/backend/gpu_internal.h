@@ -36,9 +36,6 @@ struct tmem_gpu {
     /* Fault injection: when > 0, counts down device allocations; the one
      * that reaches 0 fails as the driver's out-of-memory would. */
     _Atomic int64_t fail_countdown;
-    /* Tests: when budget is non-zero, tmem_gpu_poll_pressure sees this
-     * usage/budget instead of the driver's (lavapipe has no driver budget). */
-    uint64_t fake_usage, fake_budget;
 };
 
 #define TMEM__GPU_MAGIC 0x67707530u /* "gpu0" */
@@ -58,7 +55,8 @@ uint64_t tmem__gpu_device_bytes(tmem_gpu *gpu);
 /* The advise hook of device pools: no driver call drops device memory
  * lazily, so VOLATILE/EMPTY are TMEM_E_UNSUPPORTED (heaps then refuse to
  * become purgeable); WILLNEED/COLD are hints, accepted. */
-tmem_status tmem__gpu_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice);
+tmem_status tmem__gpu_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size,
+                             tmem__advice advice);
 /* Smallest power of two >= x (x <= 2^63). */
 uint64_t tmem__gpu_pow2_ceil(uint64_t x);
 

@@ -20,7 +20,8 @@ static bool wants_lock(const tmem__region *r) {
     return (r->flags & TMEM_TYPE_LOCKED) || r->placement == TMEM_PLACEMENT_PINNED;
 }
 
-static tmem_status host_reserve(const tmem__backend *be, tmem_placement placement, uint32_t type_flags, uint64_t size, tmem__region *out) {
+static tmem_status host_reserve(const tmem__backend *be, tmem_placement placement,
+                                uint32_t type_flags, uint64_t size, tmem__region *out) {
     (void)be;
     tmem__region r = {0};
     r.granule = host_granule(type_flags);
@@ -76,7 +77,8 @@ static tmem_status host_decommit(const tmem__backend *be, tmem__region *r, uint6
     return st;
 }
 
-static tmem_status host_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice) {
+static tmem_status host_advise(const tmem__backend *be, tmem__region *r, uint64_t off,
+                               uint64_t size, tmem__advice advice) {
     (void)be;
     char *p = (char *)r->base + off;
     tmem_status st;
@@ -91,7 +93,9 @@ static tmem_status host_advise(const tmem__backend *be, tmem__region *r, uint64_
     case TMEM__ADVICE_WILLNEED:
     case TMEM__ADVICE_COLD:
         tmem__os_benign_begin();
-        st = tmem__os_advise(p, (size_t)size, advice == TMEM__ADVICE_WILLNEED ? TMEM__OS_ADVISE_WILLNEED : TMEM__OS_ADVISE_COLD);
+        st = tmem__os_advise(p, (size_t)size,
+                             advice == TMEM__ADVICE_WILLNEED ? TMEM__OS_ADVISE_WILLNEED
+                                                             : TMEM__OS_ADVISE_COLD);
         tmem__os_benign_end();
         (void)st; /* hints */
         return TMEM_OK;
@@ -99,7 +103,8 @@ static tmem_status host_advise(const tmem__backend *be, tmem__region *r, uint64_
     return tmem__err(TMEM_E_INVALID_ARG);
 }
 
-static tmem_status host_residency(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, uint64_t *out_bytes) {
+static tmem_status host_residency(const tmem__backend *be, const tmem__region *r, uint64_t off,
+                                  uint64_t size, uint64_t *out_bytes) {
     (void)be;
     size_t pages = 0;
     tmem_status st = tmem__os_residency((char *)r->base + off, (size_t)size, &pages);

@@ -168,23 +168,33 @@ void tmem__vk_heap_budget(tmem_gpu *gpu, uint32_t t, tmem_device_memory_info *ou
 static tmem_status vk_info(tmem_gpu *gpu, tmem_gpu_info *out) {
     tmem__vk *vk = tmem__vk_of(gpu);
     snprintf(out->device, sizeof out->device, "%.63s", vk->props.deviceName);
-    snprintf(out->driver, sizeof out->driver, "Vulkan %u.%u.%u, driver 0x%x", VK_API_VERSION_MAJOR(vk->props.apiVersion),
-             VK_API_VERSION_MINOR(vk->props.apiVersion), VK_API_VERSION_PATCH(vk->props.apiVersion),
-             vk->props.driverVersion);
+    snprintf(out->driver, sizeof out->driver, "Vulkan %u.%u.%u, driver 0x%x",
+             VK_API_VERSION_MAJOR(vk->props.apiVersion), VK_API_VERSION_MINOR(vk->props.apiVersion),
+             VK_API_VERSION_PATCH(vk->props.apiVersion), vk->props.driverVersion);
     snprintf(out->features, sizeof out->features, "%s%s%s%s", vk->has_budget ? "memory_budget " : "",
              vk->has_host_import ? "external_memory_host " : "", vk->has_fd ? "external_memory_fd " : "",
              (gpu->flags & TMEM_GPU_EXPORTABLE) ? "export_fd" : "");
     size_t len = strlen(out->features);
     if (len && out->features[len - 1] == ' ') out->features[len - 1] = 0;
     uint32_t seen[TMEM_GPU_MAX_TYPES], n = 0;
-    uint32_t order[] = {vk->type_of[TMEM_PLACEMENT_DEVICE], vk->type_of[TMEM_PLACEMENT_DEVICE_HOST_VISIBLE], vk->type_cached};
+    const uint32_t visible = 1u << TMEM_PLACEMENT_DEVICE_HOST_VISIBLE;
+    uint32_t order[] = {vk->type_of[TMEM_PLACEMENT_DEVICE],
+                        vk->type_of[TMEM_PLACEMENT_DEVICE_HOST_VISIBLE], vk->type_cached};
+    const uint32_t serves[] = {1u << TMEM_PLACEMENT_DEVICE, visible,
+                               TMEM_DEVICE_SERVES_HOST_CACHED};
     for (unsigned i = 0; i < 3; i++) {
         uint32_t t = order[i];
-        bool dup = t == NO_TYPE;
-        for (uint32_t k = 0; k < n && !dup; k++) dup = seen[k] == t;
-        if (dup || n >= TMEM_GPU_MAX_TYPES) continue;
-        seen[n] = t;
-        tmem__vk_heap_budget(gpu, t, &out->types[n++]);
+        if (t == NO_TYPE) continue;
+        /* a placement not registered (TMEM_GPU_DEVICE_ONLY) is served by none */
+        if (i && !(gpu->placements & visible)) continue;
+        uint32_t k = 0;
+        while (k < n && seen[k] != t) k++;
+        if (k == n) {
+            if (n >= TMEM_GPU_MAX_TYPES) continue;
+            seen[n] = t;
+            tmem__vk_heap_budget(gpu, t, &out->types[n++]);
+        }
+        out->types[k].placements |= serves[i];
     }
     out->type_count = n;
     return TMEM_OK;

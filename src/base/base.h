@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "typedmem/placement.h"
 #include "typedmem/status.h"
 
 /* ---- assertions (status.c) ----
@@ -74,6 +75,13 @@ static inline bool tmem__mul_overflow(uint64_t a, uint64_t b, uint64_t *r) {
 static inline uint64_t tmem__add_sat(uint64_t a, uint64_t b) {
     uint64_t r;
     return tmem__add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* ---- placements ---- */
+/* Placements whose memory is a device backend's: their bytes are device
+ * bytes in stats and traces (per type and per role). */
+static inline bool tmem__placement_is_device(tmem_placement p) {
+    return p == TMEM_PLACEMENT_DEVICE || p == TMEM_PLACEMENT_DEVICE_HOST_VISIBLE;
 }
 
 /* ---- alignment ---- */

@@ -119,7 +119,7 @@ void tmem__text_printf(tmem__text *t, const char *fmt, ...) {
 
 /* ---- escaping ---- */
 
-size_t tmem__utf8_valid_len(const unsigned char *s) {
+size_t tmem__utf8_valid_len(const unsigned char *s, size_t avail) {
     unsigned c = s[0];
     if (c < 0x80) return 1;
     size_t n;
@@ -128,6 +128,7 @@ size_t tmem__utf8_valid_len(const unsigned char *s) {
     else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f, min = 0x800;
     else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07, min = 0x10000;
     else return 0; /* continuation byte, 0xc0/0xc1 (overlong), > 0xf4 */
+    if (avail < n) return 0;
     for (size_t i = 1; i < n; i++) {
         if ((s[i] & 0xc0) != 0x80) return 0; /* also stops at the NUL */
         cp = (cp << 6) | (s[i] & 0x3fu);
@@ -143,7 +144,7 @@ void tmem__text_json_escape(tmem__text *t, const char *s) {
         for (;;) {
             unsigned c = p[run];
             if (!c || c == '"' || c == '\\' || c < 0x20 || c == 0x7f) break;
-            size_t n = c < 0x80 ? 1 : tmem__utf8_valid_len(p + run);
+            size_t n = c < 0x80 ? 1 : tmem__utf8_valid_len(p + run, SIZE_MAX);
             if (!n) break;
             run += n;
         }
@@ -177,7 +178,7 @@ void tmem__text_xml_escape(tmem__text *t, const char *s) {
         case '\'': tmem__text_puts(t, "&#39;"); break;
         default:
             if (*p >= 0x80) {
-                size_t n = tmem__utf8_valid_len(p);
+                size_t n = tmem__utf8_valid_len(p, SIZE_MAX);
                 if (n) {
                     tmem__text_putn(t, (const char *)p, n);
                     p += n;

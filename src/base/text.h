@@ -64,7 +64,10 @@ tmem_status tmem__text_finish(tmem__text *t, size_t *needed);
 tmem_status tmem__text_take(tmem__text *t, char **out, size_t *out_len);
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes there
- * are not one (lone continuation, overlong, surrogate, > U+10FFFF, cut). */
-size_t tmem__utf8_valid_len(const unsigned char *s);
+ * are not one (lone continuation, overlong, surrogate, > U+10FFFF, cut).
+ * Reads at most n bytes; for a NUL-terminated string pass SIZE_MAX (a NUL is
+ * never a continuation byte, so the walk stops there). The one UTF-8 check
+ * of the library (the escapers here, the JSON reader of src/model). */
+size_t tmem__utf8_valid_len(const unsigned char *s, size_t n);
 
 #endif /* TMEM_BASE_TEXT_H */

@@ -328,7 +328,8 @@ void tmem__type_uncharge(tmem_type *type, uint64_t bytes, bool clean) {
     tmem__context_unlock(ctx);
     if (bytes) {
         tmem__pressure_notify(ctx);
-        tmem__trace(ctx, TMEM__TRACE_DECOMMIT, type, -1, bytes, TMEM_OFFSET_NONE, clean ? "uncharge clean" : "uncharge");
+        tmem__trace(ctx, TMEM__TRACE_DECOMMIT, type, -1, bytes, TMEM_OFFSET_NONE,
+                    clean ? "uncharge clean" : "uncharge");
     }
 }
 

@@ -440,7 +440,8 @@ static tmem_status validate_existing(const cfg_type *t, tmem_type *ty, tmem_conf
         return PARSE_FAIL(t->key_line[K_PLACEMENT], "type %s exists with placement %s; %s", t->name,
                           tmem_placement_name(info.placement), hint);
     if (t->key_line[K_LIFETIME] && t->lifetime != info.lifetime)
-        return PARSE_FAIL(t->key_line[K_LIFETIME], "type %s exists with lifetime %s; %s", t->name, tmem_lifetime_name(info.lifetime), hint);
+        return PARSE_FAIL(t->key_line[K_LIFETIME], "type %s exists with lifetime %s; %s", t->name,
+                          tmem_lifetime_name(info.lifetime), hint);
     if (t->key_line[K_FLAGS] && t->flags != info.flags)
         return PARSE_FAIL(t->key_line[K_FLAGS], "type %s exists with other flags (0x%x); %s", t->name, (unsigned)info.flags, hint);
     if (t->key_line[K_RESERVE] && t->reserve != info.reserve)

@@ -78,7 +78,8 @@ bool tmem__context_valid(const tmem_context *ctx) {
 
 /* ---- tracer ---- */
 
-void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer, tmem__trace_emit_fn emit) {
+void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer,
+                              tmem__trace_emit_fn emit) {
     if (tracer) atomic_store_explicit(&ctx->head.emit, emit, memory_order_relaxed);
     atomic_store_explicit(&ctx->head.tracer, tracer, memory_order_release);
 }
@@ -87,7 +88,8 @@ void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer, tm
 
 tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placement, const tmem__backend *be) {
     if (!tmem__context_valid(ctx) || (unsigned)placement >= TMEM_PLACEMENT_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
-    if (be && (!be->reserve || !be->release || !be->commit || !be->decommit || !be->advise)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (be && (!be->reserve || !be->release || !be->commit || !be->decommit || !be->advise))
+        return tmem__err(TMEM_E_INVALID_ARG);
     tmem__context_lock(ctx);
     ctx->backends[placement] = be;
     tmem__context_unlock(ctx);
@@ -110,7 +112,8 @@ tmem_status tmem__context_add_member(tmem_context *ctx, void *object, const tmem
         return tmem__err(TMEM_E_INVALID_ARG);
     pthread_mutex_lock(&ctx->members_lock);
     size_t want = ctx->nmembers + 1;
-    tmem_status st = tmem__grow(ctx, (void **)&ctx->members, &ctx->capmembers, want, sizeof *ctx->members);
+    tmem_status st =
+        tmem__grow(ctx, (void **)&ctx->members, &ctx->capmembers, want, sizeof *ctx->members);
     if (st == TMEM_OK) ctx->members[ctx->nmembers++] = (tmem__member){object, ops};
     pthread_mutex_unlock(&ctx->members_lock);
     return st;
@@ -280,7 +283,8 @@ tmem_status tmem_context_create(const tmem_context_desc *desc, tmem_context **ou
     ctx->critical_fraction = d.critical_fraction ? d.critical_fraction : 0.95f;
     ctx->last_notified = TMEM_PRESSURE_NORMAL;
     for (int p = 0; p < TMEM_PLACEMENT_COUNT; p++)
-        if (p != TMEM_PLACEMENT_DEVICE && p != TMEM_PLACEMENT_DEVICE_HOST_VISIBLE) ctx->backends[p] = tmem__backend_host();
+        if (p != TMEM_PLACEMENT_DEVICE && p != TMEM_PLACEMENT_DEVICE_HOST_VISIBLE)
+            ctx->backends[p] = tmem__backend_host();
 
     if (!(d.flags & TMEM_CONTEXT_NO_DEFAULT_TYPES)) st = tmem__defaults_create(ctx);
     if (st == TMEM_OK && d.config_path) st = tmem_config_load(ctx, d.config_path, NULL);

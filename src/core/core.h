@@ -187,6 +187,8 @@ struct tmem_context {
     tmem__acct roles[TMEM_ROLE_MAX];
     tmem__acct_retired roles_retired[TMEM_ROLE_MAX];
     tmem__acct_slot *slots;    /* attached accounting slots (under lock) */
+    /* the part of roles[] allocated in device types (tmem__placement_is_device) */
+    tmem__acct roles_device[TMEM_ROLE_MAX];
 
     /* members: upper layers' objects with hooks (under members_lock) */
     tmem__member *members;
@@ -239,7 +241,8 @@ void tmem__budget_unreserve_locked(tmem_type *type, uint64_t bytes);
 void tmem__budget_uncharge_locked(tmem_type *type, uint64_t bytes, bool clean, bool pool);
 /* Run the reclaim steps until `fits` holds or they are exhausted (no lock
  * held on entry or exit). Returns the bytes the steps reported. */
-uint64_t tmem__reclaim_run(tmem_context *ctx, tmem_type *type, uint64_t needed, bool (*fits)(tmem_context *, tmem_type *, void *), void *arg);
+uint64_t tmem__reclaim_run(tmem_context *ctx, tmem_type *type, uint64_t needed,
+                           bool (*fits)(tmem_context *, tmem_type *, void *), void *arg);
 /* True when this thread is inside a reclaim step of ctx. */
 bool tmem__reclaim_active(const tmem_context *ctx);
 

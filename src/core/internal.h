@@ -63,11 +63,12 @@ void tmem__context_remove_owned(tmem_context *ctx, void *object);
  * add one. */
 void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn);
 
-/* Register a backend for a placement (context.c; backend/backend.h). NULL unregisters: types
- * created afterwards with that placement get TMEM_E_UNSUPPORTED. Types
+/* Register a backend for a placement (context.c; the interface is
+ * backend/backend.h). NULL unregisters: types created afterwards with that placement get TMEM_E_UNSUPPORTED. Types
  * already created keep the backend they reserved with, so a backend must
  * outlive the context. */
-tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placement, const tmem__backend *be);
+tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placement,
+                                      const tmem__backend *be);
 const tmem__backend *tmem__context_backend(const tmem_context *ctx, tmem_placement placement);
 
 /* ---- types and pools (type.c, pool.c) ---- */

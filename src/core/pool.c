@@ -10,32 +10,35 @@
  * the backend. Everything here runs under the context lock.
  */
 #include <string.h>
+#include "base/bitmap.h"
 #include "core/core.h"
 
-/* ---- bitmap ---- */
+/* ---- bitmap: leaves of the one bit walk (base/bitmap.h) ---- */
 
-static uint64_t *word_of(const tmem__pool *p, uint64_t page) {
-    uint64_t *leaf = p->leaves[page / TMEM__LEAF_BITS];
-    return leaf ? &leaf[(page % TMEM__LEAF_BITS) / 64] : NULL;
+/* The leaf holding page pg and the range [pg, min(end, leaf end)) inside it,
+ * as leaf-relative bits. NULL when the leaf was never allocated. */
+static const uint64_t *leaf_span(const tmem__pool *p, uint64_t pg, uint64_t end, uint64_t *lo,
+                                 uint64_t *hi, uint64_t *leaf_start) {
+    uint64_t l = pg / TMEM__LEAF_BITS;
+    *leaf_start = l * TMEM__LEAF_BITS;
+    *lo = pg - *leaf_start;
+    *hi = end - *leaf_start < TMEM__LEAF_BITS ? end - *leaf_start : TMEM__LEAF_BITS;
+    return p->leaves[l];
 }
 
 /* First page in [from, end) whose bit equals `want`, or end. */
 static uint64_t find_next(const tmem__pool *p, uint64_t from, uint64_t end, bool want) {
     uint64_t pg = from;
     while (pg < end) {
-        const uint64_t *w = word_of(p, pg);
-        if (!w) {
-            if (!want) return pg;
-            pg = (pg / TMEM__LEAF_BITS + 1) * TMEM__LEAF_BITS; /* empty leaf: skip it */
-            continue;
+        uint64_t lo, hi, base;
+        const uint64_t *leaf = leaf_span(p, pg, end, &lo, &hi, &base);
+        if (!leaf) {
+            if (!want) return pg; /* an absent leaf is all clear */
+        } else {
+            uint64_t r = tmem__bits_find(leaf, lo, hi, want);
+            if (r < hi) return base + r;
         }
-        uint64_t bits = want ? *w : ~*w;
-        bits &= ~0ull << (pg % 64);
-        if (bits) {
-            uint64_t r = pg - pg % 64 + (uint64_t)__builtin_ctzll(bits);
-            return r < end ? r : end;
-        }
-        pg = pg - pg % 64 + 64;
+        pg = base + hi;
     }
     return end;
 }
@@ -43,17 +46,10 @@ static uint64_t find_next(const tmem__pool *p, uint64_t from, uint64_t end, bool
 static uint64_t count_set(const tmem__pool *p, uint64_t a, uint64_t b) {
     uint64_t n = 0;
     while (a < b) {
-        const uint64_t *w = word_of(p, a);
-        uint64_t lim = a - a % 64 + 64;
-        if (!w) {
-            a = (a / TMEM__LEAF_BITS + 1) * TMEM__LEAF_BITS;
-            continue;
-        }
-        uint64_t hi = lim < b ? lim : b;
-        uint64_t mask = ~0ull << (a % 64);
-        if (hi % 64) mask &= ~(~0ull << (hi % 64));
-        n += (uint64_t)__builtin_popcountll(*w & mask);
-        a = hi;
+        uint64_t lo, hi, base;
+        const uint64_t *leaf = leaf_span(p, a, b, &lo, &hi, &base);
+        if (leaf) n += tmem__bits_count(leaf, lo, hi);
+        a = base + hi;
     }
     return n;
 }
@@ -69,27 +65,22 @@ static tmem_status ensure_leaves(tmem_context *ctx, tmem__pool *p, uint64_t a, u
     return TMEM_OK;
 }
 
-/* Set or clear bits [a, b); the leaves must exist. Returns bits changed. */
+/* Set or clear bits [a, b); the leaves must exist when setting. Returns
+ * bits changed. */
 static uint64_t assign_bits(tmem__pool *p, uint64_t a, uint64_t b, bool set) {
     uint64_t changed = 0;
     while (a < b) {
-        uint64_t *w = word_of(p, a);
-        uint64_t lim = a - a % 64 + 64;
-        uint64_t hi = lim < b ? lim : b;
-        if (!w) { /* clearing an absent leaf: nothing there */
-            tmem__assert_internal(!set);
-            a = hi;
-            continue;
+        uint64_t lo, hi, base;
+        uint64_t *leaf = (uint64_t *)leaf_span(p, a, b, &lo, &hi, &base);
+        if (leaf) {
+            uint64_t d = tmem__bits_assign(leaf, lo, hi, set);
+            uint32_t *lc = &p->leaf_count[base / TMEM__LEAF_BITS];
+            *lc = set ? *lc + (uint32_t)d : *lc - (uint32_t)d;
+            changed += d;
+        } else {
+            tmem__assert_internal(!set); /* clearing an absent leaf: nothing there */
         }
-        uint64_t mask = ~0ull << (a % 64);
-        if (hi % 64) mask &= ~(~0ull << (hi % 64));
-        uint64_t old = *w;
-        *w = set ? old | mask : old & ~mask;
-        uint64_t d = (uint64_t)__builtin_popcountll(old ^ *w);
-        uint32_t *lc = &p->leaf_count[a / TMEM__LEAF_BITS];
-        *lc = set ? *lc + (uint32_t)d : *lc - (uint32_t)d;
-        changed += d;
-        a = hi;
+        a = base + hi;
     }
     return changed;
 }
@@ -161,7 +152,9 @@ tmem_status tmem__pool_carve(tmem_type *type, uint64_t size, uint64_t align, uin
     for (size_t i = 0; i < p->nfree; i++) {
         tmem__range r = p->free[i];
         uint64_t start, end;
-        if (!tmem__align_up(r.offset, align, &start) || tmem__add_overflow(start, size, &end) || end > r.offset + r.size) continue;
+        if (!tmem__align_up(r.offset, align, &start) || tmem__add_overflow(start, size, &end) ||
+            end > r.offset + r.size)
+            continue;
         tmem__range left = {r.offset, start - r.offset}, right = {end, r.offset + r.size - end};
         size_t keep = (left.size != 0) + (right.size != 0);
         if (keep == 0) {
@@ -190,7 +183,9 @@ void tmem__pool_uncarve(tmem_type *type, uint64_t offset, uint64_t size) {
     if (!tmem__type_valid(type) || !size) return;
     tmem__pool *p = &type->pool;
     uint64_t g = p->region.granule, end;
-    if (!tmem__align_up(size, g, &size) || tmem__add_overflow(offset, size, &end) || end > p->region.size || offset % g) return;
+    if (!tmem__align_up(size, g, &size) || tmem__add_overflow(offset, size, &end) ||
+        end > p->region.size || offset % g)
+        return;
     /* A heap should have decommitted its pages; make sure nothing stays
      * charged for a range nobody owns. */
     tmem__pool_decommit(type, offset, size);
@@ -331,7 +326,8 @@ void tmem__pool_decommit(tmem_type *type, uint64_t offset, uint64_t size) {
     uint64_t dropped = 0, e;
     for (uint64_t pg = next_run(type, r.a, r.b, true, &e); pg < r.b; pg = next_run(type, e, r.b, true, &e)) {
         /* On failure the pages stay committed and charged: consistent. */
-        if (p->backend->decommit(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift) != TMEM_OK)
+        if (p->backend->decommit(p->backend, &p->region, pg << p->granule_shift,
+                                 (e - pg) << p->granule_shift) != TMEM_OK)
             break;
         tmem__context_lock(ctx);
         uint64_t changed = assign_bits(p, pg, e, false);
@@ -354,7 +350,8 @@ tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size, t
     if (!to_pages(p, offset, size, false, &r)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_status st = TMEM_OK;
     uint64_t e;
-    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b; pg = next_run(type, e, r.b, true, &e))
+    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b;
+         pg = next_run(type, e, r.b, true, &e))
         st = p->backend->advise(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift, adv);
     return st;
 }
@@ -389,7 +386,8 @@ tmem_status tmem__pool_residency(tmem_type *type, uint64_t offset, uint64_t size
     uint64_t total = 0, e;
     /* Only committed granules can be resident; asking the OS about the rest
      * of a reservation is wasted work. */
-    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b; pg = next_run(type, e, r.b, true, &e)) {
+    for (uint64_t pg = next_run(type, r.a, r.b, true, &e); st == TMEM_OK && pg < r.b;
+         pg = next_run(type, e, r.b, true, &e)) {
         uint64_t n = 0;
         st = p->backend->residency(p->backend, &p->region, pg << p->granule_shift, (e - pg) << p->granule_shift, &n);
         total += n;
@@ -405,8 +403,7 @@ tmem_status tmem__pool_check(const tmem_type *type) {
     uint64_t total = 0;
     for (size_t l = 0; l < p->nleaves; l++) {
         uint64_t n = 0;
-        if (p->leaves[l])
-            for (unsigned w = 0; w < TMEM__LEAF_WORDS; w++) n += (uint64_t)__builtin_popcountll(p->leaves[l][w]);
+        if (p->leaves[l]) n = tmem__bits_count(p->leaves[l], 0, TMEM__LEAF_BITS);
         if (n != p->leaf_count[l]) return tmem__err(TMEM_E_CORRUPT);
         total += n;
     }
@@ -417,7 +414,8 @@ tmem_status tmem__pool_check(const tmem_type *type) {
     uint64_t free_bytes = 0, prev_end = 0;
     for (size_t i = 0; i < p->nfree; i++) {
         const tmem__range *r = &p->free[i];
-        if (!r->size || (i && r->offset <= prev_end) || r->offset + r->size > p->region.size) return tmem__err(TMEM_E_CORRUPT);
+        if (!r->size || (i && r->offset <= prev_end) || r->offset + r->size > p->region.size)
+            return tmem__err(TMEM_E_CORRUPT);
         prev_end = r->offset + r->size;
         free_bytes += r->size;
     }

@@ -24,7 +24,9 @@ static inline void acct_in(tmem__acct *a, uint64_t bytes) {
     atomic_fetch_add_explicit(&a->count_in, 1, memory_order_relaxed);
     uint64_t out = ld(&a->bytes_out), now = in > out ? in - out : 0;
     uint64_t peak = ld(&a->peak);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&a->peak, &peak, now, memory_order_relaxed, memory_order_relaxed)) {
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&a->peak, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
     }
 }
 
@@ -42,12 +44,23 @@ typedef struct acct_sum {
 
 static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
+/* One attached slot into a fold. */
+static void add_slot(acct_sum *out, const tmem__acct_slot *s) {
+    uint64_t frees = tmem__slot_get(&s->frees), bytes = tmem__slot_get(&s->bytes);
+    uint64_t allocs = tmem__slot_get(&s->allocs);
+    out->bytes += bytes;
+    out->total += tmem__slot_get(&s->total);
+    out->allocs += allocs;
+    out->frees += frees < allocs ? frees : allocs;
+    out->peaks += max_u64(tmem__slot_get(&s->peak), bytes);
+}
+
 /* Shared counters + retired totals + the attached slots of `type` (or, with
  * type NULL, of `role`). Under the context lock. The peak: the greatest of
  * the retired peak and the sum of the live parts' peaks (each part's peak is
  * exact; their sum bounds the true peak from above). */
-static void fold(tmem_context *ctx, const tmem__acct *a, const tmem__acct_retired *r,
-                 const tmem_type *type, int32_t role, acct_sum *out) {
+static void fold_parts(tmem_context *ctx, const tmem__acct *a, const tmem__acct_retired *r,
+                       const tmem_type *type, int32_t role, bool device_only, acct_sum *out) {
     uint64_t cout = ld(&a->count_out), bout = ld(&a->bytes_out);
     uint64_t cin = ld(&a->count_in), bin = ld(&a->bytes_in);
     uint64_t shared = bin > bout ? bin - bout : 0;
@@ -58,15 +71,25 @@ static void fold(tmem_context *ctx, const tmem__acct *a, const tmem__acct_retire
     out->peaks = max_u64(ld(&a->peak), shared); /* read between the add and the peak update */
     for (const tmem__acct_slot *s = ctx->slots; s; s = s->next) {
         if (type ? s->type != type : s->role != role) continue;
-        uint64_t frees = tmem__slot_get(&s->frees), bytes = tmem__slot_get(&s->bytes);
-        uint64_t allocs = tmem__slot_get(&s->allocs);
-        out->bytes += bytes;
-        out->total += tmem__slot_get(&s->total);
-        out->allocs += allocs;
-        out->frees += frees < allocs ? frees : allocs;
-        out->peaks += max_u64(tmem__slot_get(&s->peak), bytes);
+        if (device_only && !tmem__placement_is_device(s->type->placement)) continue;
+        add_slot(out, s);
     }
     out->peak = max_u64(max_u64(r->peak, out->peaks), out->bytes);
+}
+
+static void fold(tmem_context *ctx, const tmem__acct *a, const tmem__acct_retired *r,
+                 const tmem_type *type, int32_t role, acct_sum *out) {
+    fold_parts(ctx, a, r, type, role, false, out);
+}
+
+/* The device part of a role (tmem__placement_is_device types): its shared
+ * device counters plus the slots of device-type heaps of that role. Under
+ * the context lock. Retired slots are not kept apart by placement, so a
+ * destroyed device heap's totals leave the device part (its live bytes are
+ * zero by then). */
+static void fold_device(tmem_context *ctx, int32_t role, acct_sum *out) {
+    static const tmem__acct_retired none;
+    fold_parts(ctx, &ctx->roles_device[role], &none, NULL, role, true, out);
 }
 
 static void sum_to_stats(const acct_sum *f, tmem_stat *in_use, uint64_t *allocs, uint64_t *frees) {
@@ -117,13 +140,19 @@ void tmem__account_detach(tmem__acct_slot *slot) {
 
 void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes) {
     acct_in(&type->acct, bytes);
-    if (role >= 0 && role < TMEM_ROLE_MAX) acct_in(&type->ctx->roles[role], bytes);
+    if (role < 0 || role >= TMEM_ROLE_MAX) return;
+    acct_in(&type->ctx->roles[role], bytes);
+    if (tmem__placement_is_device(type->placement)) acct_in(&type->ctx->roles_device[role], bytes);
 }
 
 /* Role before type (the reverse of alloc), so a quiescent-ish reader never
  * sees a role holding bytes its type no longer has. */
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes) {
-    if (role >= 0 && role < TMEM_ROLE_MAX) acct_out(&type->ctx->roles[role], bytes);
+    if (role >= 0 && role < TMEM_ROLE_MAX) {
+        if (tmem__placement_is_device(type->placement))
+            acct_out(&type->ctx->roles_device[role], bytes);
+        acct_out(&type->ctx->roles[role], bytes);
+    }
     acct_out(&type->acct, bytes);
 }
 
@@ -174,11 +203,17 @@ tmem_status tmem_role_get_stats(tmem_context *ctx, tmem_role role, tmem_role_sta
     if (!tmem__context_valid(ctx) || !out || (unsigned)role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t freed;
     acct_sum f;
+    acct_sum dev;
     tmem__context_lock(ctx);
     fold(ctx, &ctx->roles[role], &ctx->roles_retired[role], NULL, (int32_t)role, &f);
+    fold_device(ctx, (int32_t)role, &dev);
     tmem__context_unlock(ctx);
     sum_to_stats(&f, &out->in_use, &out->alloc_count, &freed);
     out->live_count = out->alloc_count - freed;
+    out->device_in_use.current = dev.bytes;
+    out->device_in_use.total = dev.total;
+    out->device_in_use.peak = dev.peak;
+    out->device_live_count = dev.allocs - dev.frees;
     return TMEM_OK;
 }
 
@@ -213,28 +248,39 @@ tmem_status tmem_context_check(tmem_context *ctx) {
         const tmem_type *t = ctx->types[i];
         if (t->ctx != ctx || t->index != i || t->magic != TMEM__TYPE_MAGIC) st = tmem__err(TMEM_E_CORRUPT);
         else st = tmem__pool_check(t);
-        if (st == TMEM_OK && (t->committed_peak < t->committed || t->committed_total < t->committed)) st = tmem__err(TMEM_E_CORRUPT);
+        if (st == TMEM_OK &&
+            (t->committed_peak < t->committed || t->committed_total < t->committed))
+            st = tmem__err(TMEM_E_CORRUPT);
         /* committed > budget is legal: a budget lowered below what is
          * committed only stops new commits (tmem_type_set_budget). */
-        if (st == TMEM_OK && (ld(&t->acct.count_out) > ld(&t->acct.count_in) || ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
+        if (st == TMEM_OK &&
+            (ld(&t->acct.count_out) > ld(&t->acct.count_in) ||
+             ld(&t->acct.bytes_out) > ld(&t->acct.bytes_in)))
             st = tmem__err(TMEM_E_CORRUPT);
         sum += t->committed;
     }
-    if (st == TMEM_OK && (sum != ctx->committed || ctx->committed_peak < ctx->committed)) st = tmem__err(TMEM_E_CORRUPT);
+    if (st == TMEM_OK && (sum != ctx->committed || ctx->committed_peak < ctx->committed))
+        st = tmem__err(TMEM_E_CORRUPT);
     /* Roles: each role's bytes come from some type, so the role sum cannot
      * exceed the type sum (allocations without a role count only by type). */
-    uint64_t role_sum = 0, type_sum = 0;
+    uint64_t role_sum = 0, type_sum = 0, role_device_sum = 0, type_device_sum = 0;
     for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) {
-        acct_sum f;
+        acct_sum f, dev;
         fold(ctx, &ctx->roles[r], &ctx->roles_retired[r], NULL, (int32_t)r, &f);
+        fold_device(ctx, (int32_t)r, &dev);
+        if (st == TMEM_OK && dev.bytes > f.bytes)
+            st = tmem__err(TMEM_E_CORRUPT); /* a part beyond its whole */
         role_sum += f.bytes;
+        role_device_sum += dev.bytes;
     }
     for (uint32_t i = 0; i < ctx->ntypes; i++) {
         acct_sum f;
         fold(ctx, &ctx->types[i]->acct, &ctx->types[i]->retired, ctx->types[i], 0, &f);
         type_sum += f.bytes;
+        if (tmem__placement_is_device(ctx->types[i]->placement)) type_device_sum += f.bytes;
     }
     if (st == TMEM_OK && role_sum > type_sum) st = tmem__err(TMEM_E_CORRUPT);
+    if (st == TMEM_OK && role_device_sum > type_device_sum) st = tmem__err(TMEM_E_CORRUPT);
     /* every slot: its frees follow its allocations, its bytes were allocated */
     for (const tmem__acct_slot *s = ctx->slots; s && st == TMEM_OK; s = s->next) {
         uint64_t bytes = tmem__slot_get(&s->bytes);

@@ -18,8 +18,9 @@ static bool name_ok(const char *name) {
     size_t n = strnlen(name, 64);
     if (n >= 64 || n == sizeof prefix - 1) return false;
     for (size_t i = 0; i < n; i++)
-        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9') ||
-              name[i] == '-' || name[i] == '_' || name[i] == '.' || name[i] == '/'))
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+              (name[i] >= '0' && name[i] <= '9') || name[i] == '-' || name[i] == '_' ||
+              name[i] == '.' || name[i] == '/'))
             return false;
     return true;
 }

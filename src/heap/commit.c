@@ -33,33 +33,19 @@
  * a VOLATILE heap.
  */
 #include <string.h>
+#include "base/bitmap.h"
 #include "heap/heap_internal.h"
 
-static inline bool bit(const tmem_heap *h, uint64_t p) { return h->bits[p >> 6] >> (p & 63) & 1; }
+/* One bit per commit chunk, walked by the one bit walk (base/bitmap.h). */
+static inline bool bit(const tmem_heap *h, uint64_t p) { return tmem__bits_test(h->bits, p); }
 
-/* First page in [p, end) whose bit equals v, or end. */
+/* First chunk in [p, end) whose bit equals v, or end. */
 static uint64_t next_with(const tmem_heap *h, uint64_t p, uint64_t end, bool v) {
-    while (p < end) {
-        uint64_t w = h->bits[p >> 6];
-        if (!v) w = ~w;
-        w &= ~0ull << (p & 63);
-        if (w) {
-            uint64_t q = (p & ~63ull) + (uint64_t)__builtin_ctzll(w);
-            return q < end ? q : end;
-        }
-        p = (p & ~63ull) + 64;
-    }
-    return end;
+    return tmem__bits_find(h->bits, p, end, v);
 }
 
 static void assign(tmem_heap *h, uint64_t a, uint64_t b, bool v) {
-    while (a < b) {
-        uint64_t w = a >> 6, lo = a & 63, n = b - a < 64 - lo ? b - a : 64 - lo;
-        uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << lo;
-        if (v) h->bits[w] |= mask;
-        else h->bits[w] &= ~mask;
-        a += n;
-    }
+    (void)tmem__bits_assign(h->bits, a, b, v);
 }
 
 /* Bytes of chunks [a, b), the last one clipped to the carved range. */

@@ -7,6 +7,7 @@
  * which gives O(log n) lookups and finds duplicate keys.
  */
 #include "model_internal.h"
+#include "base/text.h"
 #include "typedmem/json.h"
 #include <errno.h>
 #include <math.h>
@@ -110,26 +111,6 @@ static int hex4(const uint8_t *s) {
     return v;
 }
 
-/* Length of one valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static uint32_t utf8_len(const uint8_t *s, uint64_t n) {
-    uint8_t c = s[0];
-    if (c < 0x80) return 1;
-    uint32_t need;
-    uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) need = 2, cp = c & 0x1Fu;
-    else if (c >= 0xE0 && c <= 0xEF) need = 3, cp = c & 0x0Fu;
-    else if (c >= 0xF0 && c <= 0xF4) need = 4, cp = c & 0x07u;
-    else return 0;
-    if (n < need) return 0;
-    for (uint32_t i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = cp << 6 | (s[i] & 0x3Fu);
-    }
-    if ((need == 3 && cp < 0x800) || (need == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
-    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
-    return need;
-}
-
 /* A string starting at the opening quote; leaves pos after the closing one. */
 static tmem_status parse_string(parser *p, uint32_t *out, uint8_t extra_flags) {
     const uint8_t *t = p->j->text;
@@ -169,7 +150,7 @@ static tmem_status parse_string(parser *p, uint32_t *out, uint8_t extra_flags) {
             p->pos += 2;
             continue;
         }
-        uint32_t l = utf8_len(t + p->pos, n - p->pos);
+        uint32_t l = (uint32_t)tmem__utf8_valid_len(t + p->pos, (size_t)(n - p->pos));
         if (!l) return fail(p, TMEM_E_PARSE, p->pos, "invalid UTF-8 in a string");
         p->pos += l;
     }

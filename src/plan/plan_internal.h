@@ -1,7 +1,8 @@
 /*
  * Internal contract of the lifetime planner (src/plan). Nothing here is
  * public. The planner is pure computation: it uses the C library's malloc and
- * never a typedmem context (only heap_glue.c talks to heap.h).
+ * never a typedmem context; it includes only src/base/ (regress/layering).
+ * Plans bound to heaps live above both, in src/bind/.
  *
  * Data flow:  problem (buffers as given, int64 times)
  *          -> inst (times compressed to "sections": elementary intervals

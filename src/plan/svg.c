@@ -51,8 +51,10 @@ static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__text *s
     tmem__text_printf(s, "<g stroke=\"#444\" fill=\"none\"><path d=\"M%.1f %.1f V%.1f H%.1f\"/></g>\n", ml, mt, mt + h,
                       ml + w);
     tmem__text_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time</text>\n", ml + w / 2, H - 8);
-    tmem__text_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%lld</text>\n", ml, mt + h + 16, (long long)t0);
-    tmem__text_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%lld</text>\n", ml + w, mt + h + 16, (long long)t1);
+    tmem__text_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%lld</text>\n", ml,
+                      mt + h + 16, (long long)t0);
+    tmem__text_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%lld</text>\n", ml + w,
+                      mt + h + 16, (long long)t1);
     tmem__text_printf(s, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">0</text>\n", ml - 6, mt + h);
     /* buffers: hue from the index so neighbours differ */
     tmem__text_printf(s, "<g stroke=\"#222\" stroke-width=\"0.3\">\n");
@@ -60,8 +62,10 @@ static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__text *s
         const tmem__plan_item *it = &pl->items[i];
         double x = X(it->start), x2 = X(it->end), y = Y(it->offset + it->size), y2 = Y(it->offset);
         unsigned hue = (i * 137u) % 360u;
-        tmem__text_printf(s, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"hsl(%u,60%%,70%%)\"><title>",
-                          x, y, x2 - x > 0.2 ? x2 - x : 0.2, y2 - y > 0.2 ? y2 - y : 0.2, hue);
+        tmem__text_printf(
+            s,
+            "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"hsl(%u,60%%,70%%)\"><title>",
+            x, y, x2 - x > 0.2 ? x2 - x : 0.2, y2 - y > 0.2 ? y2 - y : 0.2, hue);
         tmem__text_xml_escape(s, pl->ids + it->id);
         tmem__text_printf(s, ": size %llu, [%lld, %lld), offset %llu</title></rect>\n", (unsigned long long)it->size,
                           (long long)it->start, (long long)it->end, (unsigned long long)it->offset);
@@ -70,16 +74,18 @@ static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__text *s
     /* lower bound and arena */
     /* labels in units people read (34.0 MiB), the exact count in the tooltip */
     char a[32];
-    tmem__text_printf(s,
-                      "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#c00\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
-                      "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#c00\">LB %s<title>lower bound %llu</title></text>\n",
-                      ml, Y(lbv), ml + w, ml - 6, Y(lbv) + 14, human(pl->info.lower_bound, a, sizeof a),
-                      (unsigned long long)pl->info.lower_bound); /* below the line: arena sits above */
-    tmem__text_printf(s,
-                      "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#06c\" stroke-width=\"1\"/>\n"
-                      "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#06c\">arena %s<title>arena %llu</title></text>\n",
-                      ml, Y(pl->info.arena), ml + w, ml - 6, Y(pl->info.arena) - 4, human(pl->info.arena, a, sizeof a),
-                      (unsigned long long)pl->info.arena);
+    tmem__text_printf(
+        s,
+        "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#c00\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
+        "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#c00\">LB %s<title>lower bound %llu</title></text>\n",
+        ml, Y(lbv), ml + w, ml - 6, Y(lbv) + 14, human(pl->info.lower_bound, a, sizeof a),
+        (unsigned long long)pl->info.lower_bound); /* below the line: arena sits above */
+    tmem__text_printf(
+        s,
+        "<path d=\"M%.1f %.2f H%.1f\" stroke=\"#06c\" stroke-width=\"1\"/>\n"
+        "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#06c\">arena %s<title>arena %llu</title></text>\n",
+        ml, Y(pl->info.arena), ml + w, ml - 6, Y(pl->info.arena) - 4,
+        human(pl->info.arena, a, sizeof a), (unsigned long long)pl->info.arena);
     tmem__text_printf(s, "</svg>\n");
 #undef X
 #undef Y

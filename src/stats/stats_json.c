@@ -111,8 +111,10 @@ static void json_role(tmem__text *t, tmem_context *ctx, tmem_role r, const char 
     else tmem__text_printf(t, "null");
     tmem__text_printf(t, ",");
     json_stat(t, "in_use", s.in_use);
-    tmem__text_printf(t, ",\"alloc_count\":%llu,\"live_count\":%llu}", ull(s.alloc_count),
+    tmem__text_printf(t, ",\"alloc_count\":%llu,\"live_count\":%llu,", ull(s.alloc_count),
                       ull(s.live_count));
+    json_stat(t, "device_in_use", s.device_in_use); /* the part in device types */
+    tmem__text_printf(t, ",\"device_live_count\":%llu}", ull(s.device_live_count));
 }
 
 typedef struct heap_walk {

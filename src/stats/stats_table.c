@@ -47,9 +47,9 @@ static void type_rows(tmem__text *t, tmem_context *ctx) {
 }
 
 static void role_rows(tmem__text *t, tmem_context *ctx) {
-    char a[16], b[16];
-    tmem__text_printf(t, "\n%-22s %-22s %8s %8s %8s %8s\n", "role", "type", "in use", "peak",
-                      "allocs", "live");
+    char a[16], b[16], c[16];
+    tmem__text_printf(t, "\n%-22s %-22s %8s %8s %8s %8s %8s\n", "role", "type", "in use", "peak",
+                      "device", "allocs", "live");
     for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) {
         const char *name = tmem_role_name(ctx, (tmem_role)r);
         if (!name) continue;
@@ -61,8 +61,9 @@ static void role_rows(tmem__text *t, tmem_context *ctx) {
         const char *type_name = type && tmem_type_get_info(type, &ti) == TMEM_OK ? ti.name : "-";
         human(a, sizeof a, s.in_use.current);
         human(b, sizeof b, s.in_use.peak);
-        tmem__text_printf(t, "%-22.22s %-22.22s %8s %8s %8llu %8llu\n", name, type_name, a, b,
-                          (unsigned long long)s.alloc_count, (unsigned long long)s.live_count);
+        human(c, sizeof c, s.device_in_use.current); /* the part in device types */
+        tmem__text_printf(t, "%-22.22s %-22.22s %8s %8s %8s %8llu %8llu\n", name, type_name, a, b,
+                          c, (unsigned long long)s.alloc_count, (unsigned long long)s.live_count);
     }
 }
 

@@ -39,9 +39,11 @@ static void counter(tmem__text *sb, const tmem_trace_data *d, const char *name, 
 static void instant(tmem__text *sb, const tmem_trace_data *d, const tmem_trace_event *ev) {
     static const char *const pressure[] = {"normal", "warning", "critical"};
     char tmp[32];
-    bool global = ev->kind == TMEM_TRACE_BUDGET_DENIED || ev->kind == TMEM_TRACE_PRESSURE || ev->kind == TMEM_TRACE_MARK;
-    tmem__text_printf(sb, ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":%d,\"tid\":%u,\"cat\":\"%s\",\"name\":\"", global ? "g" : "t",
-                    PID, ev->thread, tmem_trace_kind_name(ev->kind));
+    bool global = ev->kind == TMEM_TRACE_BUDGET_DENIED || ev->kind == TMEM_TRACE_PRESSURE ||
+        ev->kind == TMEM_TRACE_MARK;
+    tmem__text_printf(
+        sb, ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":%d,\"tid\":%u,\"cat\":\"%s\",\"name\":\"",
+        global ? "g" : "t", PID, ev->thread, tmem_trace_kind_name(ev->kind));
     if (ev->kind == TMEM_TRACE_PRESSURE) {
         tmem__text_printf(sb, "pressure %s", ev->offset < 3 ? pressure[ev->offset] : "?");
     } else {
@@ -63,25 +65,34 @@ static void instant(tmem__text *sb, const tmem_trace_data *d, const tmem_trace_e
 
 tmem_status tmem__export_chrome(const tmem_trace_data *d, tmem__text *sb) {
     /* Which series exist: a stable set of args keeps the stacking steady. */
-    bool type_shown[TMEM_TRACE_TYPE_MAX] = {0}, commit_shown[TMEM_TRACE_TYPE_MAX] = {0}, role_shown[TMEM_ROLE_MAX + 1] = {0};
-    bool any_commit = false;
+    bool type_shown[TMEM_TRACE_TYPE_MAX] = {0}, commit_shown[TMEM_TRACE_TYPE_MAX] = {0},
+         role_shown[TMEM_ROLE_MAX + 1] = {0};
+    bool any_commit = false, any_device = false, device_role_shown[TMEM_ROLE_MAX + 1] = {0};
     for (uint64_t i = 0; i < d->count; i++) {
         const tmem_trace_event *ev = &d->events[i];
         if (ev->kind == TMEM_TRACE_ALLOC) {
             if (ev->type >= 0) type_shown[ev->type] = true;
             role_shown[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX] = true;
+            if (tmem__trace_type_is_device(d, ev->type))
+                device_role_shown[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX] = any_device = true;
         } else if (ev->kind == TMEM_TRACE_COMMIT && ev->type >= 0) {
             commit_shown[ev->type] = any_commit = true;
         }
     }
     uint64_t end = d->count ? d->events[d->count - 1].time_ns : 0;
-    tmem__text_printf(sb, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"typedmem %d.%d.%d\",\"events\":%llu,"
-                        "\"dropped\":%llu,\"budget\":%llu,\"complete\":%s},\n\"traceEvents\":[\n"
-                        "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"typedmem\"}}",
-                    TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH, (unsigned long long)d->count,
-                    (unsigned long long)d->dropped, (unsigned long long)d->budget, d->complete ? "true" : "false", PID);
+    tmem__text_printf(
+        sb,
+        "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"typedmem %d.%d.%d\",\"events\":%llu,"
+        "\"dropped\":%llu,\"budget\":%llu,\"complete\":%s},\n\"traceEvents\":[\n"
+        "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"typedmem\"}}",
+        TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH, (unsigned long long)d->count,
+        (unsigned long long)d->dropped, (unsigned long long)d->budget,
+        d->complete ? "true" : "false", PID);
     for (uint32_t t = 1; t <= d->thread_count; t++)
-        tmem__text_printf(sb, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"thread %u\"}}", PID, t, t);
+        tmem__text_printf(
+            sb,
+            ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":\"thread %u\"}}",
+            PID, t, t);
     if (d->budget) {
         for (int k = 0; k < 2; k++) {
             tmem__text_printf(sb, ",\n{\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"name\":\"budget\",\"ts\":", PID);
@@ -100,10 +111,15 @@ tmem_status tmem__export_chrome(const tmem_trace_data *d, tmem__text *sb) {
         case TMEM_TRACE_RESET:
             counter(sb, d, "in use by type", ev->time_ns, r.type_in_use, type_shown, TMEM_TRACE_TYPE_MAX, false);
             counter(sb, d, "in use by role", ev->time_ns, r.role_in_use, role_shown, TMEM_ROLE_MAX + 1, true);
+            if (any_device)
+                counter(sb, d, "device in use by role", ev->time_ns, r.role_device_in_use,
+                        device_role_shown, TMEM_ROLE_MAX + 1, true);
             break;
         case TMEM_TRACE_COMMIT:
         case TMEM_TRACE_DECOMMIT:
-            if (any_commit) counter(sb, d, "committed by type", ev->time_ns, r.type_committed, commit_shown, TMEM_TRACE_TYPE_MAX, false);
+            if (any_commit)
+                counter(sb, d, "committed by type", ev->time_ns, r.type_committed, commit_shown,
+                        TMEM_TRACE_TYPE_MAX, false);
             break;
         default:
             instant(sb, d, ev);

@@ -52,6 +52,17 @@ tmem_status tmem__trace_data_set_role(tmem_trace_data *d, uint32_t role, const c
     return set_name(&d->role_names[role], name);
 }
 
+tmem_status tmem__trace_data_set_placement(tmem_trace_data *d, uint32_t index, uint32_t placement) {
+    if (index >= TMEM_TRACE_TYPE_MAX || placement >= TMEM_PLACEMENT_COUNT)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    d->type_placements[index] = (uint8_t)placement;
+    return TMEM_OK;
+}
+
+bool tmem__trace_type_is_device(const tmem_trace_data *d, int32_t index) {
+    return tmem__placement_is_device(tmem_trace_data_type_placement(d, index));
+}
+
 const char *tmem__trace_type_label(const tmem_trace_data *d, int32_t index, char *buf, size_t cap) {
     if (index < 0 || index >= TMEM_TRACE_TYPE_MAX) return "none";
     if (d->type_names[index]) return d->type_names[index];
@@ -106,6 +117,11 @@ tmem_status tmem_trace_data_event(const tmem_trace_data *d, uint64_t index, tmem
 const char *tmem_trace_data_type_name(const tmem_trace_data *d, int32_t index) {
     if (!d || index < 0 || index >= TMEM_TRACE_TYPE_MAX) return NULL;
     return d->type_names[index];
+}
+
+tmem_placement tmem_trace_data_type_placement(const tmem_trace_data *d, int32_t index) {
+    if (!d || index < 0 || index >= TMEM_TRACE_TYPE_MAX) return TMEM_PLACEMENT_HOST;
+    return (tmem_placement)d->type_placements[index];
 }
 
 const char *tmem_trace_data_role_name(const tmem_trace_data *d, int32_t role) {

@@ -3,7 +3,8 @@
 #include "trace/trace_internal.h"
 
 /* Run the exporter of `format` into sb (a string, or a file sink). */
-static tmem_status run(const tmem_trace_data *d, tmem_trace_format format, const tmem_report_desc *opt, tmem__text *sb) {
+static tmem_status run(const tmem_trace_data *d, tmem_trace_format format,
+                       const tmem_report_desc *opt, tmem__text *sb) {
     if (!d || (unsigned)format >= TMEM_TRACE_FORMAT_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_trace_peak_info *peak = malloc(sizeof *peak);
     if (!peak) return tmem__err(TMEM_E_NO_MEMORY);
@@ -24,8 +25,8 @@ static tmem_status run(const tmem_trace_data *d, tmem_trace_format format, const
     return st;
 }
 
-tmem_status tmem_trace_export(const tmem_trace_data *d, tmem_trace_format format, const tmem_report_desc *opt, char **out,
-                              size_t *out_len) {
+tmem_status tmem_trace_export(const tmem_trace_data *d, tmem_trace_format format,
+                              const tmem_report_desc *opt, char **out, size_t *out_len) {
     if (out) *out = NULL;
     if (out_len) *out_len = 0;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);

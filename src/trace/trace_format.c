@@ -7,6 +7,8 @@
  *     TYPE  2: u8 index | u64 budget | name
  *     ROLE  3: u8 role | name
  *     END   4: u64 budget | u64 dropped | u64 events   (last record)
+ *     PLACE 5: u8 index | u8 placement   (device types only, so a trace
+ *              without device types reads the same as before)
  *
  * Records are self-delimiting so a streamed file cut by a crash still reads up
  * to its last whole record; END tells a complete file from a cut one. */
@@ -15,8 +17,14 @@
 
 static uint8_t *put8(uint8_t *p, uint8_t v) { *p = v; return p + 1; }
 static uint8_t *put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); return p + 2; }
-static uint8_t *put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); return p + 4; }
-static uint8_t *put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); return p + 8; }
+static uint8_t *put32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+    return p + 4;
+}
+static uint8_t *put64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+    return p + 8;
+}
 static uint8_t *putname(uint8_t *p, const char *name) {
     size_t n = name ? strnlen(name, TMEM_TRACE_NAME_MAX - 1) : 0;
     memcpy(p, name, n);
@@ -62,6 +70,12 @@ size_t tmem__trace_encode_role(uint8_t *buf, uint32_t role, const char *name) {
     return finish(buf, TMEM__REC_ROLE, p);
 }
 
+size_t tmem__trace_encode_placement(uint8_t *buf, uint32_t index, uint32_t placement) {
+    uint8_t *p = put8(buf + 2, (uint8_t)index);
+    p = put8(p, (uint8_t)placement);
+    return finish(buf, TMEM__REC_PLACEMENT, p);
+}
+
 size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events) {
     uint8_t *p = put64(buf + 2, budget);
     p = put64(p, dropped);
@@ -88,6 +102,9 @@ void tmem__trace_write_all(const tmem_trace_data *d, tmem__text *sb) {
     put(sb, buf, tmem__trace_encode_header(buf));
     for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
         if (d->type_names[i]) put(sb, buf, tmem__trace_encode_type(buf, i, d->type_budgets[i], d->type_names[i]));
+    for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
+        if (tmem__trace_type_is_device(d, (int32_t)i))
+            put(sb, buf, tmem__trace_encode_placement(buf, i, d->type_placements[i]));
     for (uint32_t i = 0; i < TMEM_ROLE_MAX; i++)
         if (d->role_names[i]) put(sb, buf, tmem__trace_encode_role(buf, i, d->role_names[i]));
     for (uint64_t i = 0; !sb->failed && i < d->count; i++) put(sb, buf, tmem__trace_encode_event(buf, &d->events[i]));

@@ -35,6 +35,7 @@ struct tmem_trace_data {
     bool complete;
     char *type_names[TMEM_TRACE_TYPE_MAX];
     uint64_t type_budgets[TMEM_TRACE_TYPE_MAX];
+    uint8_t type_placements[TMEM_TRACE_TYPE_MAX]; /* tmem_placement; 0 = host */
     char *role_names[TMEM_ROLE_MAX];
 };
 /* Builder used by the reader, the snapshot and tests: an empty trace. */
@@ -43,6 +44,10 @@ tmem_status tmem__trace_data_new(tmem_trace_data **out);
 tmem_status tmem__trace_data_push(tmem_trace_data *data, const tmem_trace_event *ev);
 tmem_status tmem__trace_data_set_type(tmem_trace_data *data, uint32_t index, const char *name, uint64_t budget);
 tmem_status tmem__trace_data_set_role(tmem_trace_data *data, uint32_t role, const char *name);
+tmem_status tmem__trace_data_set_placement(tmem_trace_data *data, uint32_t index,
+                                           uint32_t placement);
+/* Type `index` (-1 = none) is a device type: its bytes are device bytes. */
+bool tmem__trace_type_is_device(const tmem_trace_data *data, int32_t index);
 /* Label for a type/role even when unnamed ("type#3", "role#17", "none"). */
 const char *tmem__trace_type_label(const tmem_trace_data *data, int32_t index, char *buf, size_t cap);
 const char *tmem__trace_role_label(const tmem_trace_data *data, int32_t role, char *buf, size_t cap);
@@ -56,7 +61,8 @@ enum {
     TMEM__REC_EVENT = 1,  /* time, size, offset, thread, kind, type, role, name */
     TMEM__REC_TYPE = 2,   /* index, budget, name */
     TMEM__REC_ROLE = 3,   /* role, name */
-    TMEM__REC_END = 4     /* budget, dropped, events: the trailer */
+    TMEM__REC_END = 4,    /* budget, dropped, events: the trailer */
+    TMEM__REC_PLACEMENT = 5 /* type index, placement: written for device types only */
 };
 /* Largest payload of any record (an EVENT with the longest name). */
 #define TMEM__REC_MAX 96u
@@ -66,6 +72,7 @@ size_t tmem__trace_encode_header(uint8_t *buf);
 size_t tmem__trace_encode_event(uint8_t *buf, const tmem_trace_event *ev);
 size_t tmem__trace_encode_type(uint8_t *buf, uint32_t index, uint64_t budget, const char *name);
 size_t tmem__trace_encode_role(uint8_t *buf, uint32_t role, const char *name);
+size_t tmem__trace_encode_placement(uint8_t *buf, uint32_t index, uint32_t placement);
 size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events);
 /* Whole trace encoded into sb (a string, or a file sink); check sb->failed. */
 void tmem__trace_write_all(const tmem_trace_data *data, tmem__text *sb);
@@ -83,6 +90,8 @@ typedef struct tmem__replay {
     uint64_t next;                               /* index of the next event */
     uint64_t type_in_use[TMEM_TRACE_TYPE_MAX];
     uint64_t role_in_use[TMEM_ROLE_MAX + 1];     /* [TMEM_ROLE_MAX] = no role */
+    uint64_t role_device_in_use[TMEM_ROLE_MAX + 1]; /* the part in device types */
+    uint64_t device_in_use;
     uint64_t type_committed[TMEM_TRACE_TYPE_MAX];
     uint64_t in_use, committed;
     uint64_t unmatched_frees;
@@ -101,12 +110,15 @@ void tmem__replay_live(const tmem__replay *r, void (*fn)(const tmem_trace_event 
 /* ---- exporters (export_*.c) ---- */
 tmem_status tmem__export_chrome(const tmem_trace_data *data, tmem__text *sb);
 /* by_role: stack roles instead of types (id "tmem-timeline-role"). */
-tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, bool by_role, tmem__text *sb);
-void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak, uint32_t top, tmem__text *sb);
+tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt,
+                             const tmem_trace_peak_info *peak, bool by_role, tmem__text *sb);
+void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak,
+                            uint32_t top, tmem__text *sb);
 void tmem__export_summary_json(const tmem_trace_data *data, const tmem_trace_peak_info *peak, tmem__text *sb);
 /* The report options' own checks (plan SVG, notes): TMEM_E_INVALID_ARG. */
 tmem_status tmem__export_html_check(const tmem_report_desc *opt);
-tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__text *sb);
+tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt,
+                              const tmem_trace_peak_info *peak, tmem__text *sb);
 
 /* Series colours, shared by the SVG and the HTML tables. */
 const char *tmem__trace_color(uint32_t index);

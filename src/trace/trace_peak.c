@@ -62,6 +62,40 @@ static uint32_t top_table(tmem_trace_contributor *out, const uint64_t *bytes, co
     return k;
 }
 
+/* Device allocations alive at the device peak, by role. */
+typedef struct device_collect {
+    const tmem_trace_data *data;
+    uint64_t role_bytes[TMEM_ROLE_MAX + 1];
+    uint32_t role_count[TMEM_ROLE_MAX + 1];
+    uint64_t live;
+} device_collect;
+
+static void on_live_device(const tmem_trace_event *ev, void *user) {
+    device_collect *c = user;
+    if (!tmem__trace_type_is_device(c->data, ev->type)) return;
+    uint32_t role = ev->role >= 0 ? (uint32_t)ev->role : TMEM_ROLE_MAX;
+    c->role_bytes[role] = tmem__add_sat(c->role_bytes[role], ev->size), c->role_count[role]++;
+    c->live++;
+}
+
+static tmem_status device_peak_roles(const tmem_trace_data *d, tmem_trace_peak_info *out) {
+    tmem__replay r;
+    tmem_status st = tmem__replay_init(&r, d);
+    if (st != TMEM_OK) return st;
+    while (r.next <= out->device_peak_event && tmem__replay_step(&r)) {}
+    device_collect c;
+    memset(&c, 0, sizeof c);
+    c.data = d;
+    if (!r.failed) tmem__replay_live(&r, on_live_device, &c);
+    bool failed = r.failed;
+    tmem__replay_free(&r);
+    if (failed) return tmem__err(TMEM_E_NO_MEMORY);
+    out->device_live_count = c.live;
+    out->device_by_role_count =
+        top_table(out->device_by_role, c.role_bytes, c.role_count, TMEM_ROLE_MAX + 1, d, true);
+    return TMEM_OK;
+}
+
 tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out) {
     if (!d || !out) return tmem__err(TMEM_E_INVALID_ARG);
     memset(out, 0, sizeof *out);
@@ -75,6 +109,11 @@ tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out)
             out->peak_bytes = r.in_use;
             out->peak_time_ns = ev->time_ns;
             out->peak_event = r.next - 1;
+        }
+        if (r.device_in_use > out->device_peak_bytes) {
+            out->device_peak_bytes = r.device_in_use;
+            out->device_peak_time_ns = ev->time_ns;
+            out->device_peak_event = r.next - 1;
         }
         if (r.committed > out->peak_committed) {
             out->peak_committed = r.committed;
@@ -91,6 +130,10 @@ tmem_status tmem_trace_peak(const tmem_trace_data *d, tmem_trace_peak_info *out)
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     if (out->peak_bytes == 0) return TMEM_OK;
+    if (out->device_peak_bytes && (st = device_peak_roles(d, out)) != TMEM_OK) {
+        memset(out, 0, sizeof *out);
+        return st;
+    }
 
     /* Pass 2: replay up to the peak event and look at what is live. */
     if ((st = tmem__replay_init(&r, d)) != TMEM_OK) {

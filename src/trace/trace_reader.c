@@ -19,7 +19,7 @@ static bool get_name(const uint8_t *p, size_t n, char *out) {
     return true;
 }
 
-enum { EVENT_FIXED = 29, TYPE_FIXED = 9, ROLE_FIXED = 1, END_FIXED = 24 };
+enum { EVENT_FIXED = 29, TYPE_FIXED = 9, ROLE_FIXED = 1, END_FIXED = 24, PLACEMENT_FIXED = 2 };
 
 static tmem_status parse(tmem_trace_data *d, const uint8_t *b, size_t len) {
     if (len < TMEM__TRACE_HEADER_SIZE || memcmp(b, TMEM__TRACE_MAGIC, 8) != 0) return tmem__err(TMEM_E_PARSE);
@@ -66,6 +66,12 @@ static tmem_status parse(tmem_trace_data *d, const uint8_t *b, size_t len) {
                 !get_name(p + ROLE_FIXED, n - ROLE_FIXED, name))
                 return tmem__err(TMEM_E_CORRUPT);
             if (tmem__trace_data_set_role(d, p[0], name) != TMEM_OK) return tmem__err(TMEM_E_NO_MEMORY);
+            break;
+        case TMEM__REC_PLACEMENT: /* only device placements are written */
+            if (n != PLACEMENT_FIXED || p[0] >= TMEM_TRACE_TYPE_MAX || d->type_placements[p[0]] ||
+                p[1] >= TMEM_PLACEMENT_COUNT || !tmem__placement_is_device((tmem_placement)p[1]))
+                return tmem__err(TMEM_E_CORRUPT);
+            d->type_placements[p[0]] = p[1];
             break;
         case TMEM__REC_END:
             if (n != END_FIXED || get64(p + 16) != d->count) return tmem__err(TMEM_E_CORRUPT);

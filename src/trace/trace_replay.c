@@ -95,11 +95,21 @@ static void erase(tmem__replay *r, uint64_t i) {
 static void sub(uint64_t *v, uint64_t x) { *v = *v > x ? *v - x : 0; }
 static void add(uint64_t *v, uint64_t x) { *v = tmem__add_sat(*v, x); }
 
-static void drop_alloc(tmem__replay *r, const tmem_trace_event *a) {
-    if (a->type >= 0) sub(&r->type_in_use[a->type], a->size);
-    sub(&r->role_in_use[a->role >= 0 ? a->role : TMEM_ROLE_MAX], a->size);
-    sub(&r->in_use, a->size);
+/* Count an allocation's bytes in (add) or out (sub): its type, its role, the
+ * total and, for a device type, the device part of the role and total. */
+typedef void (*count_op)(uint64_t *v, uint64_t x);
+static void count_alloc(tmem__replay *r, const tmem_trace_event *a, count_op op) {
+    uint32_t role = a->role >= 0 ? (uint32_t)a->role : TMEM_ROLE_MAX;
+    if (a->type >= 0) op(&r->type_in_use[a->type], a->size);
+    op(&r->role_in_use[role], a->size);
+    op(&r->in_use, a->size);
+    if (tmem__trace_type_is_device(r->data, a->type)) {
+        op(&r->role_device_in_use[role], a->size);
+        op(&r->device_in_use, a->size);
+    }
 }
+
+static void drop_alloc(tmem__replay *r, const tmem_trace_event *a) { count_alloc(r, a, sub); }
 
 /* Drop every live allocation of ev's type inside [offset, offset + size):
  * collect their keys first, since erasing shifts entries around. */
@@ -137,9 +147,7 @@ bool tmem__replay_step(tmem__replay *r) {
         else r->used++;
         r->keys[i] = k;
         r->vals[i] = r->next + 1;
-        if (ev->type >= 0) add(&r->type_in_use[ev->type], ev->size);
-        add(&r->role_in_use[ev->role >= 0 ? ev->role : TMEM_ROLE_MAX], ev->size);
-        add(&r->in_use, ev->size);
+        count_alloc(r, ev, add);
         break;
     }
     case TMEM_TRACE_FREE: {

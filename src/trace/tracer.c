@@ -92,7 +92,9 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
     pthread_mutex_lock(&t->lock);
     bool on = atomic_load_explicit(&t->on, memory_order_relaxed);
     /* flags change at start, under this lock: read them here */
-    if (on && (t->flags & TMEM_TRACE_NO_COMMITS) && (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT)) on = false;
+    if (on && (t->flags & TMEM_TRACE_NO_COMMITS) &&
+        (kind == TMEM__TRACE_COMMIT || kind == TMEM__TRACE_DECOMMIT))
+        on = false;
     if (on) {
         uint64_t now = now_ns() - t->t0;
         ev.time_ns = t->last = now > t->last ? now : t->last;
@@ -129,6 +131,8 @@ static tmem_status collect_names(tmem_context *ctx, tmem_trace_data *d) {
         if (tmem_type_at(ctx, i, &type) != TMEM_OK || tmem_type_get_info(type, &info) != TMEM_OK) continue;
         if (info.index >= TMEM_TRACE_TYPE_MAX) continue;
         tmem_status st = tmem__trace_data_set_type(d, info.index, info.name, info.budget);
+        if (st == TMEM_OK)
+            st = tmem__trace_data_set_placement(d, info.index, (uint32_t)info.placement);
         if (st != TMEM_OK) return st;
     }
     for (int32_t r = 0; r < TMEM_ROLE_MAX; r++) {
@@ -145,7 +149,9 @@ static tmem_status collect_names(tmem_context *ctx, tmem_trace_data *d) {
 static void tracer_owned_destroy(void *object);
 
 /* The tracer of ctx (on or stopped), or NULL when tracing never started. */
-static struct tmem__tracer *find_tracer(tmem_context *ctx) { return tmem__context_find_owned(ctx, tracer_owned_destroy); }
+static struct tmem__tracer *find_tracer(tmem_context *ctx) {
+    return tmem__context_find_owned(ctx, tracer_owned_destroy);
+}
 
 /* The tracer of ctx, created on first use. The context lock is recursive and
  * held across find + add, so two first starts cannot make two tracers. */
@@ -229,7 +235,12 @@ static tmem_status close_file(tmem_context *ctx, struct tmem__tracer *t, const t
     if (t->fd < 0) return TMEM_OK;
     uint8_t rec[TMEM__REC_MAX + 4];
     for (uint32_t i = 0; names && i < TMEM_TRACE_TYPE_MAX; i++)
-        if (names->type_names[i]) file_put(t, rec, tmem__trace_encode_type(rec, i, names->type_budgets[i], names->type_names[i]));
+        if (names->type_names[i])
+            file_put(t, rec,
+                     tmem__trace_encode_type(rec, i, names->type_budgets[i], names->type_names[i]));
+    for (uint32_t i = 0; names && i < TMEM_TRACE_TYPE_MAX; i++)
+        if (tmem__trace_type_is_device(names, (int32_t)i))
+            file_put(t, rec, tmem__trace_encode_placement(rec, i, names->type_placements[i]));
     for (uint32_t i = 0; names && i < TMEM_ROLE_MAX; i++)
         if (names->role_names[i]) file_put(t, rec, tmem__trace_encode_role(rec, i, names->role_names[i]));
     file_put(t, rec, tmem__trace_encode_end(rec, names ? names->budget : t->budget, 0, t->file_events));

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "harness.h"
 #include "typedmem/gpu.h"
+#include "typedmem/trace.h"
 
 /* A type, or NULL with the reason printed. */
 static inline tmem_type *gpu_type(tmem_context *ctx, const char *name, tmem_placement pl, uint64_t reserve,
@@ -26,6 +28,26 @@ static inline tmem_type *gpu_type(tmem_context *ctx, const char *name, tmem_plac
     tmem_status st = tmem_type_create(ctx, &td, &t);
     if (st != TMEM_OK) printf("type %s: %s\n", name, tmem_status_name(st));
     return t;
+}
+
+/* A fresh context (1 GiB budget, no default types) with a gpu of `desc`.
+ * TMEM_E_UNSUPPORTED, nothing left open, and "SKIP part: <lacking>" printed
+ * when the device lacks what `desc` asks for; any other failure returned. */
+static inline tmem_status gpu_attach_fresh(const tmem_gpu_desc *desc, const char *lacking,
+                                           tmem_context **ctx, tmem_gpu **gpu) {
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 30;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    *gpu = NULL;
+    tmem_status st = tmem_context_create(&cd, ctx);
+    if (st != TMEM_OK) return st;
+    st = tmem_gpu_attach(*ctx, desc, gpu);
+    if (st == TMEM_E_UNSUPPORTED) printf("SKIP part: %s\n", lacking);
+    if (st != TMEM_OK) {
+        tmem_context_destroy(*ctx);
+        *ctx = NULL;
+    }
+    return st;
 }
 
 /* A heap of heap_size over `type` with one allocation of `size` bytes. */
@@ -69,6 +91,59 @@ static inline bool gpu_is_import_child(int argc, char **argv, int *fd, uint64_t 
     *size = strtoull(argv[3], NULL, 10);
     *offset = strtoull(argv[4], NULL, 10);
     return true;
+}
+
+/* Device bytes per role on a real backend: one role allocating in `dev` (a
+ * device type) and in a host type counts both in in_use and only the device
+ * part in device_in_use; a trace of it shows the device part by role. */
+static inline void gpu_check_role_device_bytes(tmem_context *ctx, tmem_type *dev) {
+    tmem_type *host = gpu_type(ctx, "/memory/role-host", TMEM_PLACEMENT_HOST, 4u << 20, 0, 0);
+    REQUIRE(host);
+    tmem_heap *hd, *hh;
+    tmem_alloc_info ad, ah;
+    tmem_device_span span;
+    tmem_role_stats r0, r1, r2;
+    REQUIRE_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &r0));
+    tmem_trace_desc td = {0};
+    td.capacity = 256;
+    REQUIRE_OK(tmem_trace_start(ctx, &td));
+    tmem_heap_desc hdesc = {0};
+    hdesc.type = dev;
+    hdesc.size = 2u << 20;
+    REQUIRE_OK(tmem_heap_create(ctx, &hdesc, &hd));
+    hdesc.type = host;
+    hdesc.size = 1u << 20;
+    REQUIRE_OK(tmem_heap_create(ctx, &hdesc, &hh));
+    tmem_alloc_desc a = {0};
+    a.role = TMEM_ROLE_ACTIVATION;
+    a.size = 1u << 20;
+    REQUIRE_OK(tmem_heap_alloc_ex(hd, &a, &ad));
+    CHECK_OK(tmem_heap_device_span(hd, ad.offset, a.size, &span)); /* real device memory */
+    a.size = 100000;
+    REQUIRE_OK(tmem_heap_alloc_ex(hh, &a, &ah));
+    REQUIRE_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &r1));
+    CHECK(r1.in_use.current - r0.in_use.current == (1u << 20) + 100000);
+    CHECK(r1.device_in_use.current - r0.device_in_use.current == 1u << 20);
+    CHECK(r1.device_live_count - r0.device_live_count == 1 && r1.live_count - r0.live_count == 2);
+    CHECK_OK(tmem_context_check(ctx));
+    tmem_trace_data *snap = NULL;
+    CHECK_OK(tmem_trace_snapshot(ctx, &snap));
+    CHECK_OK(tmem_trace_stop(ctx));
+    tmem_trace_peak_info p;
+    if (snap && tmem_trace_peak(snap, &p) == TMEM_OK) {
+        CHECK(p.peak_bytes == (1u << 20) + 100000 && p.device_peak_bytes == 1u << 20);
+        CHECK(p.device_by_role_count == 1 && p.device_by_role[0].id == TMEM_ROLE_ACTIVATION);
+        CHECK(p.device_by_role[0].bytes == 1u << 20);
+    } else {
+        CHECK_MSG(0, "no trace peak");
+    }
+    tmem_trace_data_destroy(snap);
+    CHECK_OK(tmem_heap_free_offset(hd, ad.offset));
+    REQUIRE_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &r2));
+    CHECK(r2.device_in_use.current == r0.device_in_use.current);
+    CHECK(r2.in_use.current - r0.in_use.current == 100000);
+    tmem_heap_destroy(hd);
+    tmem_heap_destroy(hh);
 }
 
 #endif

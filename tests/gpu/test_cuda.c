@@ -40,6 +40,9 @@ static void test_info(void) {
            (unsigned long long)gi.chunk_size, (unsigned long long)g_cu->granularity);
     CHECK(gi.api == TMEM_GPU_CUDA && gi.type_count >= 1);
     CHECK(gi.types[0].budget_from_driver && gi.types[0].heap_size > 0);
+    CHECK(gi.types[0].placements == 1u << TMEM_PLACEMENT_DEVICE);
+    for (uint32_t i = 1; i < gi.type_count; i++)
+        CHECK(gi.types[i].placements == 1u << TMEM_PLACEMENT_PINNED);
     tmem_pressure lvl;
     CHECK_OK(tmem_gpu_poll_pressure(g_gpu, &lvl)); /* cuMemGetInfo is a driver budget */
     CHECK((unsigned)lvl <= TMEM_PRESSURE_CRITICAL);
@@ -247,20 +250,13 @@ static int child_import(int fd, uint64_t msize, uint64_t off) {
 }
 
 static void test_export(void) {
-    tmem_context *ctx = NULL;
-    tmem_context_desc cd = {0};
-    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
-    REQUIRE_OK(tmem_context_create(&cd, &ctx));
     tmem_gpu_desc gd = {0};
     gd.api = TMEM_GPU_CUDA;
     gd.flags = TMEM_GPU_EXPORTABLE;
+    tmem_context *ctx;
     tmem_gpu *gpu;
-    tmem_status st = tmem_gpu_attach(ctx, &gd, &gpu);
-    if (st == TMEM_E_UNSUPPORTED) {
-        printf("SKIP part: no POSIX fd export on this device\n");
-        tmem_context_destroy(ctx);
-        return;
-    }
+    tmem_status st = gpu_attach_fresh(&gd, "no POSIX fd export on this device", &ctx, &gpu);
+    if (st == TMEM_E_UNSUPPORTED) return;
     REQUIRE_OK(st);
     tmem_type *t = gpu_type(ctx, "/memory/cu-shared", TMEM_PLACEMENT_DEVICE, 8 * MiB, 0, 0);
     REQUIRE(t);
@@ -291,6 +287,13 @@ static void test_export(void) {
     tmem_context_destroy(ctx);
 }
 
+/* Device bytes per role on VMM device memory (gpu_test_util.h). */
+static void test_role_device_bytes(void) {
+    tmem_type *t = gpu_type(g_ctx, "/memory/cu-roles", TMEM_PLACEMENT_DEVICE, 16 * MiB, 0, 0);
+    REQUIRE(t);
+    gpu_check_role_device_bytes(g_ctx, t);
+}
+
 int main(int argc, char **argv) {
     int cfd;
     uint64_t csize, coff;
@@ -319,6 +322,7 @@ int main(int argc, char **argv) {
     RUN(test_budget_faults);
     RUN(test_pinned);
     RUN(test_export);
+    RUN(test_role_device_bytes);
     tmem_gpu_release(g_gpu);
     tmem_context_destroy(g_ctx);
     return tmem_test_finish();

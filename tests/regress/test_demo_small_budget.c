@@ -55,14 +55,17 @@ static void test_small_budget(void) {
 
 static void test_roles_charged(void) {
     REQUIRE(run("stats") == 0);
-    /* role table rows: "weights  /memory/weights  in-use peak allocs live" */
+    /* role table rows: "weights  /memory/weights  in-use peak device allocs live" */
     const char *w = strstr(out, "\nweights "), *t = strstr(out, "\noutput_tokens ");
     REQUIRE(w && t);
     unsigned long long allocs = 0, live = 0;
-    char c1[32], c2[32], c3[32];
-    CHECK(sscanf(w + 1, "weights %31s %31s %31s %llu %llu", c1, c2, c3, &allocs, &live) == 5);
+    char c1[32], c2[32], c3[32], dev[32];
+    CHECK(sscanf(w + 1, "weights %31s %31s %31s %31s %llu %llu", c1, c2, c3, dev, &allocs,
+                 &live) == 6);
     CHECK_MSG(allocs == 2, "weights allocations %llu (want the 2 mapped GGUF files)", allocs);
-    CHECK(sscanf(t + 1, "output_tokens %31s %31s %31s %llu %llu", c1, c2, c3, &allocs, &live) == 5);
+    CHECK(sscanf(t + 1, "output_tokens %31s %31s %31s %31s %llu %llu", c1, c2, c3, dev, &allocs,
+                 &live) == 6);
+    CHECK(!strcmp(dev, "0")); /* host types only: no device part */
     CHECK_MSG(allocs >= 1 && live >= 1, "output_tokens allocations %llu", allocs);
 }
 

@@ -138,6 +138,8 @@ static void test_json_matches_counters(void) {
     CHECK(!strcmp(jv_get(kvr, "type")->str, "/memory/kv"));
     check_stat(kvr, "in_use", (tmem_stat){2000, 3000, 3000});
     CHECK(jv_num(jv_get(kvr, "live_count")) == 1 && jv_num(jv_get(kvr, "alloc_count")) == 2);
+    check_stat(kvr, "device_in_use", (tmem_stat){0, 0, 0}); /* host types only here */
+    CHECK(jv_num(jv_get(kvr, "device_live_count")) == 0);
     const jv *sr = find_by_name(roles, "scratch");
     CHECK(sr && jv_num(jv_get(jv_get(sr, "in_use"), "current")) == 512);
     const jv *ur = NULL;
@@ -149,7 +151,8 @@ static void test_json_matches_counters(void) {
     free(text);
 
     /* The schema check is not vacuous: a broken document fails it. */
-    const char *bad = "{\"schema\":\"typedmem-stats\",\"version\":2,\"library\":\"x\",\"context\":{},\"types\":[],\"roles\":[],\"heaps\":[]}";
+    const char *bad = "{\"schema\":\"typedmem-stats\",\"version\":2,\"library\":\"x\",\"context\":{"
+                      "},\"types\":[],\"roles\":[],\"heaps\":[]}";
     jv *bd = json_parse(bad, strlen(bad));
     CHECK(bd && !json_validate(bd, schema, schema, "$", why, sizeof why));
     jv_free(bd);
@@ -196,7 +199,8 @@ static void test_role_stats_and_check(void) {
     for (int i = 0; i < 10; i++) tmem__account_alloc(t, TMEM_ROLE_IMAGE, 100);
     for (int i = 0; i < 4; i++) tmem__account_free(t, TMEM_ROLE_IMAGE, 100);
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_IMAGE, &rs));
-    CHECK(rs.in_use.current == 600 && rs.in_use.peak == 1000 && rs.in_use.total == 1000 && rs.alloc_count == 10 && rs.live_count == 6);
+    CHECK(rs.in_use.current == 600 && rs.in_use.peak == 1000 && rs.in_use.total == 1000 &&
+          rs.alloc_count == 10 && rs.live_count == 6);
     CHECK_ST(tmem_role_get_stats(ctx, (tmem_role)TMEM_ROLE_MAX, &rs), TMEM_E_INVALID_ARG);
     CHECK_OK(tmem_context_check(ctx));
     /* Corrupt a counter: the walk notices. */
@@ -210,6 +214,11 @@ static void test_role_stats_and_check(void) {
     atomic_fetch_add(&ctx->roles[TMEM_ROLE_IMAGE].bytes_in, 1u << 30);
     CHECK_ST(tmem_context_check(ctx), TMEM_E_CORRUPT);
     atomic_fetch_add(&ctx->roles[TMEM_ROLE_IMAGE].bytes_out, 1u << 30);
+    /* So is a role's device part exceeding the role (and the device types). */
+    atomic_fetch_add(&ctx->roles_device[TMEM_ROLE_IMAGE].bytes_in, 1u << 20);
+    CHECK_ST(tmem_context_check(ctx), TMEM_E_CORRUPT);
+    atomic_fetch_add(&ctx->roles_device[TMEM_ROLE_IMAGE].bytes_out, 1u << 20);
+    CHECK_OK(tmem_context_check(ctx));
     for (int i = 0; i < 6; i++) tmem__account_free(t, TMEM_ROLE_IMAGE, 100);
     CHECK_OK(tmem_context_check(ctx));
     tmem_context_destroy(ctx);

@@ -7,24 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* JSON-escape s into a growing buffer; the caller frees. */
-static char *json(const char *s) {
+/* s through one escaper into a growing buffer; the caller frees. */
+static char *escaped(void (*escape)(tmem__text *, const char *), const char *s) {
     tmem__text t;
     tmem__text_init(&t);
-    tmem__text_json_escape(&t, s);
+    escape(&t, s);
     char *out = NULL;
     if (tmem__text_take(&t, &out, NULL) != TMEM_OK) return NULL;
     return out;
 }
 
-static char *xml(const char *s) {
-    tmem__text t;
-    tmem__text_init(&t);
-    tmem__text_xml_escape(&t, s);
-    char *out = NULL;
-    if (tmem__text_take(&t, &out, NULL) != TMEM_OK) return NULL;
-    return out;
-}
+static char *json(const char *s) { return escaped(tmem__text_json_escape, s); }
+static char *xml(const char *s) { return escaped(tmem__text_xml_escape, s); }
 
 static void check_json(const char *in, const char *want) {
     char *got = json(in);
@@ -58,6 +52,15 @@ static void test_json_escape_rule(void) {
     check_json("\xe2\x82z", "\\u00e2\\u0082z");
     /* Latin-1 text (not UTF-8) stays readable and loses nothing */
     check_json("caf\xe9!", "caf\\u00e9!");
+}
+
+static void test_utf8_valid_len_bounded(void) {
+    const unsigned char euro[] = {0xe2, 0x82, 0xac};
+    CHECK(tmem__utf8_valid_len(euro, 3) == 3);
+    CHECK(tmem__utf8_valid_len(euro, 2) == 0); /* cut by the bound, not read past */
+    CHECK(tmem__utf8_valid_len((const unsigned char *)"a", 1) == 1);
+    CHECK(tmem__utf8_valid_len((const unsigned char *)"\xf4\x8f\xbf\xbf", SIZE_MAX) == 4);
+    CHECK(tmem__utf8_valid_len((const unsigned char *)"\xe0\x80\x80", SIZE_MAX) == 0);
 }
 
 static void test_xml_escape_rule(void) {
@@ -130,7 +133,8 @@ static void test_sink_streams_and_fails_sticky(void) {
 
 static void test_placement_names_once(void) {
     CHECK(strcmp(tmem_placement_name(TMEM_PLACEMENT_HOST), "host") == 0);
-    CHECK(strcmp(tmem_placement_name(TMEM_PLACEMENT_DEVICE_HOST_VISIBLE), "device_host_visible") == 0);
+    const char *dhv = tmem_placement_name(TMEM_PLACEMENT_DEVICE_HOST_VISIBLE);
+    CHECK(dhv && strcmp(dhv, "device_host_visible") == 0);
     CHECK(tmem_placement_name(TMEM_PLACEMENT_COUNT) == NULL);
     CHECK(tmem_placement_name((tmem_placement)-1) == NULL);
     CHECK(strcmp(tmem_lifetime_name(TMEM_LIFETIME_SHARED), "shared") == 0);
@@ -140,6 +144,7 @@ static void test_placement_names_once(void) {
 
 int main(void) {
     RUN(test_json_escape_rule);
+    RUN(test_utf8_valid_len_bounded);
     RUN(test_xml_escape_rule);
     RUN(test_fixed_counts_and_clips);
     RUN(test_sink_streams_and_fails_sticky);

@@ -1,8 +1,10 @@
 /* Types: creation rules, lookup, info, budgets, placements and backends. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "harness.h"
 #include "core/core.h"
+#include "fake_device.h"
 
 #define MiB (1ull << 20)
 
@@ -172,51 +174,12 @@ static void test_external_charges(void) {
     tmem_context_destroy(ctx);
 }
 
-/* ---- a fake device backend: proves a GPU backend plugs in under the pool ---- */
-typedef struct fake_dev {
-    tmem__backend be;
-    int reserves, releases, commits, decommits;
-    uint64_t committed;
-} fake_dev;
-
-static tmem_status dev_reserve(const tmem__backend *be, tmem_placement pl, uint32_t flags, uint64_t size, tmem__region *out) {
-    fake_dev *d = be->user;
-    d->reserves++;
-    memset(out, 0, sizeof *out);
-    out->granule = 64 << 10; /* device pages of 64 KiB */
-    out->size = (size + out->granule - 1) & ~(out->granule - 1);
-    out->flags = flags;
-    out->placement = pl;
-    out->handle = 0xD0D0;
-    return TMEM_OK;
-}
-static void dev_release(const tmem__backend *be, tmem__region *r) {
-    ((fake_dev *)be->user)->releases++;
-    r->size = 0;
-}
-static tmem_status dev_commit(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size) {
-    (void)r; (void)off;
-    fake_dev *d = be->user;
-    d->commits++;
-    d->committed += size;
-    return TMEM_OK;
-}
-static tmem_status dev_decommit(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size) {
-    (void)r; (void)off;
-    fake_dev *d = be->user;
-    d->decommits++;
-    d->committed -= size;
-    return TMEM_OK;
-}
-static tmem_status dev_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice a) {
-    (void)be; (void)r; (void)off; (void)size; (void)a;
-    return TMEM_E_UNSUPPORTED;
-}
+/* ---- the fake device backend (fake_device.h) ---- */
 
 static void test_device_backend(void) {
     tmem_context *ctx = make_ctx(64 * MiB);
     REQUIRE(ctx);
-    fake_dev d = {{"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise, NULL, NULL, NULL, NULL, NULL}, 0, 0, 0, 0, 0};
+    fake_dev d = fake_dev_make();
     d.be.user = &d;
     CHECK(tmem__context_backend(ctx, TMEM_PLACEMENT_DEVICE) == NULL);
     CHECK_OK(tmem__context_set_backend(ctx, TMEM_PLACEMENT_DEVICE, &d.be));
@@ -256,11 +219,82 @@ static void test_device_backend(void) {
     CHECK(d.releases == 1);
 }
 
+/* Device bytes per role: a role allocating in a host type and in a device
+ * type (the fake backend) counts both in in_use and only the device part in
+ * device_in_use; stats JSON carries the same figures. */
+static void test_device_bytes_per_role(void) {
+    tmem_context *ctx = make_ctx(64 * MiB);
+    REQUIRE(ctx);
+    fake_dev d = fake_dev_make();
+    d.be.user = &d;
+    REQUIRE_OK(tmem__context_set_backend(ctx, TMEM_PLACEMENT_DEVICE, &d.be));
+    tmem_type_desc td = {0};
+    td.name = "/memory/vram";
+    td.placement = TMEM_PLACEMENT_DEVICE;
+    td.reserve = 8 * MiB;
+    tmem_type *vram, *host;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &vram));
+    td.name = "/memory/host";
+    td.placement = TMEM_PLACEMENT_HOST;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &host));
+    tmem_heap *hv, *hh;
+    tmem_heap_desc hd = {0};
+    hd.type = vram;
+    hd.size = 4 * MiB;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &hv));
+    hd.type = host;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &hh));
+    tmem_alloc_desc ad = {0};
+    ad.role = TMEM_ROLE_ACTIVATION;
+    tmem_alloc_info a1, a2, a3;
+    ad.size = 300000;
+    REQUIRE_OK(tmem_heap_alloc_ex(hv, &ad, &a1));
+    ad.size = 5000;
+    REQUIRE_OK(tmem_heap_alloc_ex(hh, &ad, &a2));
+    ad.size = 70000;
+    ad.role = TMEM_ROLE_KV_CACHE;
+    REQUIRE_OK(tmem_heap_alloc_ex(hv, &ad, &a3));
+    tmem_role_stats rs;
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &rs));
+    CHECK(rs.in_use.current == 305000 && rs.live_count == 2);
+    CHECK(rs.device_in_use.current == 300000 && rs.device_in_use.peak == 300000 &&
+          rs.device_live_count == 1);
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_KV_CACHE, &rs));
+    CHECK(rs.device_in_use.current == 70000 && rs.in_use.current == 70000);
+    CHECK_OK(tmem_context_check(ctx));
+    size_t need = 0;
+    CHECK_OK(tmem_stats_json(ctx, NULL, 0, &need)); /* sizing call */
+    char *js = malloc(need);
+    REQUIRE(js);
+    REQUIRE_OK(tmem_stats_json(ctx, js, need, NULL));
+    CHECK(strstr(js, "\"name\":\"activation\",\"type\":") != NULL);
+    const char *act = strstr(js, "\"name\":\"activation\"");
+    REQUIRE(act);
+    const char *want = "\"device_in_use\":{\"current\":300000,\"peak\":300000,\"total\":300000}";
+    const char *got = strstr(act, "\"device_in_use\"");
+    CHECK(got && !strncmp(got, want, strlen(want)));
+    free(js);
+    /* Freeing the device allocation drops the device part, keeps its peak. */
+    CHECK_OK(tmem_heap_free_offset(hv, a1.offset));
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_ACTIVATION, &rs));
+    CHECK(rs.in_use.current == 5000 && rs.device_in_use.current == 0 &&
+          rs.device_in_use.peak == 300000);
+    CHECK(rs.device_live_count == 0 && rs.live_count == 1);
+    CHECK_OK(tmem_context_check(ctx));
+    (void)a2;
+    tmem_heap_destroy(hv);
+    tmem_heap_destroy(hh);
+    CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_KV_CACHE, &rs));
+    CHECK(rs.device_in_use.current == 0 && rs.device_live_count == 0); /* heap destroy frees */
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
     RUN(test_create_rules);
     RUN(test_info_and_defaults);
     RUN(test_huge_pages);
     RUN(test_external_charges);
     RUN(test_device_backend);
+    RUN(test_device_bytes_per_role);
     return tmem_test_finish();
 }

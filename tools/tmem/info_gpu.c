@@ -15,14 +15,17 @@ static void json_str(const char *s) {
     putchar('"');
 }
 
+/* The placements of `bits` (and host_cached for TMEM_DEVICE_SERVES_HOST_CACHED). */
 static void placements(uint32_t bits, bool json) {
     bool first = true;
-    for (unsigned p = 0; p < TMEM_PLACEMENT_COUNT; p++)
-        if (bits & (1u << p)) {
-            const char *name = tmem_placement_name((tmem_placement)p);
-            printf(json ? "%s\"%s\"" : "%s%s", first ? "" : json ? "," : " ", name);
-            first = false;
-        }
+    for (unsigned p = 0; p <= TMEM_PLACEMENT_COUNT; p++) {
+        uint32_t bit = p < TMEM_PLACEMENT_COUNT ? 1u << p : TMEM_DEVICE_SERVES_HOST_CACHED;
+        if (!(bits & bit)) continue;
+        const char *name = p < TMEM_PLACEMENT_COUNT ? tmem_placement_name((tmem_placement)p)
+                                                    : "device_host_visible+host_cached";
+        printf(json ? "%s\"%s\"" : "%s%s", first ? "" : json ? "," : " ", name);
+        first = false;
+    }
 }
 
 void tmem_info_gpu(bool json) {
@@ -63,10 +66,12 @@ void tmem_info_gpu(bool json) {
                 for (uint32_t i = 0; i < gi.type_count; i++) {
                     const tmem_device_memory_info *m = &gi.types[i];
                     printf("%s{\"index\":%u,\"property_flags\":%u,\"heap\":%u,\"heap_size\":%llu,\"budget\":%llu,"
-                           "\"usage\":%llu,\"budget_from_driver\":%s}",
+                           "\"usage\":%llu,\"budget_from_driver\":%s,\"serves\":[",
                            i ? "," : "", m->memory_type, m->property_flags, m->heap_index,
                            (unsigned long long)m->heap_size, (unsigned long long)m->budget,
                            (unsigned long long)m->usage, m->budget_from_driver ? "true" : "false");
+                    placements(m->placements, true);
+                    printf("]}");
                 }
                 printf("]");
             }
@@ -80,10 +85,15 @@ void tmem_info_gpu(bool json) {
             printf("\n");
             for (uint32_t i = 0; i < gi.type_count; i++) {
                 const tmem_device_memory_info *m = &gi.types[i];
-                printf("          memory type %u flags 0x%x heap %u: %.1f MiB, budget %.1f MiB, usage %.1f MiB%s\n",
-                       m->memory_type, m->property_flags, m->heap_index, (double)m->heap_size / 1048576.0,
-                       (double)m->budget / 1048576.0, (double)m->usage / 1048576.0,
+                printf("          memory type %u flags 0x%x heap %u: %.1f MiB, budget %.1f MiB, "
+                       "usage %.1f MiB%s\n"
+                       "            serves: ",
+                       m->memory_type, m->property_flags, m->heap_index,
+                       (double)m->heap_size / 1048576.0, (double)m->budget / 1048576.0,
+                       (double)m->usage / 1048576.0,
                        m->budget_from_driver ? " (driver)" : " (heap size; usage = ours)");
+                placements(m->placements, false);
+                printf("\n");
             }
         }
         tmem_gpu_release(gpu);

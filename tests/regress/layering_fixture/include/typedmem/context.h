@@ -1,0 +1,2 @@
+/* fixture: context reaching up to heap */
+#include "heap.h"

@@ -1,0 +1,2 @@
+/* fixture: a public heap header */
+#include "context.h"

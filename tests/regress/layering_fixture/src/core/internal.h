@@ -1,0 +1,2 @@
+/* fixture: core reaches up to the heap API */
+#include "typedmem/heap.h"

@@ -1,0 +1,3 @@
+/* fixture: the planner must be pure (base only) */
+#include "base/base.h"
+#include "core/internal.h"
