@@ -37,9 +37,15 @@ typedef struct dn_task {
     uint32_t t0, len;   /* the chunk being run */
 } dn_task;
 
-static const float *head_q(const dn_shape *s, uint32_t t, uint32_t h) { return s->q + t * s->qk_stride + (size_t)h * s->dk; }
-static const float *head_k(const dn_shape *s, uint32_t t, uint32_t h) { return s->k + t * s->qk_stride + (size_t)h * s->dk; }
-static const float *head_v(const dn_shape *s, uint32_t t, uint32_t h) { return s->v + (size_t)t * s->C + (size_t)h * s->dv; }
+static const float *head_q(const dn_shape *s, uint32_t t, uint32_t h) {
+    return s->q + t * s->qk_stride + (size_t)h * s->dk;
+}
+static const float *head_k(const dn_shape *s, uint32_t t, uint32_t h) {
+    return s->k + t * s->qk_stride + (size_t)h * s->dk;
+}
+static const float *head_v(const dn_shape *s, uint32_t t, uint32_t h) {
+    return s->v + (size_t)t * s->C + (size_t)h * s->dv;
+}
 
 /* The recurrent form, tokens one after another. */
 static void recurrent_head(const dn_task *dt, uint32_t h) {
