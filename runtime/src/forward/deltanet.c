@@ -82,6 +82,8 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
 #define ROW_V(buf, i) ((buf) + (size_t)(i) * Hv * dv + (size_t)h * dv)
     float sum = 0;
     for (uint32_t i = 0; i < L; i++) gc[i] = sum += a->gate[(size_t)(t0 + i) * Hv + h];
+    float eg[CHUNK]; /* exp(gc) */
+    for (uint32_t i = 0; i < L; i++) eg[i] = expf(gc[i]);
     for (uint32_t i = 0; i < L; i++) { /* k_beta, v_beta */
         float b = a->beta[(size_t)(t0 + i) * Hv + h];
         const float *k = head_k(s, t0 + i, h), *v = head_v(s, t0 + i, h);
@@ -89,14 +91,17 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
         for (uint32_t x = 0; x < dk; x++) kb[x] = k[x] * b;
         for (uint32_t x = 0; x < dv; x++) vb[x] = v[x] * b;
     }
+    /* kb k^T and q k^T for the chunk through the f32 matmul tiles (on this
+     * thread: the pool runs the heads), then the decay mask */
+    const kern_wmat kw = {head_k(s, t0, h), TMEM_GGML_F32, dk, L, s->qk_stride * sizeof(float)};
+    kern_matmul(&kw, ROW_K(a->k_beta, 0), (size_t)Hv * dk, L, A, CH, NULL, NULL);
+    kern_matmul(&kw, head_q(s, t0, h), s->qk_stride, L, QK, CH, NULL, NULL);
     for (uint32_t i = 0; i < L; i++) {
-        const float *kbi = ROW_K(a->k_beta, i), *qi = head_q(s, t0 + i, h);
         for (uint32_t j = 0; j < L; j++) {
             float dm = j <= i ? expf(gc[i] - gc[j]) : 0.0f;
-            const float *kj = head_k(s, t0 + j, h);
             D[i * CH + j] = dm;
-            A[i * CH + j] = j < i ? -kern_dot(kbi, kj, dk) * dm : 0.0f;
-            QK[i * CH + j] = j <= i ? kern_dot(qi, kj, dk) * dm : 0.0f;
+            A[i * CH + j] = j < i ? -A[i * CH + j] * dm : 0.0f;
+            QK[i * CH + j] = j <= i ? QK[i * CH + j] * dm : 0.0f;
         }
     }
     /* forward substitution: T = (I + strictly-lower(kb k^T * D))^-1, kept in
@@ -115,20 +120,23 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
         for (uint32_t j = 0; j <= i; j++) {
             float tij = j == i ? 1.0f : A[i * CH + j];
             kern_axpy(u, tij, ROW_V(a->v_beta, j), dv);
-            kern_axpy(w, tij * expf(gc[j]), ROW_K(a->k_beta, j), dk);
+            kern_axpy(w, tij * eg[j], ROW_K(a->k_beta, j), dk);
         }
     }
-    /* v_new = u - S w;  out = exp(gc) S q + QK v_new */
+    /* v_new = u - S w;  out = exp(gc) S q + QK v_new (S w and S q through
+     * the f32 matmul tiles: S is dv rows of dk) */
+    const kern_wmat sw = {S, TMEM_GGML_F32, dk, dv, dk * sizeof(float)};
+    float *o0 = a->core_out + (size_t)t0 * s->I + (size_t)h * dv;
+    kern_matmul(&sw, ROW_K(a->w, 0), (size_t)Hv * dk, L, ROW_V(a->v_new, 0), (size_t)Hv * dv, NULL, NULL);
+    kern_matmul(&sw, head_q(s, t0, h), s->qk_stride, L, o0, s->I, NULL, NULL);
     for (uint32_t i = 0; i < L; i++) {
-        const float *u = ROW_V(a->u, i), *w = ROW_K(a->w, i);
+        const float *u = ROW_V(a->u, i);
         float *vn = ROW_V(a->v_new, i);
-        for (uint32_t j = 0; j < dv; j++) vn[j] = u[j] - kern_dot(S + (size_t)j * dk, w, dk);
+        for (uint32_t j = 0; j < dv; j++) vn[j] = u[j] - vn[j];
     }
     for (uint32_t i = 0; i < L; i++) {
-        const float *q = head_q(s, t0 + i, h);
-        float *o = a->core_out + (size_t)(t0 + i) * s->I + (size_t)h * dv;
-        float eg = expf(gc[i]);
-        for (uint32_t j = 0; j < dv; j++) o[j] = eg * kern_dot(S + (size_t)j * dk, q, dk);
+        float *o = o0 + (size_t)i * s->I;
+        kern_scale(o, eg[i], dv);
         for (uint32_t m = 0; m <= i; m++) kern_axpy(o, QK[i * CH + m], ROW_V(a->v_new, m), dv);
     }
     /* S = S exp(gc_last) + sum_m v_new[m] (x) k[m] exp(gc_last - gc[m]) */
