@@ -106,7 +106,8 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
                 }
                 for (uint32_t g = 0; g < ng; g++) {
                     float bm = ha[g].score[0];
-                    for (uint32_t j = 1; j < nb; j++) bm = ha[g].score[j] > bm ? ha[g].score[j] : bm;
+                    for (uint32_t j = 1; j < nb; j++)
+                        bm = ha[g].score[j] > bm ? ha[g].score[j] : bm;
                     if (bm > ha[g].m) { /* rescale what was summed under the old max */
                         float c = expf(ha[g].m - bm);
                         ha[g].l *= c;
@@ -118,7 +119,8 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
                 for (uint32_t j = 0; j < nb; j++) {
                     tmrt__kv_rows(&at->r->kv, at->kv_layer, s0 + j, &k, &v);
                     const void *vh = (const char *)v + head_off;
-                    for (uint32_t g = 0; g < ng; g++) axpy_row(ha[g].acc, ha[g].score[j], vh, hd, f32, simd);
+                    for (uint32_t g = 0; g < ng; g++)
+                        axpy_row(ha[g].acc, ha[g].score[j], vh, hd, f32, simd);
                 }
             }
             for (uint32_t g = 0; g < ng; g++) kern_scale(ha[g].acc, 1.0f / ha[g].l, hd);

@@ -53,7 +53,8 @@ static void recurrent_head(const dn_task *dt, uint32_t h) {
     float *S = dt->state + (size_t)h * s->dv * s->dk;
     for (uint32_t t = 0; t < s->n; t++) {
         const float *q = head_q(s, t, h), *k = head_k(s, t, h), *v = head_v(s, t, h);
-        float decay = expf(dt->a->gate[(size_t)t * s->Hv + h]), beta = dt->a->beta[(size_t)t * s->Hv + h];
+        float decay = expf(dt->a->gate[(size_t)t * s->Hv + h]);
+        float beta = dt->a->beta[(size_t)t * s->Hv + h];
         float *o = dt->a->core_out + (size_t)t * s->I + (size_t)h * s->dv;
         for (uint32_t j = 0; j < s->dv; j++) {
             float *row = S + (size_t)j * s->dk;
@@ -127,7 +128,8 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
      * the f32 matmul tiles: S is dv rows of dk) */
     const kern_wmat sw = {S, TMEM_GGML_F32, dk, dv, dk * sizeof(float)};
     float *o0 = a->core_out + (size_t)t0 * s->I + (size_t)h * dv;
-    kern_matmul(&sw, ROW_K(a->w, 0), (size_t)Hv * dk, L, ROW_V(a->v_new, 0), (size_t)Hv * dv, NULL, NULL);
+    kern_matmul(&sw, ROW_K(a->w, 0), (size_t)Hv * dk, L, ROW_V(a->v_new, 0), (size_t)Hv * dv,
+                NULL, NULL);
     kern_matmul(&sw, head_q(s, t0, h), s->qk_stride, L, o0, s->I, NULL, NULL);
     for (uint32_t i = 0; i < L; i++) {
         const float *u = ROW_V(a->u, i);
@@ -145,7 +147,8 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
     for (uint32_t j = 0; j < dv; j++) {
         float *row = S + (size_t)j * dk;
         kern_scale(row, el, dk);
-        for (uint32_t m = 0; m < L; m++) kern_axpy(row, ROW_V(a->v_new, m)[j] * gc[m], head_k(s, t0 + m, h), dk);
+        for (uint32_t m = 0; m < L; m++)
+            kern_axpy(row, ROW_V(a->v_new, m)[j] * gc[m], head_k(s, t0 + m, h), dk);
     }
 #undef ROW_K
 #undef ROW_V
