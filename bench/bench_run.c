@@ -85,6 +85,8 @@ static double stream_gbs(unsigned threads) {
 int tmem_bench_run(int argc, char **argv, bool json) {
     unsigned threads = 2, ctx = 4096, prompt = 512, n_gen = 32;
     const char *model_arg = NULL, *dtype = "f16";
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--image")) return tmem_bench_run_image(argc, argv, json);
     for (int i = 1; i < argc; i++) {
         uint64_t v;
         if (!strcmp(argv[i], "--json")) continue;
@@ -101,7 +103,9 @@ int tmem_bench_run(int argc, char **argv, bool json) {
             n_gen = (unsigned)v, i++;
         else {
             fprintf(stderr, "usage: tmem bench run [--json] [--model GGUF | --dtype f16|bf16|q8_0] [-t THREADS] "
-                            "[--prompt N] [-n N]\n");
+                            "[--prompt N] [-n N]\n"
+                            "       tmem bench run --image WxH [...]  (with an image;\n"
+                            "       --image WxH --help lists its options)\n");
             return 2;
         }
     }

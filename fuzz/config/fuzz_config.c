@@ -4,6 +4,14 @@
  * a TMEM_E_PARSE names a line inside the input (or 0) and carries a
  * terminated, printable message starting with "line N: "; a failed load
  * created no type; a successful one left at most 64 types.
+ *
+ * The process runs under a granted limit of 64 MiB (TMEM_LIMIT, what
+ * `tmem watch` grants), like an app's entitlement: libFuzzer's -rss_limit_mb
+ * is invisible to the library, and a config's top-level `budget` replaces the
+ * context's, so the context budget alone bounds nothing. A config budget
+ * above the limit is refused (TMEM_E_BUDGET); before that rule, `budget =
+ * 4090MiB` with a 1.6 GiB pinned type went past the fuzzer's RSS limit
+ * (corpus/regress-budget-above-limit-oom).
  */
 #include "fuzz.h"
 #include "typedmem/typedmem.h"
@@ -17,8 +25,11 @@ static void check(bool ok) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static bool limit_granted;
+    if (!limit_granted) check(setenv("TMEM_LIMIT", "67108864", 1) == 0);
+    limit_granted = true;
     tmem_context_desc d = {0};
-    d.budget = 64u << 20; /* bounds what populate can commit */
+    d.budget = 64u << 20;
     d.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
     tmem_context *ctx = NULL;
     if (tmem_context_create(&d, &ctx) != TMEM_OK) return 0;

@@ -137,6 +137,15 @@ static void test_broken_merges(void) {
     expect(&m, TMEM_E_CORRUPT, "'qq' is not a token");
     m.merges[2] = "l o"; /* "lo" is not in the vocabulary */
     expect(&m, TMEM_E_CORRUPT, "tokenizer.ggml.merges[2] 'l o': the merged text is not a token");
+    /* A merge into a token that does not decode as byte-level text would break
+     * decode(encode(x)) == x (fuzz_tok_meta found it with an unused token:
+     * fuzz/tok_meta/corpus/regress-merge-into-unused-token). */
+    static const int32_t not_normal[] = {TMRT_TOKEN_UNUSED, TMRT_TOKEN_CONTROL, TMRT_TOKEN_USER_DEFINED};
+    for (size_t i = 0; i < sizeof not_normal / sizeof not_normal[0]; i++) {
+        mini_init(&m);
+        m.types[MINI_HELL] = not_normal[i];
+        expect(&m, TMEM_E_CORRUPT, "tokenizer.ggml.merges[2] 'he ll': merges into token 258");
+    }
 }
 
 static void test_huge_vocab(void) {

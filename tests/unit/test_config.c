@@ -151,17 +151,21 @@ static void test_sizes_and_syntax(void) {
         {"16777215TiB", 16777215ull << 40}, /* the largest TiB count that fits */
         {"18446744073709551615", UINT64_MAX},
     };
+    /* A type's budget carries the sizes: the context budget is bounded by the
+     * process's memory limit (test_budget_above_limit). */
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         tmem_context *ctx = bare_ctx();
         REQUIRE(ctx);
-        char text[128];
-        int n = snprintf(text, sizeof text, "  budget\t=  %s   # trailing comment\r\n", sizes[i].value);
+        char text[160];
+        int n = snprintf(text, sizeof text,
+                         "[type /memory/x]\nreserve = 1MiB\n  budget\t=  %s   # trailing comment\r\n",
+                         sizes[i].value);
         tmem_config_error err;
         CHECK_OK(tmem_config_load_string(ctx, text, (size_t)n, &err));
-        tmem_budget_info b;
-        CHECK_OK(tmem_context_budget(ctx, &b));
-        CHECK_MSG(b.budget == sizes[i].bytes, "%s -> %llu", sizes[i].value,
-                  (unsigned long long)b.budget);
+        tmem_type_info x;
+        CHECK(info_of(ctx, "/memory/x", &x));
+        CHECK_MSG(x.budget == sizes[i].bytes, "%s -> %llu", sizes[i].value,
+                  (unsigned long long)x.budget);
         tmem_context_destroy(ctx);
     }
     /* empty, only comments, no final newline, blank lines with spaces */
@@ -238,6 +242,32 @@ static bool write_file(const char *path, const char *text) {
     if (!f) return false;
     bool ok = fwrite(text, 1, strlen(text), f) == strlen(text);
     return fclose(f) == 0 && ok;
+}
+
+/* A context budget above the process's memory limit (here the TMEM_LIMIT a
+ * supervisor grants) is refused with its line, and nothing changes: the
+ * fuzzer's 3.3 GiB finding (fuzz/config/corpus/regress-budget-above-limit-oom). */
+static void test_budget_above_limit(void) {
+    REQUIRE(setenv("TMEM_LIMIT", "67108864", 1) == 0);
+    tmem_context *ctx = bare_ctx();
+    REQUIRE(ctx);
+    static const char over[] = "# granted 64 MiB\nbudget = 65MiB\n[type /memory/p]\nplacement = pinned\n"
+                               "reserve = 1MiB\n";
+    tmem_config_error err;
+    CHECK_ST(tmem_config_load_string(ctx, over, sizeof over - 1, &err), TMEM_E_BUDGET);
+    CHECK(err.line == 2);
+    CHECK_MSG(strstr(err.message, "line 2: budget 68157440 bytes is above this process's memory limit "
+                                  "of 67108864 bytes") == err.message, "%s", err.message);
+    tmem_budget_info b;
+    CHECK_OK(tmem_context_budget(ctx, &b));
+    CHECK(b.budget == 1ull << 30);
+    CHECK(tmem_type_count(ctx) == 0);
+    static const char at[] = "budget = 64MiB\n";
+    CHECK_OK(tmem_config_load_string(ctx, at, sizeof at - 1, &err));
+    CHECK_OK(tmem_context_budget(ctx, &b));
+    CHECK(b.budget == 64ull << 20);
+    tmem_context_destroy(ctx);
+    REQUIRE(unsetenv("TMEM_LIMIT") == 0);
 }
 
 static void test_file_and_env(void) {
@@ -342,6 +372,7 @@ int main(void) {
     RUN(test_tune_defaults);
     RUN(test_sizes_and_syntax);
     RUN(test_apply_phase);
+    RUN(test_budget_above_limit);
     RUN(test_file_and_env);
     RUN(test_fault_sweep);
     return tmem_test_finish();

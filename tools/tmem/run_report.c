@@ -68,6 +68,16 @@ void run_report_refusal(const run_report *r, uint64_t budget, bool json) {
         fprintf(stderr, "no context fits this budget\n");
 }
 
+/* The image's encode, as fields of the summary object. */
+static void json_vision(const tmrt_vision_stats *v) {
+    printf(", \"vision\": {\"width\": %u, \"height\": %u, \"patches\": %u, \"image_tokens\": %u, "
+           "\"image_copies\": %u, \"preprocess_ms\": %.3f, \"encode_ms\": %.3f, "
+           "\"patch_bytes\": %llu, \"arena_bytes\": %llu, \"scratch_bytes\": %llu}",
+           v->grid.width, v->grid.height, v->grid.n_patches, v->grid.n_tokens, v->image_copies,
+           v->preprocess_ms, v->encode_ms, (unsigned long long)v->patch_bytes,
+           (unsigned long long)v->arena_bytes, (unsigned long long)v->scratch_bytes);
+}
+
 /* Committed peak of the types the fit lines name (typed mode). */
 static uint64_t type_peak(tmem_context *ctx, const char *name, uint64_t *dirty) {
     tmem_type *t;
@@ -94,8 +104,8 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
             tmem_type_stats ts;
             if (tmem_type_at(ctx, i, &t) == TMEM_OK && tmem_type_get_stats(t, &ts) == TMEM_OK) clean += ts.clean;
         }
-        if (tmem_context_budget(ctx, &bi) == TMEM_OK)
-            committed = bi.peak_committed > clean ? bi.peak_committed - clean : 0;
+        if (tmem_context_budget(ctx, &bi) == TMEM_OK && bi.peak_committed > clean)
+            committed = bi.peak_committed - clean;
         (void)dirty;
     }
     double pf = r->prefill_s > 0 ? r->prompt_tokens / r->prefill_s : 0;
@@ -126,7 +136,9 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
                    (unsigned long long)fit->items[i].bytes, (unsigned long long)u, (unsigned long long)peak,
                    fit->items[i].clean ? "true" : "false");
         }
-        printf("], \"tokens\": [");
+        printf("], \"ttft_s\": %.6f", r->ttft_s);
+        if (r->vision) json_vision(r->vision);
+        printf(", \"tokens\": [");
         for (uint32_t i = 0; i < n_gen; i++) printf("%s%d", i ? ", " : "", gen[i]);
         printf("]}\n");
         (void)tok;
@@ -166,7 +178,7 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
 
 double run_report_json_num(const char *json, const char *key) {
     char k[96];
-    snprintf(k, sizeof k, "\"%s\": ", key);
+    snprintf(k, sizeof k, "\"%s\":", key); /* strtod skips the space after the colon, if any */
     const char *p = strstr(json, k);
     return p ? strtod(p + strlen(k), NULL) : -1;
 }

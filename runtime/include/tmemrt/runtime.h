@@ -159,7 +159,18 @@ typedef struct tmrt_session_desc {
                                      0 = the context's budget (typed), none (naive) */
     uint32_t flags;             /**< tmrt_session_flag bits */
     tmem_kv_dtype kv_dtype;     /**< K/V rows: DEFAULT = F16 (llama.cpp's), or F32 */
+    /** Called for each snapshot of this session the memory policy drops
+     *  (kv.h's callback contract: inside the cache lock, on the thread that
+     *  needed the room; record and return). The session's sequence itself is
+     *  pinned and never evicted. NULL: drops go unreported, and only
+     *  tmrt_session_rollback's TMEM_E_NOT_FOUND tells. */
+    tmem_kv_evict_fn on_evict;
+    void *evict_user;           /**< passed to on_evict */
 } tmrt_session_desc;
+
+/** @brief Snapshots a typed session's cache has room for (its range of the
+ *  shared `/memory/snapshots` type); taking one more drops the oldest. */
+#define TMRT_SESSION_SNAPSHOTS 4
 
 /** @brief Session flags. */
 typedef enum tmrt_session_flag {

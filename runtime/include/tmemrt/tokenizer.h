@@ -32,7 +32,8 @@
  *    defined, 5 unused, 6 byte.
  *  - `tokenizer.ggml.merges` STRING array (required): "LEFT RIGHT", split at
  *    the first space after the first byte; rank = index; a repeated pair
- *    keeps its first rank.
+ *    keeps its first rank. A merge's result must be a normal token (decode
+ *    could not give its bytes back otherwise).
  *  - `tokenizer.ggml.{bos,eos,eot,eom,padding,unknown}_token_id` UINT32
  *    (optional), `tokenizer.ggml.add_bos_token` / `add_eos_token` BOOL.
  *
@@ -156,7 +157,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_load(tmem_context *ctx, const
  *          not byte-level text, a byte valid UTF-8 can hold without its
  *          token, token types short or out of range, a malformed merge or
  *          one naming an unknown token
- *          or whose result is not a token, a special id out of range) |
+ *          or whose result is not a token or not a normal one, a special id
+ *          out of range) |
  *          TMEM_E_BUDGET | TMEM_E_FULL | TMEM_E_NO_MEMORY (heap creation or
  *          allocation). Nothing stays allocated on failure.
  *  @par Threads safe (different handles); reads g concurrently with others */

@@ -100,6 +100,20 @@ static tmem_status refresh_views(tmrt_session *s) {
     return st;
 }
 
+/* The snapshot type the sessions of a context share. Created here, with no
+ * own budget (address space only: each session's cache carves its range),
+ * rather than by the first cache, which would size the type for itself
+ * alone and leave no room for a second session (TMEM_E_FULL; the soak found
+ * it). Priority -1 as the library's own: a cache of recomputable states. */
+static tmem_status shared_snapshot_type(tmem_context *ctx, tmem_type **out) {
+    if (tmem_type_find(ctx, "/memory/snapshots", out) == TMEM_OK) return TMEM_OK;
+    tmem_type_desc td = {.name = "/memory/snapshots", .placement = TMEM_PLACEMENT_HOST,
+                         .lifetime = TMEM_LIFETIME_GROWING, .reclaim_priority = -1};
+    tmem_status st = tmem_type_create(ctx, &td, out);
+    if (st == TMEM_E_EXISTS) st = tmem_type_find(ctx, td.name, out); /* another thread was first */
+    return st;
+}
+
 static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_error *err) {
     const tmrt_hparams *hp = &s->model->hp;
     uint32_t full, linear;
@@ -151,6 +165,15 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
     cd.recurrent = rl;
     cd.kv_pool_bytes = full ? fit_line(fit, "kv_cache") : 0;
     cd.state_pool_bytes = linear ? fit_line(fit, "recurrent_state") : 0;
+    /* Snapshots: a range of the shared type for a few states, not the whole
+     * type (the default range), so sessions can share the context. */
+    if (linear) {
+        if ((st = shared_snapshot_type(s->ctx, &cd.snapshot_type)))
+            return tmrt__fail(err, st, "snapshot type: %s", tmem_strerror(st));
+        cd.snapshot_budget = TMRT_SESSION_SNAPSHOTS * fit_line(fit, "recurrent_state");
+    }
+    cd.on_evict = s->on_evict;
+    cd.user = s->evict_user;
     cd.max_sequences = 4;
     cd.max_tokens = s->n_ctx;
     if ((st = tmem_kv_cache_create(s->ctx, &cd, &s->cache)))
@@ -220,6 +243,8 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     s->info.memory = s->memory;
     s->info.n_ctx = s->n_ctx;
     s->info.threads = desc->threads ? desc->threads : 1;
+    s->on_evict = desc->on_evict;
+    s->evict_user = desc->evict_user;
     s->run.model = m;
     for (uint32_t il = 0, a = 0; il < m->hp.n_layers; il++)
         if (!m->hp.recurrent[il]) s->run.attn_index[il] = a++;

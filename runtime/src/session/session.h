@@ -22,6 +22,8 @@ struct tmrt_session {
     tmem_heap *act_heap, *scratch_heap, *pool_heap, *logits_heap, *token_heap;
     tmem_kv_cache *cache;
     tmem_kv_seq seq;
+    tmem_kv_evict_fn on_evict;       /* desc->on_evict, forwarded to the cache */
+    void *evict_user;
     /* naive */
     void *naive_bufs[TMRT_NAIVE_MAX_BUFS];
     uint32_t n_naive_bufs;
