@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench.h"
+#include "bench_read.h"
 #include "kern/kern.h"
 #include "typedmem/model.h"
 
@@ -46,34 +47,6 @@ static void *alloc64(size_t bytes) {
 
 /* ---- the streaming-read baseline ---- */
 
-typedef struct read_job {
-    const uint64_t *words;
-    int streams;
-    uint64_t sums[256 * 8];
-} read_job;
-
-/* One chunk of 4 KiB pages read as job->streams interleaved sequential
- * streams (a core reaches its best read rate only with several streams in
- * flight: on the Zen 3 VM, 1 stream ~14.5 GB/s, 8 streams ~24 GB/s), each
- * 64-byte line folded into one sum. */
-#define READ_STREAMS 8
-static void read_task(void *arg, int64_t begin, int64_t end, int thread) {
-    read_job *job = arg;
-    const int streams = job->streams;
-    const size_t part = (size_t)(end - begin) * 512 / (size_t)streams; /* words */
-    const uint64_t *base = job->words + begin * 512;
-    uint64_t sum[READ_STREAMS] = {0};
-    for (size_t i = 0; i < part; i += 8) {
-        for (int s = 0; s < streams; s++) {
-            const uint64_t *p = base + (size_t)s * part + i;
-            sum[s] += (p[0] ^ p[1]) + (p[2] ^ p[3]) + (p[4] ^ p[5]) + (p[6] ^ p[7]);
-        }
-    }
-    uint64_t total = 0;
-    for (int s = 0; s < streams; s++) total += sum[s];
-    job->sums[thread * 8] += total;
-}
-
 /* Medians of wall-clock seconds and of process CPU seconds per thread (the
  * second is what the run would take had it the cores to itself; spinning
  * waits count, so it is not flattering). */
@@ -90,11 +63,11 @@ static timing timing_median(double *wall, double *cpu, int reps) {
 }
 
 static timing time_read(kern_pool *pool, const void *buf, size_t bytes, int streams, int reps) {
-    read_job job = {.words = buf, .streams = streams};
+    bench_read_job job = {.words = buf, .streams = streams};
     double t[16], c[16];
     for (int r = 0; r < reps; r++) {
         double c0 = process_cpu(), t0 = now();
-        kern_pool_for(pool, (int64_t)(bytes / 4096), 16, read_task, &job);
+        kern_pool_for(pool, (int64_t)(bytes / 4096), 16, bench_read_task, &job);
         t[r] = now() - t0;
         c[r] = (process_cpu() - c0) / kern_pool_threads(pool);
     }
@@ -270,9 +243,9 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
         const size_t bytes = rb * (size_t)n_out;
         for (int th = 1; th <= 2; th++) {
             time_matmul(&m, 1, pools[th - 1], 1, false); /* warm: page in */
-            time_read(pools[th - 1], m.data, bytes, READ_STREAMS, 1);
+            time_read(pools[th - 1], m.data, bytes, BENCH_READ_STREAMS, 1);
             timing tm = time_matmul(&m, 1, pools[th - 1], reps, false);
-            timing tr = time_read(pools[th - 1], m.data, bytes, READ_STREAMS, reps);
+            timing tr = time_read(pools[th - 1], m.data, bytes, BENCH_READ_STREAMS, reps);
             timing t1 = time_read(pools[th - 1], m.data, bytes, 1, reps);
             double gm = (double)bytes / tm.wall * 1e-9, gr = (double)bytes / tr.wall * 1e-9;
             double cm = (double)bytes / tm.cpu * 1e-9, cr = (double)bytes / tr.cpu * 1e-9;

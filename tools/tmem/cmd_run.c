@@ -275,7 +275,7 @@ int tmem_cmd_run(int argc, char **argv) {
     uint32_t first_decode = a.decode_from && a.decode_from < n_prompt ? (uint32_t)a.decode_from : n_prompt;
     uint32_t chunk = rep.info.chunk;
     tmrt_logits_mode lm = lf.f && a.logits_all ? TMRT_LOGITS_ALL : TMRT_LOGITS_LAST;
-    double t0 = now_s();
+    double t0 = now_s(), sampled0 = rep.sample_s;
     for (uint32_t done_n = 0; done_n < n_prompt;) {
         bool forced = done_n >= first_decode;
         uint32_t n = forced ? 1 : (first_decode - done_n < chunk ? first_decode - done_n : chunk);
@@ -294,7 +294,7 @@ int tmem_cmd_run(int argc, char **argv) {
         done_n += n;
         run_report_sample(&rep);
     }
-    rep.prefill_s = now_s() - t0;
+    rep.prefill_s = now_s() - t0 - (rep.sample_s - sampled0);
     rep.prompt_tokens = n_prompt;
     if (a.trace && tmem_trace_mark(ctx, "prefill done") != TMEM_OK) fprintf(stderr, "tmem run: trace mark failed\n");
 
@@ -306,6 +306,7 @@ int tmem_cmd_run(int argc, char **argv) {
     char piece[512];
     size_t plen;
     t0 = now_s();
+    sampled0 = rep.sample_s;
     uint32_t n_gen = 0;
     for (; n_gen < a.n_gen; n_gen++) {
         int32_t next;
@@ -345,7 +346,7 @@ int tmem_cmd_run(int argc, char **argv) {
          * 8th token (the KV grows by a block per 16, the peak is kept) */
         if (n_gen % 8 == 7) run_report_sample(&rep);
     }
-    rep.decode_s = now_s() - t0;
+    rep.decode_s = now_s() - t0 - (rep.sample_s - sampled0);
     rep.generated_tokens = n_gen;
     rep.decoded_tokens = n_gen > 0 ? n_gen - 1 : 0; /* evaluations: the last sampled token is not run */
     if (!a.json && tok && tmrt_utf8_stream_flush(&us, piece, sizeof piece, &plen) == TMEM_OK)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "run_report.h"
 
 static double mib(uint64_t b) { return (double)b / 1048576.0; }
@@ -15,10 +16,19 @@ void run_report_begin(run_report *r, const char *model, bool naive) {
     run_report_sample(r);
 }
 
+static double mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 void run_report_sample(run_report *r) {
     tmem_footprint fp;
     r->n_samples++;
-    if (tmem_footprint_read(&fp) != TMEM_OK) return;
+    double t0 = mono_s();
+    tmem_status st = tmem_footprint_read(&fp);
+    r->sample_s += mono_s() - t0;
+    if (st != TMEM_OK) return;
     if (fp.private_dirty > r->peak_dirty) r->peak_dirty = fp.private_dirty;
     if (fp.rss > r->peak_rss) r->peak_rss = fp.rss;
 }

@@ -18,14 +18,17 @@ typedef struct run_report {
     uint64_t baseline_dirty;       /* Private_Dirty before the model was opened */
     uint64_t peak_dirty, peak_rss; /* sampled maxima */
     uint32_t prompt_tokens, generated_tokens, decoded_tokens;
-    double prefill_s, decode_s;
+    double prefill_s, decode_s;    /* without the footprint samples taken inside them */
+    double sample_s;               /* seconds spent reading the footprint (smaps_rollup) */
     double ttft_s;                  /* prompt processing (image decode and encode included)
                                        to the first sampled token */
     const tmrt_vision_stats *vision; /* the image's encode, NULL without one */
 } run_report;
 
 void run_report_begin(run_report *r, const char *model, bool naive);
-/* Read the OS footprint and keep the maxima. */
+/* Read the OS footprint and keep the maxima; the time it takes (a walk of
+ * every page of the mapping) adds to sample_s, which the speed figures
+ * leave out. */
 void run_report_sample(run_report *r);
 /* The refusal: the fit breakdown and the largest context that fits. */
 void run_report_refusal(const run_report *r, uint64_t budget, bool json);

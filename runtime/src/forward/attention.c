@@ -53,39 +53,78 @@ static void axpy_row(float *acc, float p, const void *v, uint32_t n, bool f32, b
     for (uint32_t i = 0; i < n; i++) acc[i] += p * tmrt__f16_to_f32(h[i]);
 }
 
-/* One (token, head) pair per item: out = softmax(q K^T / sqrt(d)) V over
- * slots 0..n_past + t, accumulated in place in the attn_out row. */
+/* Keys scored per block: the scores of a block go through one vector exp. */
+#define KEY_BLOCK 32
+/* Query heads of one KV head handled together (more are taken in turns). */
+#define MAX_GROUP 8
+
+/* The online softmax of one query head: acc (in the attn_out row), max, sum. */
+typedef struct head_acc {
+    const float *q;
+    float *acc;
+    float m, l;
+    float score[KEY_BLOCK];
+} head_acc;
+
+/* One (token, KV head) pair per item: for each query head of the group,
+ * out = softmax(q K^T / sqrt(d)) V over slots 0..n_past + t, accumulated in
+ * place in the attn_out row. Keys go in blocks of KEY_BLOCK: the group's
+ * scores of a block, one rescale per block when the max grows, one vector
+ * exp, then the V rows; each K and V row is read once for the whole group
+ * (GQA: 4 query heads per KV head in the 0.8B). An element's value depends
+ * only on its token's q and the cache rows, not on the batch or thread. */
 static void attend(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
     const attn_task *at = arg;
     const tmrt_hparams *hp = &at->r->model->hp;
-    uint32_t H = hp->n_head, hd = hp->head_dim, group = hp->n_head / hp->n_head_kv;
+    uint32_t H = hp->n_head, Hkv = hp->n_head_kv, hd = hp->head_dim, group = H / Hkv;
     float scale = 1.0f / sqrtf((float)hd);
+    bool f32 = at->r->kv.f32, simd = at->simd;
+    head_acc ha[MAX_GROUP];
     for (int64_t item = begin; item < end; item++) {
-        uint32_t t = (uint32_t)(item / H), h = (uint32_t)(item % H), kvh = h / group;
-        const float *q = at->a->q_gate + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd;
-        float *acc = at->a->attn_out + (size_t)t * H * hd + (size_t)h * hd;
-        memset(acc, 0, hd * sizeof *acc);
-        float m = -INFINITY, l = 0;
+        uint32_t t = (uint32_t)(item / Hkv), kvh = (uint32_t)(item % Hkv);
         uint32_t last = at->st->n_past + t;
-        bool f32 = at->r->kv.f32, simd = at->simd;
         size_t head_off = (size_t)kvh * hd * (f32 ? 4 : 2);
-        for (uint32_t s = 0; s <= last; s++) {
-            void *k, *v;
-            tmrt__kv_rows(&at->r->kv, at->kv_layer, s, &k, &v);
-            float x = dot_row(q, (const char *)k + head_off, hd, f32, simd) * scale;
-            if (x > m) { /* rescale what was summed under the old max */
-                float c = expf(m - x);
-                l *= c;
-                for (uint32_t i = 0; i < hd; i++) acc[i] *= c;
-                m = x;
+        for (uint32_t g0 = 0; g0 < group; g0 += MAX_GROUP) {
+            uint32_t ng = group - g0 < MAX_GROUP ? group - g0 : MAX_GROUP;
+            for (uint32_t g = 0; g < ng; g++) {
+                uint32_t h = kvh * group + g0 + g;
+                ha[g].q = at->a->q_gate + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd;
+                ha[g].acc = at->a->attn_out + (size_t)t * H * hd + (size_t)h * hd;
+                ha[g].m = -INFINITY;
+                ha[g].l = 0.0f;
+                memset(ha[g].acc, 0, hd * sizeof(float));
             }
-            float p = expf(x - m);
-            l += p;
-            axpy_row(acc, p, (const char *)v + head_off, hd, f32, simd);
+            for (uint32_t s0 = 0; s0 <= last; s0 += KEY_BLOCK) {
+                uint32_t nb = last + 1 - s0 < KEY_BLOCK ? last + 1 - s0 : KEY_BLOCK;
+                void *k, *v;
+                for (uint32_t j = 0; j < nb; j++) {
+                    tmrt__kv_rows(&at->r->kv, at->kv_layer, s0 + j, &k, &v);
+                    const void *kh = (const char *)k + head_off;
+                    for (uint32_t g = 0; g < ng; g++)
+                        ha[g].score[j] = dot_row(ha[g].q, kh, hd, f32, simd) * scale;
+                }
+                for (uint32_t g = 0; g < ng; g++) {
+                    float bm = ha[g].score[0];
+                    for (uint32_t j = 1; j < nb; j++)
+                        bm = ha[g].score[j] > bm ? ha[g].score[j] : bm;
+                    if (bm > ha[g].m) { /* rescale what was summed under the old max */
+                        float c = expf(ha[g].m - bm);
+                        ha[g].l *= c;
+                        kern_scale(ha[g].acc, c, hd);
+                        ha[g].m = bm;
+                    }
+                    ha[g].l += kern_exp_sub_sum(ha[g].score, ha[g].m, nb);
+                }
+                for (uint32_t j = 0; j < nb; j++) {
+                    tmrt__kv_rows(&at->r->kv, at->kv_layer, s0 + j, &k, &v);
+                    const void *vh = (const char *)v + head_off;
+                    for (uint32_t g = 0; g < ng; g++)
+                        axpy_row(ha[g].acc, ha[g].score[j], vh, hd, f32, simd);
+                }
+            }
+            for (uint32_t g = 0; g < ng; g++) kern_scale(ha[g].acc, 1.0f / ha[g].l, hd);
         }
-        float inv = 1.0f / l;
-        for (uint32_t i = 0; i < hd; i++) acc[i] *= inv;
     }
 }
 
@@ -139,7 +178,7 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
     tmrt__scratch_reset(r);
 
     attn_task at = {r, st, a, kv_layer, SIMD_F16 && kern_have_avx2()};
-    kern_pool_for(r->pool, (int64_t)n * H, 1, attend, &at);
+    kern_pool_for(r->pool, (int64_t)n * Hkv, 1, attend, &at);
 
     /* the output gate: attn *= sigmoid(gate), the gate being each head's
      * second half of the joint projection */

@@ -37,9 +37,15 @@ typedef struct dn_task {
     uint32_t t0, len;   /* the chunk being run */
 } dn_task;
 
-static const float *head_q(const dn_shape *s, uint32_t t, uint32_t h) { return s->q + t * s->qk_stride + (size_t)h * s->dk; }
-static const float *head_k(const dn_shape *s, uint32_t t, uint32_t h) { return s->k + t * s->qk_stride + (size_t)h * s->dk; }
-static const float *head_v(const dn_shape *s, uint32_t t, uint32_t h) { return s->v + (size_t)t * s->C + (size_t)h * s->dv; }
+static const float *head_q(const dn_shape *s, uint32_t t, uint32_t h) {
+    return s->q + t * s->qk_stride + (size_t)h * s->dk;
+}
+static const float *head_k(const dn_shape *s, uint32_t t, uint32_t h) {
+    return s->k + t * s->qk_stride + (size_t)h * s->dk;
+}
+static const float *head_v(const dn_shape *s, uint32_t t, uint32_t h) {
+    return s->v + (size_t)t * s->C + (size_t)h * s->dv;
+}
 
 /* The recurrent form, tokens one after another. */
 static void recurrent_head(const dn_task *dt, uint32_t h) {
@@ -47,7 +53,8 @@ static void recurrent_head(const dn_task *dt, uint32_t h) {
     float *S = dt->state + (size_t)h * s->dv * s->dk;
     for (uint32_t t = 0; t < s->n; t++) {
         const float *q = head_q(s, t, h), *k = head_k(s, t, h), *v = head_v(s, t, h);
-        float decay = expf(dt->a->gate[(size_t)t * s->Hv + h]), beta = dt->a->beta[(size_t)t * s->Hv + h];
+        float decay = expf(dt->a->gate[(size_t)t * s->Hv + h]);
+        float beta = dt->a->beta[(size_t)t * s->Hv + h];
         float *o = dt->a->core_out + (size_t)t * s->I + (size_t)h * s->dv;
         for (uint32_t j = 0; j < s->dv; j++) {
             float *row = S + (size_t)j * s->dk;
@@ -76,6 +83,8 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
 #define ROW_V(buf, i) ((buf) + (size_t)(i) * Hv * dv + (size_t)h * dv)
     float sum = 0;
     for (uint32_t i = 0; i < L; i++) gc[i] = sum += a->gate[(size_t)(t0 + i) * Hv + h];
+    float eg[CHUNK]; /* exp(gc) */
+    for (uint32_t i = 0; i < L; i++) eg[i] = expf(gc[i]);
     for (uint32_t i = 0; i < L; i++) { /* k_beta, v_beta */
         float b = a->beta[(size_t)(t0 + i) * Hv + h];
         const float *k = head_k(s, t0 + i, h), *v = head_v(s, t0 + i, h);
@@ -83,14 +92,17 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
         for (uint32_t x = 0; x < dk; x++) kb[x] = k[x] * b;
         for (uint32_t x = 0; x < dv; x++) vb[x] = v[x] * b;
     }
+    /* kb k^T and q k^T for the chunk through the f32 matmul tiles (on this
+     * thread: the pool runs the heads), then the decay mask */
+    const kern_wmat kw = {head_k(s, t0, h), TMEM_GGML_F32, dk, L, s->qk_stride * sizeof(float)};
+    kern_matmul(&kw, ROW_K(a->k_beta, 0), (size_t)Hv * dk, L, A, CH, NULL, NULL);
+    kern_matmul(&kw, head_q(s, t0, h), s->qk_stride, L, QK, CH, NULL, NULL);
     for (uint32_t i = 0; i < L; i++) {
-        const float *kbi = ROW_K(a->k_beta, i), *qi = head_q(s, t0 + i, h);
         for (uint32_t j = 0; j < L; j++) {
             float dm = j <= i ? expf(gc[i] - gc[j]) : 0.0f;
-            const float *kj = head_k(s, t0 + j, h);
             D[i * CH + j] = dm;
-            A[i * CH + j] = j < i ? -kern_dot(kbi, kj, dk) * dm : 0.0f;
-            QK[i * CH + j] = j <= i ? kern_dot(qi, kj, dk) * dm : 0.0f;
+            A[i * CH + j] = j < i ? -A[i * CH + j] * dm : 0.0f;
+            QK[i * CH + j] = j <= i ? QK[i * CH + j] * dm : 0.0f;
         }
     }
     /* forward substitution: T = (I + strictly-lower(kb k^T * D))^-1, kept in
@@ -109,20 +121,24 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
         for (uint32_t j = 0; j <= i; j++) {
             float tij = j == i ? 1.0f : A[i * CH + j];
             kern_axpy(u, tij, ROW_V(a->v_beta, j), dv);
-            kern_axpy(w, tij * expf(gc[j]), ROW_K(a->k_beta, j), dk);
+            kern_axpy(w, tij * eg[j], ROW_K(a->k_beta, j), dk);
         }
     }
-    /* v_new = u - S w;  out = exp(gc) S q + QK v_new */
+    /* v_new = u - S w;  out = exp(gc) S q + QK v_new (S w and S q through
+     * the f32 matmul tiles: S is dv rows of dk) */
+    const kern_wmat sw = {S, TMEM_GGML_F32, dk, dv, dk * sizeof(float)};
+    float *o0 = a->core_out + (size_t)t0 * s->I + (size_t)h * dv;
+    kern_matmul(&sw, ROW_K(a->w, 0), (size_t)Hv * dk, L, ROW_V(a->v_new, 0), (size_t)Hv * dv,
+                NULL, NULL);
+    kern_matmul(&sw, head_q(s, t0, h), s->qk_stride, L, o0, s->I, NULL, NULL);
     for (uint32_t i = 0; i < L; i++) {
-        const float *u = ROW_V(a->u, i), *w = ROW_K(a->w, i);
+        const float *u = ROW_V(a->u, i);
         float *vn = ROW_V(a->v_new, i);
-        for (uint32_t j = 0; j < dv; j++) vn[j] = u[j] - kern_dot(S + (size_t)j * dk, w, dk);
+        for (uint32_t j = 0; j < dv; j++) vn[j] = u[j] - vn[j];
     }
     for (uint32_t i = 0; i < L; i++) {
-        const float *q = head_q(s, t0 + i, h);
-        float *o = a->core_out + (size_t)(t0 + i) * s->I + (size_t)h * dv;
-        float eg = expf(gc[i]);
-        for (uint32_t j = 0; j < dv; j++) o[j] = eg * kern_dot(S + (size_t)j * dk, q, dk);
+        float *o = o0 + (size_t)i * s->I;
+        kern_scale(o, eg[i], dv);
         for (uint32_t m = 0; m <= i; m++) kern_axpy(o, QK[i * CH + m], ROW_V(a->v_new, m), dv);
     }
     /* S = S exp(gc_last) + sum_m v_new[m] (x) k[m] exp(gc_last - gc[m]) */
@@ -131,7 +147,8 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
     for (uint32_t j = 0; j < dv; j++) {
         float *row = S + (size_t)j * dk;
         kern_scale(row, el, dk);
-        for (uint32_t m = 0; m < L; m++) kern_axpy(row, ROW_V(a->v_new, m)[j] * gc[m], head_k(s, t0 + m, h), dk);
+        for (uint32_t m = 0; m < L; m++)
+            kern_axpy(row, ROW_V(a->v_new, m)[j] * gc[m], head_k(s, t0 + m, h), dk);
     }
 #undef ROW_K
 #undef ROW_V
@@ -156,12 +173,19 @@ typedef struct conv_task {
     uint32_t n, C, K;
 } conv_task;
 
-/* Channels per inner block: the taps of a block are read once, transposed
- * to [tap][channel], so a token row of the block is K contiguous
- * multiply-adds over channels (the conv walked channel by channel strided
- * over tokens, C floats apart: 8% of the 0.8B prefill, single-threaded). */
-#define CONV_BLOCK 64u
+/* Channels per block: the taps of a block are read once, transposed to
+ * [tap][channel], so a token row of the block is K contiguous runs of
+ * multiply-adds over 1 KiB of channels (the conv walked channel by channel
+ * strided over tokens, C floats apart: 8% of the 0.8B prefill,
+ * single-threaded). */
+#define CONV_BLOCK 256u
 #define CONV_MAX_TAPS 16u
+
+/* o[c] += x[c] * w[c] over one block: a constant trip count and restrict
+ * so that -O2 vectorises it. */
+static void conv_madd_block(float *restrict o, const float *restrict x, const float *restrict w) {
+    for (uint32_t c = 0; c < CONV_BLOCK; c++) o[c] += x[c] * w[c];
+}
 
 static void conv_channels(void *arg, int64_t c_begin, int64_t c_end, int thread) {
     (void)thread;
@@ -178,12 +202,13 @@ static void conv_channels(void *arg, int64_t c_begin, int64_t c_end, int thread)
         }
         for (uint32_t t = 0; t < ct->n; t++) {
             float *o = ct->out + (size_t)t * C + c0;
-            for (uint32_t c = 0; c < nc; c++) o[c] = 0.0f;
+            memset(o, 0, nc * sizeof *o);
             for (uint32_t j = 0; j < K; j++) {
                 const int64_t src = (int64_t)t + j - (K - 1); /* < 0: from the history */
                 const float *x = src < 0 ? ct->hist + (size_t)(src + K - 1) * C + c0
                                          : ct->in + (size_t)src * C + c0;
-                for (uint32_t c = 0; c < nc; c++) o[c] += x[c] * taps[j][c];
+                if (nc == CONV_BLOCK) conv_madd_block(o, x, taps[j]);
+                else for (uint32_t c = 0; c < nc; c++) o[c] += x[c] * taps[j][c];
             }
             kern_silu(o, o, nc);
         }

@@ -31,10 +31,8 @@ static ALWAYS_INLINE void prefetch_ahead(const void *block, int lines) {
     UNROLL for (int l = 0; l < lines; l++)
         _mm_prefetch((const char *)block + PREFETCH_BYTES + 64 * l, _MM_HINT_T0);
 }
-#ifndef TILE_ROWS
 #define TILE_ROWS 3
 #define TILE_TOKS 4
-#endif
 /* Rows of a one-token tile: each row is a sequential stream and a core
  * reads fastest with several in flight (1 stream ~60% of 8 on Zen 3). */
 #define DECODE_ROWS 8
@@ -71,7 +69,7 @@ static ALWAYS_INLINE void micro_float(uint32_t type, int R, int T, const char *w
                                       size_t ldy) {
     /* the pragmas unroll the r/t loops fully, so acc and wv live in
      * registers (gcc -O2 keeps the arrays in memory otherwise) */
-    __m256 acc[8][12];
+    __m256 acc[DECODE_ROWS][TILE_TOKS];
     UNROLL for (int r = 0; r < R; r++)
         UNROLL for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
     const int64_t n8 = n & ~(int64_t)7;
@@ -102,7 +100,7 @@ static ALWAYS_INLINE void micro_float(uint32_t type, int R, int T, const char *w
                                             acc[r][0]);
         }
     } else for (int64_t i = 0; i < n8; i += 8) {
-        __m256 wv[4];
+        __m256 wv[TILE_ROWS];
         UNROLL for (int r = 0; r < R; r++) wv[r] = load_w8(type, w0 + (size_t)r * wstride, i);
         UNROLL for (int t = 0; t < T; t++) {
             const __m256 xv = _mm256_loadu_ps(x0 + (size_t)t * ldx + i);
@@ -124,19 +122,26 @@ static ALWAYS_INLINE void micro_float(uint32_t type, int R, int T, const char *w
 static ALWAYS_INLINE void dispatch_float(uint32_t type, int R, int T, const char *w0,
                                          size_t wstride, int64_t n, const float *x0, size_t ldx,
                                          float *y0, size_t ldy) {
-#define MF(r, t) case (r) * 16 + (t): micro_float(type, r, t, w0, wstride, n, x0, ldx, y0, ldy); break;
-#define MF_T(t) MF(1, t) MF(2, t) MF(3, t) MF(4, t)
-    switch (R * 16 + T) {
-    MF(8, 1) MF(7, 1) MF(6, 1) MF(5, 1) MF(4, 1) MF(3, 1) MF(2, 1)
-#if TILE_ROWS * TILE_TOKS > 1
-    MF_T(2) MF_T(3) MF_T(4) MF_T(5) MF_T(6)
-#endif
-#if TILE_TOKS > 6
-    MF_T(7) MF_T(8) MF_T(9) MF_T(10) MF_T(11) MF_T(12)
-#endif
-    default: micro_float(type, 1, 1, w0, wstride, n, x0, ldx, y0, ldy); break;
+#define MF(r, t) micro_float(type, r, t, w0, wstride, n, x0, ldx, y0, ldy)
+    switch (R * 8 + T) {
+    case 8 * 8 + 1: MF(8, 1); break;
+    case 7 * 8 + 1: MF(7, 1); break;
+    case 6 * 8 + 1: MF(6, 1); break;
+    case 5 * 8 + 1: MF(5, 1); break;
+    case 4 * 8 + 1: MF(4, 1); break;
+    case 3 * 8 + 4: MF(3, 4); break;
+    case 3 * 8 + 3: MF(3, 3); break;
+    case 3 * 8 + 2: MF(3, 2); break;
+    case 3 * 8 + 1: MF(3, 1); break;
+    case 2 * 8 + 4: MF(2, 4); break;
+    case 2 * 8 + 3: MF(2, 3); break;
+    case 2 * 8 + 2: MF(2, 2); break;
+    case 2 * 8 + 1: MF(2, 1); break;
+    case 1 * 8 + 4: MF(1, 4); break;
+    case 1 * 8 + 3: MF(1, 3); break;
+    case 1 * 8 + 2: MF(1, 2); break;
+    default: MF(1, 1); break;
     }
-#undef MF_T
 #undef MF
 }
 
