@@ -137,6 +137,11 @@ static bool soak_kv_rows(soak_kv *w, soak_kv_record *r, uint32_t from, uint32_t 
         }
     }
     if (tmem_kv_seq_pin(w->cache, r->seq, false) != TMEM_OK) SOAK_FAIL(w, "unpin");
+    if (!ok && write) {
+        /* rows the refusal left unwritten no longer hold their tags: drop it */
+        if (tmem_kv_seq_free(w->cache, r->seq) != TMEM_OK) SOAK_FAIL(w, "seq_free");
+        r->seq = TMEM_KV_SEQ_NONE;
+    }
     return ok;
 }
 
@@ -204,7 +209,7 @@ static void soak_kv_op(soak_kv *w, tmem_rng *rng) {
         /* rewrite the child's first token: a copy-on-write that the parent
          * must not see, then grow the child */
         c->tag[0] = ++w->next_lineage << 32;
-        (void)soak_kv_rows(w, c, 0, 1, true);
+        if (c->len) (void)soak_kv_rows(w, c, 0, 1, true); /* empty if its append was refused */
         if (c->seq != TMEM_KV_SEQ_NONE)
             soak_kv_grow(w, c, (uint32_t)tmem_rng_range(rng, 1, 16), w->next_lineage);
     } else if (op < 6) {
