@@ -24,6 +24,8 @@ int tmem_bench_trace(int argc, char **argv, bool json);
 int tmem_bench_kv(int argc, char **argv, bool json);
 int tmem_bench_kern(int argc, char **argv, bool json);
 int tmem_bench_run(int argc, char **argv, bool json);
+/* bench run --image (bench_run_image.c) */
+int tmem_bench_run_image(int argc, char **argv, bool json);
 int tmem_bench_tok(int argc, char **argv, bool json);
 int tmem_bench_vision(int argc, char **argv, bool json);
 int tmem_bench_gpu(int argc, char **argv, bool json);

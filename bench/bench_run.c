@@ -112,6 +112,8 @@ static double stream_gbs(unsigned threads) {
 int tmem_bench_run(int argc, char **argv, bool json) {
     unsigned threads = 2, ctx = 4096, prompt = 512, n_gen = 32;
     const char *model_arg = NULL, *dtype = "f16";
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--image")) return tmem_bench_run_image(argc, argv, json);
     for (int i = 1; i < argc; i++) {
         uint64_t v;
         if (!strcmp(argv[i], "--json")) continue;
@@ -124,7 +126,9 @@ int tmem_bench_run(int argc, char **argv, bool json) {
         else if (i + 1 < argc && !strcmp(argv[i], "-n") && tmem_arg_u64(argv[i + 1], &v) && v <= 64) n_gen = (unsigned)v, i++;
         else {
             fprintf(stderr, "usage: tmem bench run [--json] [--model GGUF | --dtype f16|bf16|q8_0] [-t THREADS] "
-                            "[--prompt N] [-n N]\n");
+                            "[--prompt N] [-n N]\n"
+                            "       tmem bench run --image WxH [...]  (with an image;\n"
+                            "       --image WxH --help lists its options)\n");
             return 2;
         }
     }

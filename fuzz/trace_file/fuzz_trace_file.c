@@ -29,10 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* Round trip through the writer. */
     char *buf = NULL;
     size_t len = 0;
-    tmem__strbuf sb;
-    tmem__sb_init(&sb);
+    tmem__text sb;
+    tmem__text_init(&sb);
     tmem__trace_write_all(d, &sb);
-    if (tmem__sb_take(&sb, &buf, &len) != TMEM_OK) abort();
+    if (tmem__text_take(&sb, &buf, &len) != TMEM_OK) abort();
     tmem_trace_data *again = NULL;
     if (tmem_trace_load_memory(buf, len, &again) != TMEM_OK || again->count != d->count || !again->complete) abort();
     if (d->count && memcmp(again->events, d->events, d->count * sizeof *d->events) != 0) {

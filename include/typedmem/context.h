@@ -27,6 +27,7 @@
 
 #include "status.h"
 #include "system.h"
+#include "placement.h"
 
 TMEM_EXTERN_C_BEGIN
 
@@ -57,36 +58,8 @@ typedef enum tmem_role {
     TMEM_ROLE_MAX = 32
 } tmem_role;
 
-/** @brief Where memory lives and how it can be shared. */
-typedef enum tmem_placement {
-    TMEM_PLACEMENT_HOST = 0,        /**< anonymous private memory */
-    TMEM_PLACEMENT_HOST_SHARED,     /**< sealed memfd, passable to another process */
-    TMEM_PLACEMENT_FILE,            /**< read-only mapping of a file: clean pages */
-    TMEM_PLACEMENT_PINNED,          /**< locked (mlock), optionally huge pages, populated */
-    TMEM_PLACEMENT_DEVICE,          /**< a GPU backend's memory (reserved for backends) */
-    TMEM_PLACEMENT_DEVICE_HOST_VISIBLE,
-    TMEM_PLACEMENT_COUNT
-} tmem_placement;
-
-/** @brief How long memory lives and when it can be reused. */
-typedef enum tmem_lifetime {
-    TMEM_LIFETIME_PERSISTENT = 0, /**< as long as the model is loaded */
-    TMEM_LIFETIME_GROWING,        /**< persistent, grows with the work (KV cache) */
-    TMEM_LIFETIME_TRANSIENT,      /**< inside one step; aliasable */
-    TMEM_LIFETIME_SHARED,         /**< reference-counted, several users */
-    TMEM_LIFETIME_COUNT
-} tmem_lifetime;
-
-/** @brief Flags of a type (tmem_type_desc::flags). */
-typedef enum tmem_type_flag {
-    TMEM_TYPE_POPULATE = 1u << 0,   /**< commit and touch the whole reserve at creation */
-    TMEM_TYPE_LOCKED = 1u << 1,     /**< mlock committed memory */
-    TMEM_TYPE_HUGE_PAGES = 1u << 2, /**< MAP_HUGETLB, else THP advice */
-    TMEM_TYPE_CONTIGUOUS = 1u << 3, /**< one physically-contiguous-style block, no growth */
-    TMEM_TYPE_HOST_CACHED = 1u << 4, /**< DEVICE_HOST_VISIBLE: a host-cached memory type
-                                          (fast CPU reads of GPU results); ignored elsewhere */
-    TMEM_TYPE_FLAG_MASK = 0x1Fu
-} tmem_type_flag;
+/* tmem_placement, tmem_lifetime, tmem_type_flag and their names:
+ * typedmem/placement.h. */
 
 /** @brief Describes a memory type. Zeroed fields take defaults. */
 typedef struct tmem_type_desc {

@@ -9,6 +9,7 @@
 #include "status.h"
 #include "parse.h"
 #include "system.h"
+#include "placement.h"
 #include "context.h"
 #include "heap.h"
 #include "trace.h"

@@ -8,7 +8,8 @@
  * and only the pool calls these functions. The host backend (host.c) is the
  * first implementation, on top of src/os/; a GPU backend (Vulkan, CUDA)
  * registers itself for TMEM_PLACEMENT_DEVICE / DEVICE_HOST_VISIBLE with
- * tmem__context_set_backend() and nothing above the pool changes.
+ * tmem__context_set_backend() (core/internal.h) and nothing above the pool
+ * changes. This layer sits below core: it includes only base/ and os/.
  *
  * Contract for every function: offsets and sizes are multiples of the pool
  * granule and lie inside the region; on failure nothing changed. The core
@@ -18,8 +19,11 @@
 #ifndef TMEM_BACKEND_H
 #define TMEM_BACKEND_H
 
-#include "typedmem/context.h"
-#include "typedmem/device.h"
+#include "base/base.h"
+#include "typedmem/placement.h"
+
+/* Filled by a device backend's memory_info hook (typedmem/device.h). */
+struct tmem_device_memory_info;
 
 /* One reserved region. `base` is the host address of offset 0 (NULL when the
  * memory has no host view); `handle` is the backend's own (a device
@@ -77,18 +81,12 @@ struct tmem__backend {
      * (tmem_resource_kind) of `size` bytes: raise *size / *align in place. */
     tmem_status (*size_and_align)(const tmem__backend *be, const tmem__region *r, uint32_t kind, uint64_t *size, uint64_t *align);
     /* The memory type and heap the region lives in, with the driver's budget. */
-    tmem_status (*memory_info)(const tmem__backend *be, const tmem__region *r, tmem_device_memory_info *out);
+    tmem_status (*memory_info)(const tmem__backend *be, const tmem__region *r,
+                               struct tmem_device_memory_info *out);
 };
 
 /* The host backend (host.c): anonymous reserve + commit through src/os/. Serves
  * HOST, HOST_SHARED, FILE and PINNED placements. */
 const tmem__backend *tmem__backend_host(void);
-
-/* Register a backend for a placement (context.c). NULL unregisters: types
- * created afterwards with that placement get TMEM_E_UNSUPPORTED. Types
- * already created keep the backend they reserved with, so a backend must
- * outlive the context. */
-tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placement, const tmem__backend *be);
-const tmem__backend *tmem__context_backend(const tmem_context *ctx, tmem_placement placement);
 
 #endif /* TMEM_BACKEND_H */

@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "core/core.h"
 #include "heap/heap_internal.h"
+#include "typedmem/device.h"
 
 tmem_status tmem_heap_device_span(const tmem_heap *heap, uint64_t offset, uint64_t size, tmem_device_span *out) {
     if (out) memset(out, 0, sizeof *out);

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "backend/backend.h"
-#include "core/internal.h"
+#include "heap/internal.h"
 #include "typedmem/gpu.h"
 
 typedef struct tmem__gpu_ops {

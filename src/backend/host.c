@@ -5,7 +5,6 @@
  * Everything goes through src/os/.
  */
 #include "backend/backend.h"
-#include "core/internal.h"
 #include "os/os.h"
 
 static uint64_t host_granule(uint32_t type_flags) {

@@ -133,26 +133,33 @@ static bool probe_fits(tmem_context *ctx, void *arg) {
     return ok;
 }
 
-/* Purge volatile heaps, lowest type reclaim priority first. trylock: if the
- * registry is busy (another thread purging, or walking it for stats), skip
- * rather than wait, so a committing thread never blocks on a heap. */
-static uint64_t purge_volatile(tmem_context *ctx, fit_probe *fp) {
-    if (pthread_mutex_trylock(&ctx->heaps_lock)) return 0;
+/* Reclaim from the members' purge hooks (volatile heaps), lowest type
+ * reclaim priority first. trylock: if the registry is busy (another thread
+ * purging, or walking it for stats), skip rather than wait, so a committing
+ * thread never blocks on a member. */
+static int64_t member_priority(const tmem__member *m) {
+    return m->ops->purge ? m->ops->type(m->object)->reclaim_priority : INT64_MAX;
+}
+
+static uint64_t purge_members(tmem_context *ctx, fit_probe *fp) {
+    if (pthread_mutex_trylock(&ctx->members_lock)) return 0;
     uint64_t got = 0;
     int64_t done = INT64_MIN; /* priorities <= done are purged */
     for (;;) {
         int64_t next = INT64_MAX;
-        for (size_t i = 0; i < ctx->nheaps; i++) {
-            int64_t pr = tmem__heap_type(ctx->heaps[i])->reclaim_priority;
+        for (size_t i = 0; i < ctx->nmembers; i++) {
+            int64_t pr = member_priority(&ctx->members[i]);
             if (pr > done && pr < next) next = pr;
         }
         if (next == INT64_MAX) break;
-        for (size_t i = 0; i < ctx->nheaps; i++)
-            if (tmem__heap_type(ctx->heaps[i])->reclaim_priority == next) got += tmem__heap_purge_volatile(ctx->heaps[i]);
+        for (size_t i = 0; i < ctx->nmembers; i++) {
+            const tmem__member *m = &ctx->members[i];
+            if (member_priority(m) == next) got += m->ops->purge(m->object);
+        }
         done = next;
         if (got && probe_fits(ctx, fp)) break;
     }
-    pthread_mutex_unlock(&ctx->heaps_lock);
+    pthread_mutex_unlock(&ctx->members_lock);
     return got;
 }
 
@@ -182,7 +189,7 @@ static uint64_t run_steps(tmem_context *ctx, tmem_type *type, uint64_t needed, f
         if (!purged && (!s || s->priority >= 0)) {
             tmem__context_unlock(ctx);
             purged = true;
-            uint64_t n = purge_volatile(ctx, fp);
+            uint64_t n = purge_members(ctx, fp);
             got += n;
             if (n && probe_fits(ctx, fp)) break;
             continue;
@@ -204,7 +211,9 @@ static uint64_t run_steps(tmem_context *ctx, tmem_type *type, uint64_t needed, f
         tmem__context_lock(ctx);
         frame->seq = UINT32_MAX;
         tmem__reclaim_step *back = step_by_seq(ctx, (uint32_t)cur_seq);
-        if (TMEM_ALWAYS(back)) {
+        /* Absent when the step removed itself from inside its own run
+         * (tmem_context_remove_reclaim erases it then): a legal path. */
+        if (back) {
             back->running--;
             if (back->removed) pthread_cond_broadcast(&ctx->reclaim_cond);
         }
@@ -312,7 +321,9 @@ void tmem__type_uncharge(tmem_type *type, uint64_t bytes, bool clean) {
     tmem_context *ctx = type->ctx;
     tmem__context_lock(ctx);
     uint64_t have = clean ? type->charged_clean : type->charged_dirty;
-    if (TMEM_NEVER(bytes > have)) bytes = have; /* more than was charged: a caller bug; clamp */
+    /* More than was charged: a caller bug the tests reach on purpose; clamp
+     * (a plain check: TMEM_NEVER would assert in debug builds). */
+    if (bytes > have) bytes = have;
     if (bytes) tmem__budget_uncharge_locked(type, bytes, clean, false);
     tmem__context_unlock(ctx);
     if (bytes) {

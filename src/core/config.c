@@ -44,9 +44,6 @@ enum {
 typedef enum type_key { K_PLACEMENT, K_LIFETIME, K_FLAGS, K_RESERVE, K_BUDGET, K_PRIORITY, K_COUNT } type_key;
 static const char *const k_type_keys[K_COUNT] = {"placement", "lifetime", "flags", "reserve", "budget", "reclaim_priority"};
 
-static const char *const k_placements[TMEM_PLACEMENT_COUNT] = {"host", "host_shared", "file", "pinned", "device",
-                                                               "device_host_visible"};
-static const char *const k_lifetimes[TMEM_LIFETIME_COUNT] = {"persistent", "growing", "transient", "shared"};
 static const struct { const char *name; uint32_t bit; } k_flags[] = {
     {"populate", TMEM_TYPE_POPULATE},
     {"locked", TMEM_TYPE_LOCKED},
@@ -156,6 +153,19 @@ static bool parse_int32(span v, int32_t *out) {
 static int lookup(span v, const char *const *names, int count) {
     for (int i = 0; i < count; i++)
         if (span_is(v, names[i])) return i;
+    return -1;
+}
+
+/* A placement or lifetime by its one name (typedmem/placement.h). */
+static int lookup_placement(span v) {
+    for (int i = 0; i < TMEM_PLACEMENT_COUNT; i++)
+        if (span_is(v, tmem_placement_name((tmem_placement)i))) return i;
+    return -1;
+}
+
+static int lookup_lifetime(span v) {
+    for (int i = 0; i < TMEM_LIFETIME_COUNT; i++)
+        if (span_is(v, tmem_lifetime_name((tmem_lifetime)i))) return i;
     return -1;
 }
 
@@ -304,13 +314,13 @@ static tmem_status parse_type_key(parser *ps, span key, span val, uint32_t line)
     span bad;
     switch ((type_key)k) {
     case K_PLACEMENT:
-        if ((i = lookup(val, k_placements, TMEM_PLACEMENT_COUNT)) < 0)
+        if ((i = lookup_placement(val)) < 0)
             return PARSE_FAIL(line, "unknown placement '%s' (host, host_shared, file, pinned, device, device_host_visible)",
                               show(val, a, sizeof a));
         t->placement = (tmem_placement)i;
         break;
     case K_LIFETIME:
-        if ((i = lookup(val, k_lifetimes, TMEM_LIFETIME_COUNT)) < 0)
+        if ((i = lookup_lifetime(val)) < 0)
             return PARSE_FAIL(line, "unknown lifetime '%s' (persistent, growing, transient, shared)", show(val, a, sizeof a));
         t->lifetime = (tmem_lifetime)i;
         break;
@@ -426,9 +436,9 @@ static tmem_status validate_existing(const cfg_type *t, tmem_type *ty, tmem_conf
                                "TMEM_CONTEXT_NO_DEFAULT_TYPES to define it)";
     if (t->key_line[K_PLACEMENT] && t->placement != info.placement)
         return PARSE_FAIL(t->key_line[K_PLACEMENT], "type %s exists with placement %s; %s", t->name,
-                          k_placements[info.placement], hint);
+                          tmem_placement_name(info.placement), hint);
     if (t->key_line[K_LIFETIME] && t->lifetime != info.lifetime)
-        return PARSE_FAIL(t->key_line[K_LIFETIME], "type %s exists with lifetime %s; %s", t->name, k_lifetimes[info.lifetime], hint);
+        return PARSE_FAIL(t->key_line[K_LIFETIME], "type %s exists with lifetime %s; %s", t->name, tmem_lifetime_name(info.lifetime), hint);
     if (t->key_line[K_FLAGS] && t->flags != info.flags)
         return PARSE_FAIL(t->key_line[K_FLAGS], "type %s exists with other flags (0x%x); %s", t->name, (unsigned)info.flags, hint);
     if (t->key_line[K_RESERVE] && t->reserve != info.reserve)

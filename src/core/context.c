@@ -78,7 +78,8 @@ bool tmem__context_valid(const tmem_context *ctx) {
 
 /* ---- tracer ---- */
 
-void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer) {
+void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer, tmem__trace_emit_fn emit) {
+    if (tracer) atomic_store_explicit(&ctx->head.emit, emit, memory_order_relaxed);
     atomic_store_explicit(&ctx->head.tracer, tracer, memory_order_release);
 }
 
@@ -102,28 +103,40 @@ const tmem__backend *tmem__context_backend(const tmem_context *ctx, tmem_placeme
     return be;
 }
 
-/* ---- heap registry ---- */
+/* ---- members ---- */
 
-tmem_status tmem__context_add_heap(tmem_context *ctx, tmem_heap *heap) {
-    if (!tmem__context_valid(ctx) || !heap) return tmem__err(TMEM_E_INVALID_ARG);
-    pthread_mutex_lock(&ctx->heaps_lock);
-    tmem_status st = tmem__grow(ctx, (void **)&ctx->heaps, &ctx->capheaps, ctx->nheaps + 1, sizeof *ctx->heaps);
-    if (st == TMEM_OK) ctx->heaps[ctx->nheaps++] = heap;
-    pthread_mutex_unlock(&ctx->heaps_lock);
+tmem_status tmem__context_add_member(tmem_context *ctx, void *object, const tmem__member_ops *ops) {
+    if (!tmem__context_valid(ctx) || !object || !ops || !ops->destroy || !ops->type)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    pthread_mutex_lock(&ctx->members_lock);
+    size_t want = ctx->nmembers + 1;
+    tmem_status st = tmem__grow(ctx, (void **)&ctx->members, &ctx->capmembers, want, sizeof *ctx->members);
+    if (st == TMEM_OK) ctx->members[ctx->nmembers++] = (tmem__member){object, ops};
+    pthread_mutex_unlock(&ctx->members_lock);
     return st;
 }
 
-void tmem__context_remove_heap(tmem_context *ctx, tmem_heap *heap) {
+void tmem__context_remove_member(tmem_context *ctx, void *object) {
     if (!ctx) return;
-    pthread_mutex_lock(&ctx->heaps_lock);
-    for (size_t i = ctx->nheaps; i-- > 0;) {
-        if (ctx->heaps[i] == heap) {
-            memmove(&ctx->heaps[i], &ctx->heaps[i + 1], (ctx->nheaps - i - 1) * sizeof *ctx->heaps);
-            ctx->nheaps--;
+    pthread_mutex_lock(&ctx->members_lock);
+    for (size_t i = ctx->nmembers; i-- > 0;) {
+        if (ctx->members[i].object == object) {
+            size_t tail = ctx->nmembers - i - 1;
+            memmove(&ctx->members[i], &ctx->members[i + 1], tail * sizeof *ctx->members);
+            ctx->nmembers--;
             break;
         }
     }
-    pthread_mutex_unlock(&ctx->heaps_lock);
+    pthread_mutex_unlock(&ctx->members_lock);
+}
+
+void tmem__context_each_member(tmem_context *ctx, const tmem__member_ops *ops,
+                               void (*visit)(void *object, void *arg), void *arg) {
+    if (!tmem__context_valid(ctx) || !visit) return;
+    pthread_mutex_lock(&ctx->members_lock);
+    for (size_t i = 0; i < ctx->nmembers; i++)
+        if (!ops || ctx->members[i].ops == ops) visit(ctx->members[i].object, arg);
+    pthread_mutex_unlock(&ctx->members_lock);
 }
 
 /* ---- owned objects ---- */
@@ -227,12 +240,12 @@ static tmem_status init_locks(tmem_context *ctx) {
     int e = pthread_mutex_init(&ctx->lock, &a);
     pthread_mutexattr_destroy(&a);
     if (e) return tmem__err(TMEM_E_NO_MEMORY);
-    if (pthread_mutex_init(&ctx->heaps_lock, NULL)) {
+    if (pthread_mutex_init(&ctx->members_lock, NULL)) {
         pthread_mutex_destroy(&ctx->lock);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     if (pthread_cond_init(&ctx->reclaim_cond, NULL)) {
-        pthread_mutex_destroy(&ctx->heaps_lock);
+        pthread_mutex_destroy(&ctx->members_lock);
         pthread_mutex_destroy(&ctx->lock);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
@@ -295,26 +308,25 @@ void tmem_context_destroy(tmem_context *ctx) {
         if (!o.fn) break;
         o.fn(o.object);
     }
-    /* Heaps: tmem_heap_destroy unregisters the heap; pop it ourselves in
+    /* Members (heaps): their destroy unregisters them; pop each ourselves in
      * case it does not, so the loop always ends. */
     for (;;) {
-        pthread_mutex_lock(&ctx->heaps_lock);
-        tmem_heap *h = ctx->nheaps ? ctx->heaps[ctx->nheaps - 1] : NULL;
-        pthread_mutex_unlock(&ctx->heaps_lock);
-        if (!h) break;
-        tmem_heap_destroy(h);
-        tmem__context_remove_heap(ctx, h);
+        pthread_mutex_lock(&ctx->members_lock);
+        tmem__member m = ctx->nmembers ? ctx->members[ctx->nmembers - 1] : (tmem__member){0};
+        pthread_mutex_unlock(&ctx->members_lock);
+        if (!m.object) break;
+        m.ops->destroy(m.object);
+        tmem__context_remove_member(ctx, m.object);
     }
-    struct tmem__tracer *tr = tmem__context_tracer(ctx);
-    if (tr) {
-        tmem__context_set_tracer(ctx, NULL);
-        tmem__trace_destroy(ctx, tr);
-    }
+    /* The tracer is an owned object: its hook above stopped it and cleared
+     * the head's pointer. Nothing may emit now. */
+    tmem__assert(tmem__context_tracer(ctx) == NULL);
+    tmem__context_set_tracer(ctx, NULL, NULL);
     for (uint32_t i = ctx->ntypes; i-- > 0;) tmem__type_destroy(ctx->types[i]);
-    tmem__free(ctx, ctx->heaps, ctx->capheaps * sizeof *ctx->heaps);
+    tmem__free(ctx, ctx->members, ctx->capmembers * sizeof *ctx->members);
     tmem__free(ctx, ctx->owned, ctx->capowned * sizeof *ctx->owned);
     pthread_cond_destroy(&ctx->reclaim_cond);
-    pthread_mutex_destroy(&ctx->heaps_lock);
+    pthread_mutex_destroy(&ctx->members_lock);
     pthread_mutex_destroy(&ctx->lock);
     ctx->magic = 0;
     tmem_allocator al = ctx->allocator;

@@ -9,9 +9,10 @@
  *    the OS calls unlocked, then publishes (bits set, bytes charged) or rolls
  *    back the reservation. Never held while user code (reclaim or pressure
  *    callbacks) runs.
- *  - ctx->heaps_lock: the heap registry; held while volatile heaps are purged
- *    so a heap cannot be unregistered under the purge.
- *  Order: heaps_lock -> (a heap's own lock) -> ctx->lock.
+ *  - ctx->members_lock: the member registry (heaps, through their vtable);
+ *    held while members are purged so one cannot be unregistered under the
+ *    purge.
+ *  Order: members_lock -> (a member's own lock) -> ctx->lock.
  *  Accounting of allocations (in_use, counts) uses relaxed atomics: it is on
  *  every heap's hot path and needs no ordering with anything else.
  */
@@ -34,10 +35,6 @@
 #define TMEM__DEFAULT_RESERVE_CAP (256ull << 30)
 /* Largest reserve accepted: well inside a 47-bit user address space. */
 #define TMEM__MAX_RESERVE (1ull << 46)
-
-/* Ignore a status where failure is impossible or harmless (gcc does not let
- * a (void) cast silence warn_unused_result). */
-#define TMEM__IGNORE(expr) do { tmem_status ign_ = (expr); (void)ign_; } while (0)
 
 /* Allocation accounting, on every heap's hot path: two relaxed RMWs per
  * allocation and two per free. Current = in - out (bytes and counts); total
@@ -118,6 +115,11 @@ typedef struct tmem__owned {
     tmem__destroy_fn fn;
 } tmem__owned;
 
+typedef struct tmem__member {
+    void *object;
+    const tmem__member_ops *ops;
+} tmem__member;
+
 /* Per destroy function: how many owned objects have it and the newest of
  * them (NULL = not known: find it by a walk), so a layer's singleton (the
  * surface registry, the tracer) is found in O(1) however many surfaces or
@@ -136,7 +138,7 @@ struct tmem_context {
     tmem_allocator allocator;
     pthread_mutex_t lock;      /* recursive */
     uint32_t lock_depth;       /* owner-only: depth of ctx->lock */
-    pthread_mutex_t heaps_lock;
+    pthread_mutex_t members_lock;
     pthread_cond_t reclaim_cond;
 
     /* budget (under lock) */
@@ -175,9 +177,9 @@ struct tmem_context {
     bool role_defined[TMEM_ROLE_MAX];
     tmem__acct roles[TMEM_ROLE_MAX];
 
-    /* heaps (under heaps_lock) */
-    tmem_heap **heaps;
-    size_t nheaps, capheaps;
+    /* members: upper layers' objects with hooks (under members_lock) */
+    tmem__member *members;
+    size_t nmembers, capmembers;
 
     /* owned objects of other layers (under lock) */
     tmem__owned *owned;
@@ -188,8 +190,6 @@ struct tmem_context {
 };
 
 /* ---- context.c ---- */
-bool tmem__context_valid(const tmem_context *ctx);
-bool tmem__type_valid(const tmem_type *type);
 /* Grow a metadata array to hold at least `want` elements of `elem` bytes. */
 tmem_status tmem__grow(tmem_context *ctx, void **arr, size_t *cap, size_t want, size_t elem);
 
@@ -206,8 +206,6 @@ tmem_status tmem__pool_check(const tmem_type *type);
 /* Create a type (desc already validated); under no lock. */
 tmem_status tmem__type_create(tmem_context *ctx, const tmem_type_desc *desc, tmem_type **out);
 void tmem__type_destroy(tmem_type *type);
-extern const char *const tmem__placement_names[TMEM_PLACEMENT_COUNT];
-extern const char *const tmem__lifetime_names[TMEM_LIFETIME_COUNT];
 
 /* ---- budget.c ----
  * Charging:
@@ -245,19 +243,9 @@ tmem_pressure tmem__pressure_level(const tmem_context *ctx);
 void tmem__pressure_set_device(tmem_context *ctx, tmem_pressure level);
 /* The context's warning / critical fractions. */
 void tmem__pressure_fractions(tmem_context *ctx, float *warning, float *critical);
-extern const char *const tmem__pressure_names[3];
 
 /* ---- stats.c ---- */
 uint64_t tmem__acct_current(const tmem__acct *a);
 void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out);
-
-/* ---- textbuf.c: bounded text writer for JSON and tables (no allocation) ---- */
-typedef struct tmem__tb {
-    char *buf;
-    size_t cap, len;  /* len counts every byte asked for, even past cap */
-} tmem__tb;
-void tmem__tb_printf(tmem__tb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tmem__tb_json_string(tmem__tb *sb, const char *s);
-tmem_status tmem__tb_finish(tmem__tb *sb, size_t *needed);
 
 #endif /* TMEM_CORE_CORE_H */

@@ -7,53 +7,15 @@
 #ifndef TMEM_CORE_INTERNAL_H
 #define TMEM_CORE_INTERNAL_H
 
-#include "typedmem/context.h"
-#include "typedmem/heap.h"
 #include <stdatomic.h>
-
-/* ---- assertions (internal.h) ----
- * TMEM_DEBUG 0: none; 1: tmem__assert; 2: + tmem__assert_internal;
- * 3: + tmem__assert_expensive (whole-structure walks). Asserts are for
- * internal invariants only, never for caller input. */
-#ifndef TMEM_DEBUG
-#define TMEM_DEBUG 0
-#endif
-void tmem__assert_fail(const char *expr, const char *file, int line);
-#if TMEM_DEBUG >= 1
-#define tmem__assert(e) ((e) ? (void)0 : tmem__assert_fail(#e, __FILE__, __LINE__))
-#else
-#define tmem__assert(e) ((void)0)
-#endif
-#if TMEM_DEBUG >= 2
-#define tmem__assert_internal(e) tmem__assert(e)
-#else
-#define tmem__assert_internal(e) ((void)0)
-#endif
-#if TMEM_DEBUG >= 3
-#define tmem__assert_expensive(e) tmem__assert(e)
-#else
-#define tmem__assert_expensive(e) ((void)0)
-#endif
-/* Defensive checks kept in release builds (SQLite's ALWAYS/NEVER). */
-#define TMEM_ALWAYS(x) (x)
-#define TMEM_NEVER(x) (x)
-
-/* Every internal error starts here: one place to break on (status.c). */
-tmem_status tmem__err(tmem_status code);
-
-/* Overflow-checked arithmetic; return true on overflow. */
-static inline bool tmem__add_overflow(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_add_overflow(a, b, r); }
-static inline bool tmem__mul_overflow(uint64_t a, uint64_t b, uint64_t *r) { return __builtin_mul_overflow(a, b, r); }
-static inline bool tmem__is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
-/* Round up to a power-of-two alignment; false on overflow. */
-static inline bool tmem__align_up(uint64_t x, uint64_t align, uint64_t *r) {
-    uint64_t t;
-    if (tmem__add_overflow(x, align - 1, &t)) return false;
-    *r = t & ~(align - 1);
-    return true;
-}
+#include "base/base.h"
+#include "backend/backend.h"
+#include "typedmem/context.h"
 
 /* ---- context (context.c) ---- */
+/* Magic checks: a live context / a live type of a live context. */
+bool tmem__context_valid(const tmem_context *ctx);
+bool tmem__type_valid(const tmem_type *type);
 /* Metadata allocation through the context's allocator. */
 void *tmem__malloc(tmem_context *ctx, size_t size);
 void *tmem__calloc(tmem_context *ctx, size_t count, size_t size);
@@ -62,12 +24,34 @@ void tmem__free(tmem_context *ctx, void *ptr, size_t size);
 void tmem__context_lock(tmem_context *ctx);
 void tmem__context_unlock(tmem_context *ctx);
 bool tmem__context_debug(const tmem_context *ctx);
-/* Heaps register so the context can purge, check, report and destroy them.
- * Lock order: the registry lock -> a heap's own lock -> the context lock, so
- * tmem_heap_destroy must call tmem__context_remove_heap while NOT holding the
- * heap's own lock (reclaim may be purging it under the registry lock). */
-tmem_status tmem__context_add_heap(tmem_context *ctx, tmem_heap *heap);
-void tmem__context_remove_heap(tmem_context *ctx, tmem_heap *heap);
+/* Members: objects of upper layers (heaps) that the context purges, checks
+ * and destroys through a small vtable, without knowing what they are.
+ * Lock order: the member registry lock -> a member's own lock -> the context
+ * lock, so a member's destroy must call tmem__context_remove_member while NOT
+ * holding its own lock (reclaim may be purging it under the registry lock). */
+typedef struct tmem__member_ops {
+    /* At tmem_context_destroy, newest first, after the owned objects below;
+     * it unregisters the member. */
+    void (*destroy)(void *object);
+    /* tmem_context_check: the member's own invariants (NULL: none). */
+    tmem_status (*check)(void *object);
+    /* Reclaim, before the reclaim steps of priority >= 0, in the order of
+     * the members' types' reclaim priority: give back what can be dropped
+     * (a VOLATILE heap's pages), return the bytes. Runs on whichever thread
+     * hit a budget, maybe inside another member's call: must not block on
+     * the member's own lock (trylock, return 0 when busy), and uncommits
+     * through tmem__pool_decommit so the bytes come off the budget. NULL:
+     * nothing to give. */
+    uint64_t (*purge)(void *object);
+    /* The type the member draws from (purge order, check). */
+    tmem_type *(*type)(const void *object);
+} tmem__member_ops;
+tmem_status tmem__context_add_member(tmem_context *ctx, void *object, const tmem__member_ops *ops);
+void tmem__context_remove_member(tmem_context *ctx, void *object);
+/* Call visit(object, arg) for every member registered with ops, oldest
+ * first, under the registry lock (visit must not add or remove members). */
+void tmem__context_each_member(tmem_context *ctx, const tmem__member_ops *ops,
+                               void (*visit)(void *object, void *arg), void *arg);
 /* Cleanup hooks for objects owned by other layers (surfaces, kv caches,
  * models): run in reverse order at tmem_context_destroy. */
 typedef void (*tmem__destroy_fn)(void *object);
@@ -79,23 +63,12 @@ void tmem__context_remove_owned(tmem_context *ctx, void *object);
  * add one. */
 void *tmem__context_find_owned(tmem_context *ctx, tmem__destroy_fn fn);
 
-/* The trace layer keeps its state in the context (NULL when tracing is off).
- * Owned by src/trace; the context only stores the pointer and calls
- * tmem__trace_destroy at context destroy. (src/trace sets the pointer only
- * while tracing is on, and registers the tracer object itself with
- * tmem__context_add_owned, whose hook frees it; tmem__trace_destroy then
- * only stops it, so either order of the two at destroy is safe.) */
-struct tmem__tracer;
-/* Every tmem_context starts with this head (core.h), so the hot paths read
- * the tracer pointer inline: one load and one branch when tracing is off. */
-typedef struct tmem__context_head {
-    _Atomic(struct tmem__tracer *) tracer;
-} tmem__context_head;
-static inline struct tmem__tracer *tmem__context_tracer(const tmem_context *ctx) {
-    return atomic_load_explicit(&((tmem__context_head *)(void *)(uintptr_t)ctx)->tracer, memory_order_acquire);
-}
-void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer);
-void tmem__trace_destroy(tmem_context *ctx, struct tmem__tracer *tracer);
+/* Register a backend for a placement (context.c; backend/backend.h). NULL unregisters: types
+ * created afterwards with that placement get TMEM_E_UNSUPPORTED. Types
+ * already created keep the backend they reserved with, so a backend must
+ * outlive the context. */
+tmem_status tmem__context_set_backend(tmem_context *ctx, tmem_placement placement, const tmem__backend *be);
+const tmem__backend *tmem__context_backend(const tmem_context *ctx, tmem_placement placement);
 
 /* ---- types and pools (type.c, pool.c) ---- */
 tmem_context *tmem__type_context(const tmem_type *type);
@@ -117,9 +90,11 @@ void tmem__pool_uncarve(tmem_type *type, uint64_t offset, uint64_t size);
 tmem_status tmem__pool_commit(tmem_type *type, uint64_t offset, uint64_t size);
 /* Decommit the whole pages inside [offset, offset+size) and uncharge them. */
 void tmem__pool_decommit(tmem_type *type, uint64_t offset, uint64_t size);
-/* Advise the OS on whole committed pages (purgeable heaps): VOLATILE ->
- * MADV_FREE, EMPTY -> MADV_DONTNEED. Stays committed and charged. */
-tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size, tmem_purgeable state);
+/* Advise the backend on whole committed pages (purgeable heaps): VOLATILE ->
+ * MADV_FREE, EMPTY -> MADV_DONTNEED. Stays committed and charged.
+ * TMEM_E_INVALID_ARG for a range outside the pool or an unknown advice. */
+tmem_status tmem__pool_advise(tmem_type *type, uint64_t offset, uint64_t size,
+                              tmem__advice advice);
 /* Host address for an offset of the pool; NULL for device placements. */
 void *tmem__pool_ptr(const tmem_type *type, uint64_t offset);
 /* Bytes of [offset, offset+size) resident in memory now (committed granules
@@ -135,20 +110,24 @@ tmem_status tmem__type_charge(tmem_type *type, uint64_t bytes, bool clean);
 void tmem__type_uncharge(tmem_type *type, uint64_t bytes, bool clean);
 
 /* ---- accounting (stats.c) ---- */
+/* The context's budget counters in one consistent read (under the context
+ * lock), for reports above core (src/stats). */
+typedef struct tmem__context_counters {
+    uint64_t budget;                  /* UINT64_MAX: none */
+    uint64_t committed, committed_peak, committed_total;
+    uint64_t committed_clean;         /* of committed: clean file maps, outside the budget */
+    uint64_t denials, reclaimed;
+    float warning_fraction, critical_fraction;
+    tmem_pressure pressure;
+} tmem__context_counters;
+void tmem__context_counters_read(tmem_context *ctx, tmem__context_counters *out);
+/* "normal", "warning", "critical" (pressure.c). */
+extern const char *const tmem__pressure_names[3];
 /* In-use bytes of live allocations by type and role (not commits). */
 void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes);
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes);
 
-/* ---- heaps (heap.c) ---- */
-/* Reclaim: purge this heap if VOLATILE; returns the bytes dropped. Called
- * from whichever thread hit a budget, possibly while that thread is inside
- * another heap's allocation: must not block on the heap's own lock (trylock,
- * return 0 when busy) and must uncommit through tmem__pool_decommit so the
- * bytes come off the budget. */
-uint64_t tmem__heap_purge_volatile(tmem_heap *heap);
-tmem_type *tmem__heap_type(const tmem_heap *heap);
-
-/* ---- trace (src/trace/tracer.c): cheap when off ---- */
+/* ---- trace events: cheap when off ---- */
 typedef enum tmem__trace_kind {
     TMEM__TRACE_ALLOC, TMEM__TRACE_FREE, TMEM__TRACE_ALIAS, TMEM__TRACE_PURGE,
     TMEM__TRACE_COMMIT, TMEM__TRACE_DECOMMIT, TMEM__TRACE_LOCK,
@@ -160,16 +139,43 @@ typedef enum tmem__trace_kind {
     TMEM__TRACE_RESET,
     TMEM__TRACE_KIND_COUNT /* same values as the public tmem_trace_kind */
 } tmem__trace_kind;
-/* The slow half of tmem__trace: records the event (src/trace/tracer.c). */
-void tmem__trace_emit(struct tmem__tracer *tracer, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size, uint64_t offset, const char *name);
+/* The trace hook. The trace layer keeps its state in the context (NULL when
+ * tracing is off) and gives the function that records an event: core and
+ * every layer emit through this pointer, never by calling src/trace. Every
+ * tmem_context starts with this head (core.h), so the hot paths read it
+ * inline: one load and one branch when tracing is off. The tracer object is
+ * owned by src/trace (registered with tmem__context_add_owned, whose hook
+ * stops it and clears the pointer). */
+struct tmem__tracer;
+typedef void (*tmem__trace_emit_fn)(struct tmem__tracer *tracer, tmem__trace_kind kind,
+                                    const tmem_type *type, int32_t role, uint64_t size,
+                                    uint64_t offset, const char *name);
+typedef struct tmem__context_head {
+    _Atomic(struct tmem__tracer *) tracer;
+    _Atomic(tmem__trace_emit_fn) emit; /* set before tracer is published */
+} tmem__context_head;
+static inline tmem__context_head *tmem__context_head_of(const tmem_context *ctx) {
+    return (tmem__context_head *)(void *)(uintptr_t)ctx;
+}
+static inline struct tmem__tracer *tmem__context_tracer(const tmem_context *ctx) {
+    return atomic_load_explicit(&tmem__context_head_of(ctx)->tracer, memory_order_acquire);
+}
+/* Publish (tracer, emit) or clear (NULL, NULL) the hook (context.c). */
+void tmem__context_set_tracer(tmem_context *ctx, struct tmem__tracer *tracer,
+                              tmem__trace_emit_fn emit);
 /* Record an event if tracing is on for ctx (one branch when off). type may
  * be NULL; role -1 = none; name may be NULL (copied, bounded). What size and
  * offset mean per kind is in include/typedmem/trace.h (tmem_trace_kind); a
  * FREE must carry the type and offset of its ALLOC (pool offsets), so the
  * report can match them. */
-static inline void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size, uint64_t offset, const char *name) {
+static inline void tmem__trace(tmem_context *ctx, tmem__trace_kind kind, const tmem_type *type,
+                               int32_t role, uint64_t size, uint64_t offset, const char *name) {
     struct tmem__tracer *tracer = tmem__context_tracer(ctx);
-    if (__builtin_expect(tracer != NULL, 0)) tmem__trace_emit(tracer, kind, type, role, size, offset, name);
+    if (__builtin_expect(tracer != NULL, 0)) {
+        tmem__context_head *h = tmem__context_head_of(ctx);
+        tmem__trace_emit_fn emit = atomic_load_explicit(&h->emit, memory_order_relaxed);
+        emit(tracer, kind, type, role, size, offset, name);
+    }
 }
 
 /* ---- config (config.c) ---- */

@@ -71,6 +71,22 @@ void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out) {
     if (t->placement == TMEM_PLACEMENT_DEVICE) out->dirty = 0;
 }
 
+void tmem__context_counters_read(tmem_context *ctx, tmem__context_counters *out) {
+    memset(out, 0, sizeof *out);
+    tmem__context_lock(ctx);
+    out->budget = ctx->budget;
+    out->committed = ctx->committed;
+    out->committed_peak = ctx->committed_peak;
+    out->committed_total = ctx->committed_total;
+    out->committed_clean = ctx->committed_clean;
+    out->denials = ctx->denials;
+    out->warning_fraction = ctx->warning_fraction;
+    out->critical_fraction = ctx->critical_fraction;
+    tmem__context_unlock(ctx);
+    out->reclaimed = atomic_load_explicit(&ctx->reclaimed, memory_order_relaxed);
+    out->pressure = tmem__pressure_level(ctx);
+}
+
 tmem_status tmem_type_get_stats(const tmem_type *type, tmem_type_stats *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!tmem__type_valid(type) || !out) return tmem__err(TMEM_E_INVALID_ARG);
@@ -106,12 +122,12 @@ tmem_status tmem_context_accounted(tmem_context *ctx, uint64_t *dirty, uint64_t 
 }
 
 /* Slow walk: every pool's bitmap against its counters, the types against the
- * context, roles against types, and each heap's own check. The in-use
+ * context, roles against types, and each member's own check (heaps). The in-use
  * comparison assumes no allocation is in flight on another thread. */
 tmem_status tmem_context_check(tmem_context *ctx) {
     if (!tmem__context_valid(ctx)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_status st = TMEM_OK;
-    pthread_mutex_lock(&ctx->heaps_lock);
+    pthread_mutex_lock(&ctx->members_lock);
     tmem__context_lock(ctx);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < ctx->ntypes && st == TMEM_OK; i++) {
@@ -133,11 +149,12 @@ tmem_status tmem_context_check(tmem_context *ctx) {
     for (uint32_t i = 0; i < ctx->ntypes; i++) type_sum += tmem__acct_current(&ctx->types[i]->acct);
     if (st == TMEM_OK && role_sum > type_sum) st = tmem__err(TMEM_E_CORRUPT);
     tmem__context_unlock(ctx);
-    for (size_t i = 0; i < ctx->nheaps && st == TMEM_OK; i++) {
-        const tmem_type *ht = tmem__heap_type(ctx->heaps[i]);
-        if (!ht || ht->ctx != ctx) st = tmem__err(TMEM_E_CORRUPT);
-        else st = tmem_heap_check(ctx->heaps[i]);
+    for (size_t i = 0; i < ctx->nmembers && st == TMEM_OK; i++) {
+        const tmem__member *m = &ctx->members[i];
+        const tmem_type *mt = m->ops->type(m->object);
+        if (!mt || mt->ctx != ctx) st = tmem__err(TMEM_E_CORRUPT);
+        else if (m->ops->check) st = m->ops->check(m->object);
     }
-    pthread_mutex_unlock(&ctx->heaps_lock);
+    pthread_mutex_unlock(&ctx->members_lock);
     return st == TMEM_OK ? TMEM_OK : tmem__err(TMEM_E_CORRUPT);
 }

@@ -6,13 +6,6 @@
 #include <string.h>
 #include "core/core.h"
 
-const char *const tmem__placement_names[TMEM_PLACEMENT_COUNT] = {
-    "host", "host_shared", "file", "pinned", "device", "device_host_visible",
-};
-const char *const tmem__lifetime_names[TMEM_LIFETIME_COUNT] = {
-    "persistent", "growing", "transient", "shared",
-};
-
 bool tmem__type_valid(const tmem_type *type) {
     return type && type->magic == TMEM__TYPE_MAGIC && tmem__context_valid(type->ctx);
 }

@@ -125,7 +125,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     }
     mutex = true;
     if ((desc->flags & TMEM_HEAP_COMMIT_ALL) && (st = tmem__heap_commit(h, 0, size)) != TMEM_OK) goto fail;
-    if ((st = tmem__context_add_heap(ctx, h)) != TMEM_OK) goto fail;
+    if ((st = tmem__context_add_member(ctx, h, &tmem__heap_member_ops)) != TMEM_OK) goto fail;
     registered = true;
     (void)registered;
     *out = h;
@@ -152,10 +152,24 @@ static tmem_status unaccount(tmem_heap *h, uint64_t off, uint64_t size, uint64_t
     return TMEM_OK;
 }
 
+/* The heap as a member of its context (core/internal.h): core destroys,
+ * checks and purges heaps through these without knowing what a heap is. */
+static void member_destroy(void *heap) { tmem_heap_destroy(heap); }
+static tmem_status member_check(void *heap) { return tmem_heap_check(heap); }
+static uint64_t member_purge(void *heap) { return tmem__heap_purge_volatile(heap); }
+static tmem_type *member_type(const void *heap) { return tmem__heap_type(heap); }
+
+const tmem__member_ops tmem__heap_member_ops = {
+    .destroy = member_destroy,
+    .check = member_check,
+    .purge = member_purge,
+    .type = member_type,
+};
+
 void tmem_heap_destroy(tmem_heap *heap) {
     if (!tmem__heap_valid(heap)) return;
     /* Unregister first: once out of the registry no reclaim can reach it. */
-    tmem__context_remove_heap(heap->ctx, heap);
+    tmem__context_remove_member(heap->ctx, heap);
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);
     tmem__trace(heap->ctx, TMEM__TRACE_RESET, heap->type, heap->role, heap->carved, heap->base, heap->name);
     tmem__heap_drop_sentinels(heap);

@@ -14,14 +14,15 @@
  * party (the context's reclaim, from another thread's commit) may touch the
  * heap, and it does so with trylock. The owner moves the heap out of
  * NON_VOLATILE under the lock, so an unlocked read of NON_VOLATILE by the
- * owner is always current. Order: heaps_lock -> h->lock -> ctx->lock.
+ * owner is always current. Order: the context's members_lock -> h->lock ->
+ * ctx->lock.
  */
 #ifndef TMEM_HEAP_INTERNAL_H
 #define TMEM_HEAP_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include "core/internal.h"
+#include "heap/internal.h"
 #include "heap/tlsf.h"
 #include "heap/linear.h"
 #include "heap/interval.h"

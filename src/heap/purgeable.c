@@ -63,7 +63,9 @@ static tmem_status restore_run(tmem_heap *h, uint64_t off, uint64_t len, void *a
 
 static tmem_status advise_run(tmem_heap *h, uint64_t off, uint64_t len, void *arg) {
     const sentinel_walk *w = arg;
-    return tmem__pool_advise(h->type, h->base + off, len, w->advice);
+    if (w->advice != TMEM_PURGEABLE_VOLATILE && w->advice != TMEM_PURGEABLE_EMPTY) return TMEM_OK;
+    tmem__advice adv = w->advice == TMEM_PURGEABLE_VOLATILE ? TMEM__ADVICE_VOLATILE : TMEM__ADVICE_EMPTY;
+    return tmem__pool_advise(h->type, h->base + off, len, adv);
 }
 
 void tmem__heap_drop_sentinels(tmem_heap *h) {

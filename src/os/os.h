@@ -15,7 +15,7 @@
 #ifndef TMEM_OS_H
 #define TMEM_OS_H
 
-#include "typedmem/status.h"
+#include "base/base.h"
 #include "typedmem/system.h"
 
 /* Every OS entry point, for fault injection and call counting. */

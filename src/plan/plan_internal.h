@@ -13,8 +13,9 @@
 #ifndef TMEM_PLAN_INTERNAL_H
 #define TMEM_PLAN_INTERNAL_H
 
+#include <stdio.h>
+#include "base/text.h"
 #include "typedmem/plan.h"
-#include "core/internal.h"
 #include <stdatomic.h>
 
 /* ---- problem.c ---- */
@@ -124,14 +125,9 @@ struct tmem_plan {
 uint64_t tmem__plan_arena(const tmem__plan_inst *inst, const uint64_t *offsets);
 
 /* ---- output.c ---- */
-/* A sink writes either to a FILE or into a growing/clipped memory buffer. */
-typedef struct tmem__plan_sink {
-    FILE *f;
-    char *buf;
-    size_t cap, len;
-    bool failed;
-} tmem__plan_sink;
-void tmem__plan_printf(tmem__plan_sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tmem__plan_put_escaped(tmem__plan_sink *s, const char *text);
+/* Text into a FILE through the one text builder (base/text.h); close drains
+ * it and says TMEM_E_IO when anything failed. */
+void tmem__plan_text_file(tmem__text *t, FILE *f);
+tmem_status tmem__plan_text_close(tmem__text *t);
 
 #endif

@@ -20,7 +20,7 @@
 
 #include <stdatomic.h>
 #include "typedmem/surface.h"
-#include "core/internal.h"
+#include "heap/internal.h"
 
 /* ---- format.c ---- */
 bool tmem__surface_format_is_tensor(tmem_pixel_format format);

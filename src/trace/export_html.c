@@ -96,43 +96,43 @@ static bool plan_svg_bounds(const char *svg, const char **begin, size_t *len) {
 }
 
 /* 'sha256-<base64>' of the inline script, for the CSP. */
-static void script_hash(tmem__strbuf *sb) {
+static void script_hash(tmem__text *sb) {
     unsigned char h[32];
     tmem__sha256(script, sizeof script - 1, h);
-    tmem__sb_puts(sb, "'sha256-");
-    tmem__sb_base64(sb, h, sizeof h);
-    tmem__sb_puts(sb, "'");
+    tmem__text_puts(sb, "'sha256-");
+    tmem__trace_base64(sb, h, sizeof h);
+    tmem__text_puts(sb, "'");
 }
 
-static void card(tmem__strbuf *sb, const char *key, const char *value) {
-    tmem__sb_puts(sb, "<div class=\"card\"><div class=\"v\">");
-    tmem__sb_html(sb, value);
-    tmem__sb_puts(sb, "</div><div class=\"k\">");
-    tmem__sb_html(sb, key);
-    tmem__sb_puts(sb, "</div></div>\n");
+static void card(tmem__text *sb, const char *key, const char *value) {
+    tmem__text_puts(sb, "<div class=\"card\"><div class=\"v\">");
+    tmem__text_xml_escape(sb, value);
+    tmem__text_puts(sb, "</div><div class=\"k\">");
+    tmem__text_xml_escape(sb, key);
+    tmem__text_puts(sb, "</div></div>\n");
 }
 
 /* swatch: -1 none, else the colour offset of the matching timeline. */
-static void table(tmem__strbuf *sb, const char *what, const char *id, const tmem_trace_contributor *rows, uint32_t n,
+static void table(tmem__text *sb, const char *what, const char *id, const tmem_trace_contributor *rows, uint32_t n,
                   uint32_t top, uint64_t total, int swatch) {
     char a[32];
-    tmem__sb_printf(sb, "<table id=\"%s\"><thead><tr><th>%s</th><th>bytes</th><th>share</th><th></th><th>live</th></tr></thead><tbody>\n", id, what);
+    tmem__text_printf(sb, "<table id=\"%s\"><thead><tr><th>%s</th><th>bytes</th><th>share</th><th></th><th>live</th></tr></thead><tbody>\n", id, what);
     for (uint32_t i = 0; i < n && i < top; i++) {
         double pct = total ? 100.0 * (double)rows[i].bytes / (double)total : 0;
-        tmem__sb_puts(sb, "<tr><td>");
+        tmem__text_puts(sb, "<tr><td>");
         if (swatch >= 0 && rows[i].id >= 0)
-            tmem__sb_printf(sb, "<span class=\"sw\" style=\"background:%s\"></span>", tmem__trace_color((uint32_t)(rows[i].id + swatch)));
-        tmem__sb_html(sb, rows[i].label);
-        tmem__sb_printf(sb, "</td><td class=\"n\">%s</td><td class=\"n\">%.1f%%</td><td style=\"width:120px\"><div class=\"bar\" style=\"width:%.1f%%\"></div></td><td class=\"n\">%u</td></tr>\n",
+            tmem__text_printf(sb, "<span class=\"sw\" style=\"background:%s\"></span>", tmem__trace_color((uint32_t)(rows[i].id + swatch)));
+        tmem__text_xml_escape(sb, rows[i].label);
+        tmem__text_printf(sb, "</td><td class=\"n\">%s</td><td class=\"n\">%.1f%%</td><td style=\"width:120px\"><div class=\"bar\" style=\"width:%.1f%%\"></div></td><td class=\"n\">%u</td></tr>\n",
                         tmem__fmt_bytes(rows[i].bytes, a, sizeof a), pct, pct, rows[i].count);
     }
-    if (!n) tmem__sb_puts(sb, "<tr><td colspan=\"5\">nothing alive</td></tr>\n");
-    tmem__sb_puts(sb, "</tbody></table>\n");
+    if (!n) tmem__text_puts(sb, "<tr><td colspan=\"5\">nothing alive</td></tr>\n");
+    tmem__text_puts(sb, "</tbody></table>\n");
 }
 
 /* Budget denials, evictions, purges, pressure changes and marks, in order
  * (the first 200): what a reader looks for after the peak. */
-static void notable(tmem__strbuf *sb, const tmem_trace_data *d) {
+static void notable(tmem__text *sb, const tmem_trace_data *d) {
     static const char *const level[] = {"normal", "warning", "critical"};
     uint32_t shown = 0;
     uint64_t total = 0;
@@ -145,23 +145,23 @@ static void notable(tmem__strbuf *sb, const tmem_trace_data *d) {
             continue;
         if (total++ >= 200) continue;
         if (!shown++)
-            tmem__sb_puts(sb, "<h3>Notable events</h3>\n<table id=\"tmem-notable\"><thead><tr><th>time</th><th>event</th>"
+            tmem__text_puts(sb, "<h3>Notable events</h3>\n<table id=\"tmem-notable\"><thead><tr><th>time</th><th>event</th>"
                               "<th>type</th><th>role</th><th>bytes</th><th>name</th></tr></thead><tbody>\n");
-        tmem__sb_printf(sb, "<tr class=\"ev-%s\"><td class=\"n\">%.3f ms</td><td>%s</td><td>", tmem_trace_kind_name(k),
+        tmem__text_printf(sb, "<tr class=\"ev-%s\"><td class=\"n\">%.3f ms</td><td>%s</td><td>", tmem_trace_kind_name(k),
                         ev->time_ns / 1e6, tmem_trace_kind_name(k));
         /* marks and pressure belong to no type or role: a dash, not "none none" */
-        if (ev->type < 0) tmem__sb_puts(sb, "&mdash;");
-        else tmem__sb_html(sb, tmem__trace_type_label(d, ev->type, a, sizeof a));
-        tmem__sb_puts(sb, "</td><td>");
-        if (ev->role < 0) tmem__sb_puts(sb, "&mdash;");
-        else tmem__sb_html(sb, tmem__trace_role_label(d, ev->role, b, sizeof b));
-        tmem__sb_printf(sb, "</td><td class=\"n\">%s</td><td>", k == TMEM_TRACE_PRESSURE || k == TMEM_TRACE_MARK ? "" : tmem__fmt_bytes(ev->size, a, sizeof a));
-        if (k == TMEM_TRACE_PRESSURE) tmem__sb_puts(sb, ev->offset < 3 ? level[ev->offset] : "?");
-        else tmem__sb_html(sb, ev->name);
-        tmem__sb_puts(sb, "</td></tr>\n");
+        if (ev->type < 0) tmem__text_puts(sb, "&mdash;");
+        else tmem__text_xml_escape(sb, tmem__trace_type_label(d, ev->type, a, sizeof a));
+        tmem__text_puts(sb, "</td><td>");
+        if (ev->role < 0) tmem__text_puts(sb, "&mdash;");
+        else tmem__text_xml_escape(sb, tmem__trace_role_label(d, ev->role, b, sizeof b));
+        tmem__text_printf(sb, "</td><td class=\"n\">%s</td><td>", k == TMEM_TRACE_PRESSURE || k == TMEM_TRACE_MARK ? "" : tmem__fmt_bytes(ev->size, a, sizeof a));
+        if (k == TMEM_TRACE_PRESSURE) tmem__text_puts(sb, ev->offset < 3 ? level[ev->offset] : "?");
+        else tmem__text_xml_escape(sb, ev->name);
+        tmem__text_puts(sb, "</td></tr>\n");
     }
-    if (shown) tmem__sb_puts(sb, "</tbody></table>\n");
-    if (total > shown) tmem__sb_printf(sb, "<p class=\"hint\">%llu more not shown.</p>\n", (unsigned long long)(total - shown));
+    if (shown) tmem__text_puts(sb, "</tbody></table>\n");
+    if (total > shown) tmem__text_printf(sb, "<p class=\"hint\">%llu more not shown.</p>\n", (unsigned long long)(total - shown));
 }
 
 tmem_status tmem__export_html_check(const tmem_report_desc *opt) {
@@ -173,7 +173,7 @@ tmem_status tmem__export_html_check(const tmem_report_desc *opt) {
 }
 
 tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *p,
-                              tmem__strbuf *sb) {
+                              tmem__text *sb) {
     const char *plan = NULL;
     size_t plan_len = 0;
     tmem_status st = tmem__export_html_check(opt);
@@ -183,21 +183,21 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
     uint32_t top = opt && opt->top ? (opt->top > TMEM_TRACE_TOP_MAX ? TMEM_TRACE_TOP_MAX : opt->top) : 10;
     char a[32], b[64];
 
-    tmem__sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    tmem__text_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
                       "script-src ");
     script_hash(sb);
-    tmem__sb_puts(sb, "; img-src data:; base-uri 'none'; form-action 'none'\">\n"
+    tmem__text_puts(sb, "; img-src data:; base-uri 'none'; form-action 'none'\">\n"
                       "<meta name=\"viewport\" content=\"width=device-width\">\n<title>");
-    tmem__sb_html(sb, title);
-    tmem__sb_printf(sb, "</title>\n<style>%s</style></head>\n<body>\n<header><h1>", css);
-    tmem__sb_html(sb, title);
-    tmem__sb_printf(sb, "</h1><p class=\"sub\">typedmem %d.%d.%d &middot; %llu events &middot; %.3f ms traced%s</p></header>\n",
+    tmem__text_xml_escape(sb, title);
+    tmem__text_printf(sb, "</title>\n<style>%s</style></head>\n<body>\n<header><h1>", css);
+    tmem__text_xml_escape(sb, title);
+    tmem__text_printf(sb, "</h1><p class=\"sub\">typedmem %d.%d.%d &middot; %llu events &middot; %.3f ms traced%s</p></header>\n",
                     TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH, (unsigned long long)d->count,
                     d->count ? d->events[d->count - 1].time_ns / 1e6 : 0.0,
                     d->complete ? "" : " &middot; <b>incomplete trace file</b>");
 
-    tmem__sb_puts(sb, "<section class=\"cards\" id=\"tmem-summary\">\n");
+    tmem__text_puts(sb, "<section class=\"cards\" id=\"tmem-summary\">\n");
     card(sb, "peak in use", tmem__fmt_bytes(p->peak_bytes, a, sizeof a));
     snprintf(b, sizeof b, "%.3f ms", p->peak_time_ns / 1e6);
     card(sb, "peak reached at", b);
@@ -210,62 +210,62 @@ tmem_status tmem__export_html(const tmem_trace_data *d, const tmem_report_desc *
     card(sb, "evicted", tmem__fmt_bytes(p->evicted_bytes, a, sizeof a));
     snprintf(b, sizeof b, "%llu", (unsigned long long)d->dropped);
     card(sb, "events dropped (ring)", b);
-    tmem__sb_puts(sb, "</section>\n");
+    tmem__text_puts(sb, "</section>\n");
 
-    tmem__sb_puts(sb, "<section id=\"tmem-timeline-section\"><h2>Timeline: in-use bytes by memory type</h2><div class=\"panel\">\n");
+    tmem__text_puts(sb, "<section id=\"tmem-timeline-section\"><h2>Timeline: in-use bytes by memory type</h2><div class=\"panel\">\n");
     if ((st = tmem__export_svg(d, opt, p, false, sb)) != TMEM_OK) return st;
-    tmem__sb_puts(sb, "</div><p class=\"hint\">Stacked areas: bytes in live allocations per type. Black line: committed "
+    tmem__text_puts(sb, "</div><p class=\"hint\">Stacked areas: bytes in live allocations per type. Black line: committed "
                       "bytes. Dashed red: the budget. Red triangles: budget denials; grey: marks. Click a legend entry "
                       "to hide its series; hover for the values at a time.</p></section>\n");
 
-    tmem__sb_puts(sb, "<section id=\"tmem-plan-section\"><h2>Plan</h2>\n");
+    tmem__text_puts(sb, "<section id=\"tmem-plan-section\"><h2>Plan</h2>\n");
     if (plan) {
-        tmem__sb_puts(sb, "<div class=\"panel\" id=\"tmem-plan\">\n<img id=\"tmem-plan-img\" alt=\"plan picture\" "
+        tmem__text_puts(sb, "<div class=\"panel\" id=\"tmem-plan\">\n<img id=\"tmem-plan-img\" alt=\"plan picture\" "
                           "style=\"max-width:100%;height:auto\" src=\"data:image/svg+xml;base64,");
-        tmem__sb_base64(sb, plan, plan_len);
-        tmem__sb_puts(sb, "\">\n</div>\n");
+        tmem__trace_base64(sb, plan, plan_len);
+        tmem__text_puts(sb, "\">\n</div>\n");
         if (opt->plan_caption) {
-            tmem__sb_puts(sb, "<p class=\"hint\">");
-            tmem__sb_html(sb, opt->plan_caption);
-            tmem__sb_puts(sb, "</p>\n");
+            tmem__text_puts(sb, "<p class=\"hint\">");
+            tmem__text_xml_escape(sb, opt->plan_caption);
+            tmem__text_puts(sb, "</p>\n");
         }
     } else {
-        tmem__sb_puts(sb, "<p class=\"hint\">No plan picture was given (tmem report --plan FILE.svg).</p>\n");
+        tmem__text_puts(sb, "<p class=\"hint\">No plan picture was given (tmem report --plan FILE.svg).</p>\n");
     }
-    tmem__sb_puts(sb, "</section>\n");
+    tmem__text_puts(sb, "</section>\n");
 
     tmem__fmt_bytes(p->peak_bytes, a, sizeof a);
-    tmem__sb_printf(sb, "<section id=\"tmem-peak-section\"><h2>What was alive at the peak (%s at %.3f ms)</h2>\n<div class=\"tables\">\n",
+    tmem__text_printf(sb, "<section id=\"tmem-peak-section\"><h2>What was alive at the peak (%s at %.3f ms)</h2>\n<div class=\"tables\">\n",
                     a, p->peak_time_ns / 1e6);
     table(sb, "role", "tmem-peak-role", p->by_role, p->by_role_count, top, p->peak_bytes, 5);
     table(sb, "type", "tmem-peak-type", p->by_type, p->by_type_count, top, p->peak_bytes, 0);
     table(sb, "name", "tmem-peak-name", p->by_name, p->by_name_count, top, p->peak_bytes, -1);
-    tmem__sb_puts(sb, "</div>\n");
+    tmem__text_puts(sb, "</div>\n");
     if (p->unmatched_frees)
-        tmem__sb_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
+        tmem__text_printf(sb, "<p class=\"hint\">%llu frees had no allocation in the trace (allocated before the trace "
                             "started, or dropped by the ring).</p>\n", (unsigned long long)p->unmatched_frees);
-    tmem__sb_puts(sb, "</section>\n");
-    tmem__sb_puts(sb, "<section id=\"tmem-timeline-role-section\"><h2>Timeline: in-use bytes by role</h2><div class=\"panel\">\n");
+    tmem__text_puts(sb, "</section>\n");
+    tmem__text_puts(sb, "<section id=\"tmem-timeline-role-section\"><h2>Timeline: in-use bytes by role</h2><div class=\"panel\">\n");
     if ((st = tmem__export_svg(d, opt, p, true, sb)) != TMEM_OK) return st;
-    tmem__sb_puts(sb, "</div></section>\n");
+    tmem__text_puts(sb, "</div></section>\n");
 
     uint64_t kinds[TMEM_TRACE_KIND_COUNT] = {0};
     for (uint64_t i = 0; i < d->count; i++) kinds[d->events[i].kind]++;
-    tmem__sb_puts(sb, "<section id=\"tmem-events-section\"><h2>Events</h2>\n<table id=\"tmem-kinds\"><thead><tr><th>kind</th><th>count</th></tr></thead><tbody>\n");
+    tmem__text_puts(sb, "<section id=\"tmem-events-section\"><h2>Events</h2>\n<table id=\"tmem-kinds\"><thead><tr><th>kind</th><th>count</th></tr></thead><tbody>\n");
     for (uint32_t k = 0; k < TMEM_TRACE_KIND_COUNT; k++)
-        tmem__sb_printf(sb, "<tr><td>%s</td><td class=\"n\">%llu</td></tr>\n", tmem_trace_kind_name(k), (unsigned long long)kinds[k]);
-    tmem__sb_puts(sb, "</tbody></table>\n");
+        tmem__text_printf(sb, "<tr><td>%s</td><td class=\"n\">%llu</td></tr>\n", tmem_trace_kind_name(k), (unsigned long long)kinds[k]);
+    tmem__text_puts(sb, "</tbody></table>\n");
     notable(sb, d);
-    tmem__sb_puts(sb, "</section>\n");
+    tmem__text_puts(sb, "</section>\n");
 
     for (uint32_t i = 0; opt && i < opt->note_count; i++) {
-        tmem__sb_puts(sb, "<section class=\"note\"><h2>");
-        tmem__sb_html(sb, opt->notes[i].title ? opt->notes[i].title : "Note");
-        tmem__sb_puts(sb, "</h2><pre>");
-        tmem__sb_html(sb, opt->notes[i].text ? opt->notes[i].text : "");
-        tmem__sb_puts(sb, "</pre></section>\n");
+        tmem__text_puts(sb, "<section class=\"note\"><h2>");
+        tmem__text_xml_escape(sb, opt->notes[i].title ? opt->notes[i].title : "Note");
+        tmem__text_puts(sb, "</h2><pre>");
+        tmem__text_xml_escape(sb, opt->notes[i].text ? opt->notes[i].text : "");
+        tmem__text_puts(sb, "</pre></section>\n");
     }
-    tmem__sb_printf(sb, "<footer>Generated by typedmem %d.%d.%d. The same trace as Chrome/Perfetto JSON: "
+    tmem__text_printf(sb, "<footer>Generated by typedmem %d.%d.%d. The same trace as Chrome/Perfetto JSON: "
                         "<code>tmem report TRACE --chrome out.json</code>, then open it in ui.perfetto.dev or chrome://tracing.</footer>\n"
                         "<script>%s</script>\n</body></html>\n",
                     TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH, script);

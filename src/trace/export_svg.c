@@ -168,7 +168,7 @@ static const char *series_label(const tmem_trace_data *d, bool by_role, uint32_t
 }
 
 tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *opt, const tmem_trace_peak_info *peak,
-                             bool by_role, tmem__strbuf *sb) {
+                             bool by_role, tmem__text *sb) {
     layout l = {0};
     l.w = opt && opt->width ? (opt->width < 300 ? 300 : opt->width) : 1100;
     l.h = opt && opt->height ? (opt->height < 200 ? 200 : opt->height) : 420;
@@ -242,18 +242,18 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
     uint64_t tstep = nice_at_least(scale_u64(70, l.d_end, l.cols) + 1);
     int tdec = step_decimals(tstep, tu);
 
-    tmem__sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"tmem-timeline\" "
+    tmem__text_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"tmem-timeline\" "
                         "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" font-family=\"sans-serif\" font-size=\"12\">\n"
                         "<title>typedmem timeline: in-use bytes by %s</title>\n"
                         "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"#ffffff\"/>\n",
                     by_role ? "tmem-timeline-role" : "tmem-timeline", l.w, l.h, l.w, l.h, by_role ? "role" : "memory type", l.w, l.h);
     char a[32], b[32];
     /* grid + axes */
-    tmem__sb_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
+    tmem__text_puts(sb, "<g class=\"axis\" stroke=\"#dddddd\">\n");
     for (uint64_t k = 0; k <= l.y_max / step; k++) { /* counted: v += step could wrap */
         uint64_t v = k * step;
         axis_units(v, yunit, a, sizeof a);
-        tmem__sb_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
+        tmem__text_printf(sb, "<line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" fill=\"#444\" stroke=\"none\" text-anchor=\"end\">%s</text>\n",
                         LEFT, LEFT + l.cols, yof(&l, v), yof(&l, v), LEFT - 6, yof(&l, v) + 4, a);
     }
     /* Time ticks: 0 and round multiples of one step inside each busy stretch
@@ -272,16 +272,16 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
             if (x - last_x < 60) continue;
             last_x = x;
             time_label(t, tu, tdec, a, sizeof a);
-            tmem__sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
+            tmem__text_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\"/><text x=\"%.1f\" y=\"%u\" fill=\"#444\" stroke=\"none\" text-anchor=\"middle\">%s</text>\n",
                             x, x, TOP, TOP + l.plot_h, x, TOP + l.plot_h + 16, a);
         }
     }
-    tmem__sb_printf(sb, "</g>\n<text x=\"%d\" y=\"%u\" fill=\"#444\">time since trace start%s</text>\n", LEFT, l.h - 8,
+    tmem__text_printf(sb, "</g>\n<text x=\"%d\" y=\"%u\" fill=\"#444\">time since trace start%s</text>\n", LEFT, l.h - 8,
                     l.ngaps ? " (grey bands: idle stretches drawn narrow)" : "");
     for (uint32_t g = 0; g < l.ngaps; g++) {
         double x0 = xof(&l, l.gaps[g].start), x1 = xof(&l, l.gaps[g].end);
         time_label(l.gaps[g].end - l.gaps[g].start, tu, 2, a, sizeof a);
-        tmem__sb_printf(sb, "<g class=\"gap\" data-ns=\"%llu\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%u\" fill=\"#eeeeee\"/>"
+        tmem__text_printf(sb, "<g class=\"gap\" data-ns=\"%llu\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%u\" fill=\"#eeeeee\"/>"
                             "<path d=\"M%.1f %u l4 -6 l4 12 l4 -6\" fill=\"none\" stroke=\"#888\"/></g>\n",
                         (unsigned long long)(l.gaps[g].end - l.gaps[g].start), x0, TOP, x1 - x0 > 1 ? x1 - x0 : 1, l.plot_h,
                         (x0 + x1) / 2 - 6, TOP + l.plot_h);
@@ -289,53 +289,53 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
 
     /* stacked areas, bottom to top in type order */
     uint32_t shown = 0;
-    tmem__sb_puts(sb, "<g class=\"series-group\">\n");
+    tmem__text_puts(sb, "<g class=\"series-group\">\n");
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
-        tmem__sb_printf(sb, "<path class=\"series\" data-series=\"");
-        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
-        tmem__sb_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(by_role ? t + 5 : t));
+        tmem__text_printf(sb, "<path class=\"series\" data-series=\"");
+        tmem__text_xml_escape(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__text_printf(sb, "\" data-max=\"%llu\" fill=\"%s\" fill-opacity=\"0.85\" stroke=\"none\" d=\"", (unsigned long long)type_max[t], tmem__trace_color(by_role ? t + 5 : t));
         for (uint32_t c = 0; c < l.cols; c++) { /* upper edge, left to right */
             uint64_t sum = 0;
             for (uint32_t u = 0; u <= t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
-            tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, sum));
+            tmem__text_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, sum));
         }
         for (uint32_t c = l.cols; c-- > 0;) { /* lower edge back */
             uint64_t sum = 0;
             for (uint32_t u = 0; u < t; u++) sum = tmem__add_sat(sum, vals[(size_t)c * span + u]);
-            tmem__sb_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
+            tmem__text_printf(sb, "L%u %.1f", LEFT + c, yof(&l, sum));
         }
-        tmem__sb_puts(sb, "Z\"><title>");
-        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
-        tmem__sb_printf(sb, " (max %s)</title></path>\n", tmem__fmt_bytes(type_max[t], b, sizeof b));
+        tmem__text_puts(sb, "Z\"><title>");
+        tmem__text_xml_escape(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__text_printf(sb, " (max %s)</title></path>\n", tmem__fmt_bytes(type_max[t], b, sizeof b));
         shown++;
     }
-    tmem__sb_puts(sb, "</g>\n");
+    tmem__text_puts(sb, "</g>\n");
     /* The gaps' lengths, over the areas: dark text on a white halo. */
     for (uint32_t g = 0; g < l.ngaps; g++) {
         double xm = (xof(&l, l.gaps[g].start) + xof(&l, l.gaps[g].end)) / 2 + 4;
         time_label(l.gaps[g].end - l.gaps[g].start, tu, 2, a, sizeof a);
-        tmem__sb_printf(sb, "<text class=\"gap-label\" x=\"%.1f\" y=\"%u\" fill=\"#333\" stroke=\"#fff\" stroke-width=\"3\" "
+        tmem__text_printf(sb, "<text class=\"gap-label\" x=\"%.1f\" y=\"%u\" fill=\"#333\" stroke=\"#fff\" stroke-width=\"3\" "
                             "paint-order=\"stroke\" font-size=\"10\" transform=\"rotate(-90 %.1f %u)\">idle %s</text>\n",
                         xm, TOP + l.plot_h - 6, xm, TOP + l.plot_h - 6, a);
     }
     if (peak->peak_committed && !committed_on_scale)
-        tmem__sb_printf(sb, "<text class=\"committed-off\" x=\"%d\" y=\"%d\" fill=\"#222\">committed: up to %s (above the scale)</text>\n",
+        tmem__text_printf(sb, "<text class=\"committed-off\" x=\"%d\" y=\"%d\" fill=\"#222\">committed: up to %s (above the scale)</text>\n",
                         LEFT + 4, TOP - 8, tmem__fmt_bytes(peak->peak_committed, b, sizeof b));
     if (peak->peak_committed && committed_on_scale) {
-        tmem__sb_puts(sb, "<path class=\"committed\" fill=\"none\" stroke=\"#222222\" stroke-width=\"1.5\" d=\"");
-        for (uint32_t c = 0; c < l.cols; c++) tmem__sb_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, committed[c]));
-        tmem__sb_puts(sb, "\"><title>committed (all types)</title></path>\n");
+        tmem__text_puts(sb, "<path class=\"committed\" fill=\"none\" stroke=\"#222222\" stroke-width=\"1.5\" d=\"");
+        for (uint32_t c = 0; c < l.cols; c++) tmem__text_printf(sb, "%s%u %.1f", c ? "L" : "M", LEFT + c, yof(&l, committed[c]));
+        tmem__text_puts(sb, "\"><title>committed (all types)</title></path>\n");
     }
     if (d->budget) {
         tmem__fmt_bytes(d->budget, a, sizeof a);
         if (budget_on_scale)
-            tmem__sb_printf(sb, "<g class=\"budget\" data-bytes=\"%llu\"><line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
+            tmem__text_printf(sb, "<g class=\"budget\" data-bytes=\"%llu\"><line x1=\"%d\" x2=\"%u\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
                                 "<text x=\"%u\" y=\"%.1f\" fill=\"#d62728\" text-anchor=\"end\">budget %s</text></g>\n",
                             (unsigned long long)d->budget, LEFT, LEFT + l.cols, yof(&l, d->budget), yof(&l, d->budget),
                             LEFT + l.cols - 4, yof(&l, d->budget) - 4, a);
         else
-            tmem__sb_printf(sb, "<g class=\"budget\" data-bytes=\"%llu\"><text x=\"%u\" y=\"%d\" fill=\"#d62728\" text-anchor=\"end\">budget %s (above the scale)</text></g>\n",
+            tmem__text_printf(sb, "<g class=\"budget\" data-bytes=\"%llu\"><text x=\"%u\" y=\"%d\" fill=\"#d62728\" text-anchor=\"end\">budget %s (above the scale)</text></g>\n",
                             (unsigned long long)d->budget, LEFT + l.cols - 4, TOP - 8, a);
     }
     /* denials and marks */
@@ -345,28 +345,28 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         const tmem_trace_event *ev = &d->events[i];
         double x = xof(&l, ev->time_ns);
         if (ev->kind == TMEM_TRACE_BUDGET_DENIED) {
-            tmem__sb_printf(sb, "<path class=\"denial\" fill=\"#d62728\" d=\"M%.1f %d l-5 -9 h10 z\"><title>budget denied: %s ", x, TOP, tmem__fmt_bytes(ev->size, a, sizeof a));
-            tmem__sb_html(sb, ev->name);
-            tmem__sb_puts(sb, "</title></path>\n");
+            tmem__text_printf(sb, "<path class=\"denial\" fill=\"#d62728\" d=\"M%.1f %d l-5 -9 h10 z\"><title>budget denied: %s ", x, TOP, tmem__fmt_bytes(ev->size, a, sizeof a));
+            tmem__text_xml_escape(sb, ev->name);
+            tmem__text_puts(sb, "</title></path>\n");
         } else if (ev->kind == TMEM_TRACE_MARK && marks < 200) {
-            tmem__sb_printf(sb, "<g class=\"mark\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\" stroke=\"#888888\" stroke-dasharray=\"2 3\"/>", x, x, TOP, TOP + l.plot_h);
+            tmem__text_printf(sb, "<g class=\"mark\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%u\" stroke=\"#888888\" stroke-dasharray=\"2 3\"/>", x, x, TOP, TOP + l.plot_h);
             /* Marks closer than a label's height fan out to the right, each
              * label joined to its line by a leader, so none hides another. */
             double lx = x - last_label_x >= 12 ? x : last_label_x + 12;
             if (marks < 64 && lx <= LEFT + l.cols) {
                 last_label_x = lx;
                 if (lx > x)
-                    tmem__sb_printf(sb, "<path class=\"leader\" d=\"M%.1f %d V%d H%.1f V%d\" fill=\"none\" stroke=\"#999\"/>",
+                    tmem__text_printf(sb, "<path class=\"leader\" d=\"M%.1f %d V%d H%.1f V%d\" fill=\"none\" stroke=\"#999\"/>",
                                     x, TOP, TOP - 5, lx, TOP + 2);
-                tmem__sb_printf(sb, "<text x=\"%.1f\" y=\"%d\" fill=\"#444\" stroke=\"#fff\" stroke-width=\"3\" "
+                tmem__text_printf(sb, "<text x=\"%.1f\" y=\"%d\" fill=\"#444\" stroke=\"#fff\" stroke-width=\"3\" "
                                     "paint-order=\"stroke\" font-size=\"10\" transform=\"rotate(-90 %.1f %d)\" "
                                     "text-anchor=\"end\">", lx + 3, TOP + 4, lx + 3, TOP + 4);
-                tmem__sb_html(sb, ev->name);
-                tmem__sb_puts(sb, "</text>");
+                tmem__text_xml_escape(sb, ev->name);
+                tmem__text_puts(sb, "</text>");
             }
-            tmem__sb_puts(sb, "<title>");
-            tmem__sb_html(sb, ev->name);
-            tmem__sb_puts(sb, "</title></g>\n");
+            tmem__text_puts(sb, "<title>");
+            tmem__text_xml_escape(sb, ev->name);
+            tmem__text_puts(sb, "</title></g>\n");
             marks++;
         }
     }
@@ -375,62 +375,62 @@ tmem_status tmem__export_svg(const tmem_trace_data *d, const tmem_report_desc *o
         tmem__fmt_bytes(peak->peak_bytes, a, sizeof a);
         time_label(peak->peak_time_ns, tu, tdec + 1, b, sizeof b);
         bool left = x > LEFT + l.cols * 0.7;
-        tmem__sb_printf(sb, "<g class=\"peak\" data-bytes=\"%llu\" data-time-ns=\"%llu\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%u\" stroke=\"#000\" stroke-width=\"1\"/>"
+        tmem__text_printf(sb, "<g class=\"peak\" data-bytes=\"%llu\" data-time-ns=\"%llu\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%u\" stroke=\"#000\" stroke-width=\"1\"/>"
                             "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#000\"/><text x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\" text-anchor=\"%s\">peak %s at %s</text></g>\n",
                         (unsigned long long)peak->peak_bytes, (unsigned long long)peak->peak_time_ns, x, x, y, TOP + l.plot_h, x, y,
                         left ? x - 8 : x + 8, y < TOP + 14 ? y + 14 : y - 6, left ? "end" : "start", a, b);
     }
-    if (!d->count) tmem__sb_printf(sb, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\" fill=\"#888\">no events</text>\n", LEFT + l.cols / 2, TOP + l.plot_h / 2);
+    if (!d->count) tmem__text_printf(sb, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\" fill=\"#888\">no events</text>\n", LEFT + l.cols / 2, TOP + l.plot_h / 2);
 
     /* legend */
     uint32_t ly = TOP;
-    tmem__sb_printf(sb, "<g class=\"legend\" transform=\"translate(%u 0)\">\n", LEFT + l.cols + 16);
+    tmem__text_printf(sb, "<g class=\"legend\" transform=\"translate(%u 0)\">\n", LEFT + l.cols + 16);
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
-        tmem__sb_printf(sb, "<g class=\"legend-item\" data-series=\"");
-        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
-        tmem__sb_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(by_role ? t + 5 : t), ly + 10);
-        tmem__sb_html(sb, series_label(d, by_role, t, a, sizeof a));
-        tmem__sb_puts(sb, "</text></g>\n");
+        tmem__text_printf(sb, "<g class=\"legend-item\" data-series=\"");
+        tmem__text_xml_escape(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__text_printf(sb, "\"><rect x=\"0\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"18\" y=\"%u\">", ly, tmem__trace_color(by_role ? t + 5 : t), ly + 10);
+        tmem__text_xml_escape(sb, series_label(d, by_role, t, a, sizeof a));
+        tmem__text_puts(sb, "</text></g>\n");
         ly += 18;
     }
     if (peak->peak_committed && committed_on_scale) {
-        tmem__sb_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#222\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">committed</text></g>\n", ly + 6, ly + 6, ly + 10);
+        tmem__text_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#222\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">committed</text></g>\n", ly + 6, ly + 6, ly + 10);
         ly += 18;
     }
     if (d->budget)
-        tmem__sb_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#d62728\" stroke-dasharray=\"4 2\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">budget</text></g>\n", ly + 6, ly + 6, ly + 10);
-    tmem__sb_puts(sb, "</g>\n");
+        tmem__text_printf(sb, "<g class=\"legend-item\"><line x1=\"0\" x2=\"12\" y1=\"%u\" y2=\"%u\" stroke=\"#d62728\" stroke-dasharray=\"4 2\" stroke-width=\"1.5\"/><text x=\"18\" y=\"%u\">budget</text></g>\n", ly + 6, ly + 6, ly + 10);
+    tmem__text_puts(sb, "</g>\n");
 
     /* Per-column values of the drawn series, read by the HTML report's
      * hover readout (plain data: the SVG alone ignores it). */
-    tmem__sb_printf(sb, "<g class=\"hover-data\" data-left=\"%d\" data-top=\"%d\" data-height=\"%u\" data-peak-col=\"%d\" data-series=\"",
+    tmem__text_printf(sb, "<g class=\"hover-data\" data-left=\"%d\" data-top=\"%d\" data-height=\"%u\" data-peak-col=\"%d\" data-series=\"",
                     LEFT, TOP, l.plot_h, peak->peak_bytes ? (int)col_of(&l, peak->peak_time_ns) : -1);
     bool first = true;
     for (uint32_t t = 0; t < span; t++) {
         if (!type_max[t]) continue;
-        if (!first) tmem__sb_puts(sb, "|");
+        if (!first) tmem__text_puts(sb, "|");
         first = false;
         const char *label = series_label(d, by_role, t, a, sizeof a);
         for (const char *c = label; *c; c++) { /* '|' separates names */
             char one[2] = {*c == '|' ? '/' : *c, 0};
-            tmem__sb_html(sb, one);
+            tmem__text_xml_escape(sb, one);
         }
     }
-    tmem__sb_puts(sb, "\" data-times=\"");
+    tmem__text_puts(sb, "\" data-times=\"");
     for (uint32_t c = 0; c < l.cols; c++)
-        tmem__sb_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, scale_u64(c, l.d_end, l.cols - 1)) / 1e6);
-    tmem__sb_puts(sb, "\" data-values=\"");
+        tmem__text_printf(sb, "%s%.3f", c ? "," : "", undisp(&l, scale_u64(c, l.d_end, l.cols - 1)) / 1e6);
+    tmem__text_puts(sb, "\" data-values=\"");
     for (uint32_t c = 0; c < l.cols; c++) {
         first = true;
-        if (c) tmem__sb_puts(sb, ";");
+        if (c) tmem__text_puts(sb, ";");
         for (uint32_t t = 0; t < span; t++) {
             if (!type_max[t]) continue;
-            tmem__sb_printf(sb, first ? "%llu" : ",%llu", (unsigned long long)vals[(size_t)c * span + t]);
+            tmem__text_printf(sb, first ? "%llu" : ",%llu", (unsigned long long)vals[(size_t)c * span + t]);
             first = false;
         }
     }
-    tmem__sb_puts(sb, "\"/>\n</svg>\n");
+    tmem__text_puts(sb, "\"/>\n</svg>\n");
     (void)shown;
     free(vals), free(committed), free(best);
     return TMEM_OK;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "trace/trace_internal.h"
 
-void tmem__sb_base64(tmem__strbuf *sb, const void *data, size_t len) {
+void tmem__trace_base64(tmem__text *sb, const void *data, size_t len) {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     const unsigned char *p = data;
     char out[4];
@@ -17,7 +17,7 @@ void tmem__sb_base64(tmem__strbuf *sb, const void *data, size_t len) {
         out[1] = abc[(v >> 12) & 63];
         out[2] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
         out[3] = i + 2 < len ? abc[v & 63] : '=';
-        tmem__sb_putn(sb, out, 4);
+        tmem__text_putn(sb, out, 4);
     }
 }
 

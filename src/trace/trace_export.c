@@ -3,7 +3,7 @@
 #include "trace/trace_internal.h"
 
 /* Run the exporter of `format` into sb (a string, or a file sink). */
-static tmem_status run(const tmem_trace_data *d, tmem_trace_format format, const tmem_report_desc *opt, tmem__strbuf *sb) {
+static tmem_status run(const tmem_trace_data *d, tmem_trace_format format, const tmem_report_desc *opt, tmem__text *sb) {
     if (!d || (unsigned)format >= TMEM_TRACE_FORMAT_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_trace_peak_info *peak = malloc(sizeof *peak);
     if (!peak) return tmem__err(TMEM_E_NO_MEMORY);
@@ -29,14 +29,14 @@ tmem_status tmem_trace_export(const tmem_trace_data *d, tmem_trace_format format
     if (out) *out = NULL;
     if (out_len) *out_len = 0;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
-    tmem__strbuf sb;
-    tmem__sb_init(&sb);
+    tmem__text sb;
+    tmem__text_init(&sb);
     tmem_status st = run(d, format, opt, &sb);
     if (st != TMEM_OK) {
-        tmem__sb_free(&sb);
+        tmem__text_free(&sb);
         return st;
     }
-    return tmem__sb_take(&sb, out, out_len);
+    return tmem__text_take(&sb, out, out_len);
 }
 
 /* Streams: a big trace's Chrome JSON never sits whole in memory. */
@@ -49,14 +49,14 @@ tmem_status tmem_trace_export_file(const tmem_trace_data *d, tmem_trace_format f
     }
     int fd;
     if (tmem__os_file_create(path, &fd) != TMEM_OK) return tmem__err(TMEM_E_IO);
-    tmem__strbuf sb;
-    tmem__sb_init_sink(&sb, fd);
+    tmem__text sb;
+    tmem__trace_text_fd(&sb, fd);
     tmem_status st = run(d, format, opt, &sb);
     if (st == TMEM_OK) {
-        tmem__sb_drain(&sb);
+        tmem__text_drain(&sb);
         if (sb.failed) st = tmem__err(sb.sink_failed ? TMEM_E_IO : TMEM_E_NO_MEMORY);
     }
-    tmem__sb_free(&sb);
+    tmem__text_free(&sb);
     return tmem__trace_file_finish(fd, path, st);
 }
 

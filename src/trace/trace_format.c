@@ -81,9 +81,9 @@ bool tmem__trace_event_valid(const tmem_trace_event *ev) {
     return true;
 }
 
-static void put(tmem__strbuf *sb, const uint8_t *buf, size_t n) { tmem__sb_putn(sb, (const char *)buf, n); }
+static void put(tmem__text *sb, const uint8_t *buf, size_t n) { tmem__text_putn(sb, (const char *)buf, n); }
 
-void tmem__trace_write_all(const tmem_trace_data *d, tmem__strbuf *sb) {
+void tmem__trace_write_all(const tmem_trace_data *d, tmem__text *sb) {
     uint8_t buf[TMEM__REC_MAX + 4];
     put(sb, buf, tmem__trace_encode_header(buf));
     for (uint32_t i = 0; i < TMEM_TRACE_TYPE_MAX; i++)
@@ -104,11 +104,11 @@ tmem_status tmem_trace_data_save(const tmem_trace_data *d, const char *path) {
     if (!d || !path) return tmem__err(TMEM_E_INVALID_ARG);
     int fd;
     if (tmem__os_file_create(path, &fd) != TMEM_OK) return tmem__err(TMEM_E_IO);
-    tmem__strbuf sb;
-    tmem__sb_init_sink(&sb, fd);
+    tmem__text sb;
+    tmem__trace_text_fd(&sb, fd);
     tmem__trace_write_all(d, &sb);
-    tmem__sb_drain(&sb);
+    tmem__text_drain(&sb);
     tmem_status st = sb.failed ? tmem__err(sb.sink_failed ? TMEM_E_IO : TMEM_E_NO_MEMORY) : TMEM_OK;
-    tmem__sb_free(&sb);
+    tmem__text_free(&sb);
     return tmem__trace_file_finish(fd, path, st);
 }

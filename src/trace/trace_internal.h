@@ -7,44 +7,23 @@
 
 #include <stdarg.h>
 #include "typedmem/trace.h"
+#include "base/text.h"
 #include "core/internal.h"
 #include "os/os.h"
 
-/* Saturating add: hostile traces may carry sizes near 2^64. */
-static inline uint64_t tmem__add_sat(uint64_t a, uint64_t b) {
-    uint64_t r;
-    return tmem__add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
+/* Saturating adds (hostile traces may carry sizes near 2^64): tmem__add_sat
+ * in base/base.h. */
 
-/* ---- strbuf.c: a growable NUL-terminated text buffer ----
- * Failure is sticky (`failed`): callers write everything, then check once. */
-typedef struct tmem__strbuf {
-    char *data;
-    size_t len, cap;
-    bool failed;
-    bool sink_failed; /* the failure was a write, not memory */
-    int sink;     /* an fd (>= 0): text beyond 1 MiB is written out as it comes */
-} tmem__strbuf;
-void tmem__sb_init(tmem__strbuf *sb);
-/* Stream into fd (through tmem__os_write_all): the buffer never holds more
- * than about 1 MiB; a failed write sets `failed` and `sink_failed`.
- * tmem__sb_drain writes what is left. */
-void tmem__sb_init_sink(tmem__strbuf *sb, int fd);
-void tmem__sb_drain(tmem__strbuf *sb);
-void tmem__sb_free(tmem__strbuf *sb);
-void tmem__sb_putn(tmem__strbuf *sb, const char *s, size_t n);
-void tmem__sb_puts(tmem__strbuf *sb, const char *s);
-void tmem__sb_printf(tmem__strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Escaped for a JSON string body / for HTML text and attribute values. */
-void tmem__sb_json_str(tmem__strbuf *sb, const char *s);
-void tmem__sb_html(tmem__strbuf *sb, const char *s);
+/* ---- text_fd.c: the one text builder (base/text.h) into an fd ----
+ * Streams through tmem__os_write_all: the buffer never holds more than about
+ * 1 MiB; a failed write sets `failed` and `sink_failed`; tmem__text_drain
+ * writes what is left. */
+void tmem__trace_text_fd(tmem__text *t, int fd);
 /* html_embed.c: base64 of len bytes; SHA-256 of len bytes. */
-void tmem__sb_base64(tmem__strbuf *sb, const void *data, size_t len);
+void tmem__trace_base64(tmem__text *sb, const void *data, size_t len);
 void tmem__sha256(const void *data, size_t len, unsigned char out[32]);
 /* "12.3 MiB" style, into buf (>= 32 bytes). */
 const char *tmem__fmt_bytes(uint64_t bytes, char *buf, size_t cap);
-/* Move the text out (caller frees with free()); TMEM_E_NO_MEMORY if failed. */
-tmem_status tmem__sb_take(tmem__strbuf *sb, char **out, size_t *out_len);
 
 /* ---- trace_data.c: the immutable trace object ---- */
 struct tmem_trace_data {
@@ -89,7 +68,7 @@ size_t tmem__trace_encode_type(uint8_t *buf, uint32_t index, uint64_t budget, co
 size_t tmem__trace_encode_role(uint8_t *buf, uint32_t role, const char *name);
 size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events);
 /* Whole trace encoded into sb (a string, or a file sink); check sb->failed. */
-void tmem__trace_write_all(const tmem_trace_data *data, tmem__strbuf *sb);
+void tmem__trace_write_all(const tmem_trace_data *data, tmem__text *sb);
 /* Close a file written through tmem__os_file_create; when st (or the close)
  * failed, remove it so no partial file is left. Returns the final status. */
 tmem_status tmem__trace_file_finish(int fd, const char *path, tmem_status st);
@@ -120,14 +99,14 @@ void tmem__replay_free(tmem__replay *r);
 void tmem__replay_live(const tmem__replay *r, void (*fn)(const tmem_trace_event *ev, void *user), void *user);
 
 /* ---- exporters (export_*.c) ---- */
-tmem_status tmem__export_chrome(const tmem_trace_data *data, tmem__strbuf *sb);
+tmem_status tmem__export_chrome(const tmem_trace_data *data, tmem__text *sb);
 /* by_role: stack roles instead of types (id "tmem-timeline-role"). */
-tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, bool by_role, tmem__strbuf *sb);
-void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak, uint32_t top, tmem__strbuf *sb);
-void tmem__export_summary_json(const tmem_trace_data *data, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
+tmem_status tmem__export_svg(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, bool by_role, tmem__text *sb);
+void tmem__export_peak_text(const tmem_trace_data *data, const tmem_trace_peak_info *peak, uint32_t top, tmem__text *sb);
+void tmem__export_summary_json(const tmem_trace_data *data, const tmem_trace_peak_info *peak, tmem__text *sb);
 /* The report options' own checks (plan SVG, notes): TMEM_E_INVALID_ARG. */
 tmem_status tmem__export_html_check(const tmem_report_desc *opt);
-tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__strbuf *sb);
+tmem_status tmem__export_html(const tmem_trace_data *data, const tmem_report_desc *opt, const tmem_trace_peak_info *peak, tmem__text *sb);
 
 /* Series colours, shared by the SVG and the HTML tables. */
 const char *tmem__trace_color(uint32_t index);

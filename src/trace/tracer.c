@@ -112,8 +112,10 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
     return on;
 }
 
-void tmem__trace_emit(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_type *type, int32_t role, uint64_t size,
-                      uint64_t offset, const char *name) {
+/* The context's trace hook (core/internal.h): every layer's events land
+ * here through the pointer in the context head. */
+static void emit(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_type *type,
+                 int32_t role, uint64_t size, uint64_t offset, const char *name) {
     (void)record(t, kind, type, role, size, offset, name);
 }
 
@@ -213,7 +215,7 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
         }
         ring = old_ring, cap = old_cap, buf = old_buf, buf_cap = old_buf_cap, file = -1;
         atomic_store_explicit(&t->on, true, memory_order_release);
-        tmem__context_set_tracer(ctx, t); /* emitting sites start calling in */
+        tmem__context_set_tracer(ctx, t, emit); /* emitting sites start calling in */
     }
     pthread_mutex_unlock(&t->lock);
     if (ring) tmem__free(ctx, ring, (size_t)cap * sizeof *ring);
@@ -255,7 +257,7 @@ tmem_status tmem_trace_stop(tmem_context *ctx) {
     tmem_status st = TMEM_OK;
     if (!atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE);
     else {
-        tmem__context_set_tracer(ctx, NULL); /* back to the never-started path */
+        tmem__context_set_tracer(ctx, NULL, NULL); /* back to the never-started path */
         atomic_store_explicit(&t->on, false, memory_order_release);
         st = close_file(ctx, t, names);
     }
@@ -340,7 +342,7 @@ tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_trace_data **out) {
 /* Stop for good: clear the pointer, close the file with the names (types
  * are still alive: the context destroys them last). Idempotent. */
 static void finish(tmem_context *ctx, struct tmem__tracer *t) {
-    if (tmem__context_tracer(ctx) == t) tmem__context_set_tracer(ctx, NULL);
+    if (tmem__context_tracer(ctx) == t) tmem__context_set_tracer(ctx, NULL, NULL);
     atomic_store(&t->on, false);
     tmem_trace_data *names = NULL;
     if (t->fd >= 0 && tmem__trace_data_new(&names) == TMEM_OK && collect_names(ctx, names) != TMEM_OK) {
@@ -361,10 +363,4 @@ static void tracer_owned_destroy(void *object) {
     if (t->ring) tmem__free(ctx, t->ring, (size_t)t->capacity * sizeof *t->ring);
     pthread_mutex_destroy(&t->lock);
     tmem__free(ctx, t, sizeof *t);
-}
-
-/* Core calls this when the context still points at a tracer while being
- * destroyed; the owned-object hook frees it, so only finish here. */
-void tmem__trace_destroy(tmem_context *ctx, struct tmem__tracer *t) {
-    if (t) finish(ctx, t);
 }

@@ -36,8 +36,8 @@ static tmem_status scenario(void *u) {
     memset(tmem__pool_ptr(kv, 0), 0x5a, 1 * MiB);
     tmem__pool_decommit(kv, 256 << 10, 256 << 10);
     if ((st = tmem__pool_commit(kv, 0, 2 * MiB)) != TMEM_OK) return st;
-    if ((st = tmem__pool_advise(kv, 0, 128 << 10, TMEM_PURGEABLE_EMPTY)) != TMEM_OK) return st;
-    if ((st = tmem__pool_advise(kv, 128 << 10, 128 << 10, TMEM_PURGEABLE_VOLATILE)) != TMEM_OK) return st;
+    if ((st = tmem__pool_advise(kv, 0, 128 << 10, TMEM__ADVICE_EMPTY)) != TMEM_OK) return st;
+    if ((st = tmem__pool_advise(kv, 128 << 10, 128 << 10, TMEM__ADVICE_VOLATILE)) != TMEM_OK) return st;
     uint64_t res;
     if ((st = tmem__pool_residency(kv, 0, 2 * MiB, &res)) != TMEM_OK) return st;
     if ((st = tmem__type_charge(kv, 64 << 10, false)) != TMEM_OK) return st;

@@ -175,7 +175,7 @@ static void test_sizes(void) {
     CHECK(((uintptr_t)tmem__pool_ptr(t, off) & (2 * MiB - 1)) == 0);
     tmem__pool_uncarve(t, off, 4096);
     CHECK_ST(tmem__pool_carve(t, 4096, 12288, &off), TMEM_E_ALIGNMENT);
-    CHECK_ST(tmem__pool_advise(t, UINT64_MAX, 2, TMEM_PURGEABLE_EMPTY), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem__pool_advise(t, UINT64_MAX, 2, TMEM__ADVICE_EMPTY), TMEM_E_INVALID_ARG);
     uint64_t res;
     CHECK_ST(tmem__pool_residency(t, 1, UINT64_MAX, &res), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem__type_charge(t, UINT64_MAX, false), TMEM_E_BUDGET);

@@ -79,6 +79,30 @@ static void test_all(void) {
         bad = 0;
         for (int64_t i = 0; i < n; i++) bad += !close_rel(p1[i], p2[i], 2e-6, 1e-30);
         CHECK_MSG(bad == 0, "silu_mul n=%lld: %d off", (long long)n, bad);
+        /* silu alone, in place */
+        kern_silu_ref(p2, pa, n);
+        memcpy(p1, pa, (size_t)n * 4);
+        kern_silu(p1, p1, n);
+        bad = 0;
+        for (int64_t i = 0; i < n; i++) bad += !close_rel(p1[i], p2[i], 2e-6, 1e-30);
+        CHECK_MSG(bad == 0, "silu n=%lld: %d off", (long long)n, bad);
+
+        /* one online-softmax block: exp(x - m) and its sum, m the running max */
+        float mx = 0.0f;
+        for (int64_t i = 0; i < n; i++) mx = pa[i] > mx ? pa[i] : mx;
+        memcpy(p1, pa, (size_t)n * 4);
+        memcpy(p2, pa, (size_t)n * 4);
+        float es1 = kern_exp_sub_sum(p1, mx, n), es2 = kern_exp_sub_sum_ref(p2, mx, n);
+        bad = 0;
+        double es = 0.0; /* the sum in double: both f32 sums are within their rounding of it */
+        for (int64_t i = 0; i < n; i++) {
+            bad += !close_rel(p1[i], p2[i], 3e-6, 1e-30);
+            es += p2[i];
+        }
+        CHECK_MSG(bad == 0, "exp_sub_sum n=%lld: %d off", (long long)n, bad);
+        CHECK_MSG(close_rel(es1, (float)es, 1e-5 + 1e-7 * (double)n, 1e-30) &&
+                      close_rel(es2, (float)es, 1e-5 + 1e-7 * (double)n, 1e-30),
+                  "exp_sub_sum n=%lld: sums %g %g vs %g", (long long)n, es1, es2, es);
 
         memcpy(p1, pa, (size_t)n * 4);
         memcpy(p2, pa, (size_t)n * 4);
@@ -96,6 +120,7 @@ static void test_all(void) {
         if (n > 3) CHECK(p1[3] == 0.0f);
     }
     CHECK(kern_softmax(a, 0) == -INFINITY);
+    CHECK(kern_exp_sub_sum(a, 0.0f, 0) == 0.0f);
     free(a);
     free(b);
     free(w);

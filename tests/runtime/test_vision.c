@@ -267,6 +267,38 @@ static void test_smart_resize(void) {
     CHECK(tmrt_vision_smart_resize(&c, 32, 32 * 201, &g) == -1);
 }
 
+/* tmrt_vision_set_pixel_bounds moves the grid of the same image; bad
+ * bounds are refused and change nothing. */
+static void test_pixel_bounds(tmem_context *ctx) {
+    tmrt_vision *v;
+    char err[256];
+    REQUIRE(tmrt_vision_open(ctx, path, &v, err, sizeof err) == 0); /* test_encode's tiny tower */
+    tmem_surface *s = NULL;
+    uint8_t *px = NULL;
+    s = rgb_surface(ctx, 40, 40, &px, 3);
+    REQUIRE(s != NULL);
+    tmrt_vision_grid g;
+    /* the tiny tower's bounds, 1024 .. 1048576 pixels: 40x40 -> 32x32 */
+    CHECK(tmrt_vision_image_grid(v, s, &g, err, sizeof err) == 0);
+    CHECK(g.width == 32 && g.n_tokens == 1);
+    CHECK(tmrt_vision_set_pixel_bounds(v, 65536, 0) == 0);
+    CHECK(tmrt_vision_get_config(v)->min_pixels == 65536);
+    CHECK(tmrt_vision_image_grid(v, s, &g, err, sizeof err) == 0);
+    CHECK(g.width == 256 && g.height == 256);
+    CHECK(tmrt_vision_set_pixel_bounds(v, 1024, 1024) == 0);
+    CHECK(tmrt_vision_image_grid(v, s, &g, err, sizeof err) == 0);
+    CHECK(g.width == 32 && g.n_tokens == 1);
+    CHECK(tmrt_vision_set_pixel_bounds(v, 4096, 2048) == -1);   /* min above max */
+    CHECK(tmrt_vision_set_pixel_bounds(v, 512, 0) == -1);       /* below one merged token */
+    CHECK(tmrt_vision_set_pixel_bounds(v, 0, 1ull << 33) == -1); /* above 2^32 */
+    CHECK(tmrt_vision_set_pixel_bounds(NULL, 1024, 2048) == -1);
+    const tmrt_vision_config *c = tmrt_vision_get_config(v);
+    CHECK(c->min_pixels == 1024 && c->max_pixels == 1024);
+    tmem_surface_release(s);
+    free(px);
+    tmrt_vision_close(v);
+}
+
 /* Rows for vis_write_mmproj: ones, except a NaN in one named tensor. */
 static int poisoned_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
                         char *err, size_t cap) {
@@ -326,6 +358,8 @@ int main(void) {
     test_smart_resize();
     printf("-- test_encode\n");
     test_encode(ctx);
+    printf("-- test_pixel_bounds\n");
+    test_pixel_bounds(ctx);
     printf("-- test_hostile\n");
     test_hostile(ctx);
     tmem_context_destroy(ctx);

@@ -2,7 +2,7 @@
  * aliasing and poisoning, purgeable state, size-and-align, accounting. */
 #include <string.h>
 #include "harness.h"
-#include "core/internal.h"
+#include "heap/internal.h"
 #include "os/os.h"
 
 #define KiB (1ull << 10)

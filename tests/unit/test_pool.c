@@ -250,14 +250,13 @@ static void test_advise_residency(void) {
     memset(tmem__pool_ptr(t, 0), 1, 16 * g);
     CHECK_OK(tmem__pool_residency(t, 0, 16 * g, &res));
     CHECK(res == 16 * g);
-    CHECK_OK(tmem__pool_advise(t, 0, 8 * g, TMEM_PURGEABLE_EMPTY));
+    CHECK_OK(tmem__pool_advise(t, 0, 8 * g, TMEM__ADVICE_EMPTY));
     CHECK_OK(tmem__pool_residency(t, 0, 16 * g, &res));
     CHECK(res == 8 * g);
     CHECK(committed(t) == 16 * g); /* still committed and charged */
     CHECK(((char *)tmem__pool_ptr(t, 0))[0] == 0);
-    CHECK_OK(tmem__pool_advise(t, 8 * g, 8 * g, TMEM_PURGEABLE_VOLATILE));
-    CHECK_OK(tmem__pool_advise(t, 0, 16 * g, TMEM_PURGEABLE_NON_VOLATILE));
-    CHECK_ST(tmem__pool_advise(t, 0, 16 * g, (tmem_purgeable)9), TMEM_E_INVALID_ARG);
+    CHECK_OK(tmem__pool_advise(t, 8 * g, 8 * g, TMEM__ADVICE_VOLATILE));
+    CHECK_ST(tmem__pool_advise(t, 0, 16 * g, (tmem__advice)9), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem__pool_residency(t, 0, 8ull << 20, &res), TMEM_E_INVALID_ARG);
     CHECK(tmem__pool_ptr(t, 4ull << 20) == NULL);
     tmem_context_destroy(ctx);

@@ -5,11 +5,11 @@
 #include "trace_fixture.h"
 
 static uint8_t *encode(const tmem_trace_data *d, size_t *len) {
-    tmem__strbuf sb;
-    tmem__sb_init(&sb);
+    tmem__text sb;
+    tmem__text_init(&sb);
     tmem__trace_write_all(d, &sb);
     char *buf = NULL;
-    if (tmem__sb_take(&sb, &buf, len) != TMEM_OK) return NULL;
+    if (tmem__text_take(&sb, &buf, len) != TMEM_OK) return NULL;
     return (uint8_t *)buf;
 }
 

@@ -4,6 +4,14 @@
  *   tmem fit --model qwen3.5-0.8b --ctx 8192 --image 1024x1024 --budget 3GiB [--json]
  *            [--gguf FILE] [--mmproj FILE] [--kv-dtype f16|bf16|f32|q8_0] [--state-dtype ...]
  *            [--weights DTYPE] [--seqs N] [--chunk N] [--block N] [--no-flash]
+ *            [--min-pixels N] [--max-pixels N]
+ *
+ * An image is first smart-resized as `tmem run` does it
+ * (tmrt_vision_smart_resize, the runtime's own function): sides to multiples
+ * of patch x merge inside [min_pixels, max_pixels], the bounds from --mmproj's
+ * keys (llama.cpp's defaults when it has none), else the preset's tower
+ * (Qwen3.5's processor: 256x256 .. 4096x4096 pixels), else those of
+ * --min-pixels / --max-pixels.
  *
  * Exit status: 0 fits (or no budget given), 3 does not fit, 2 usage, 1 error.
  * JSON field names are documented in docs/model.md. */
@@ -17,6 +25,7 @@
 #include "commands.h"
 #include "typedmem/typedmem.h"
 #include "typedmem/model.h"
+#include "tmemrt/vision.h"
 
 static bool parse_image(const char *v, void *out, const char **why) {
     uint32_t *wh = out;
@@ -61,8 +70,49 @@ static void file_types(const tmem_gguf *g, uint64_t by_type[TMEM_GGML_TYPE_LIMIT
     }
 }
 
+/* The image as asked and the smart resize's bounds (the fit gets the resized size). */
+typedef struct fit_image {
+    uint32_t width, height;
+    uint64_t min_pixels, max_pixels;
+} fit_image;
+
+/* The smart resize of `tmem run` for this model: the bounds from the mmproj
+ * (as the runtime reads them), else the preset's tower, else Qwen3.5's, then
+ * the options'. 0, or -1 with a message. */
+static int smart_resize(const tmem_gguf *mmproj, const char *mmproj_path, const char *preset,
+                        const tmem_model_desc *m, fit_image *im, uint32_t *rw, uint32_t *rh) {
+    tmrt_vision_config c;
+    if (!preset || tmrt_vision_preset(preset, &c) != 0)
+        if (tmrt_vision_preset("qwen3.5-0.8b", &c) != 0) return -1;
+    c.patch = m->vis_patch ? m->vis_patch : c.patch;
+    c.merge = m->vis_merge ? m->vis_merge : c.merge;
+    if (mmproj &&
+        tmrt_vision_pixel_bounds(mmproj, c.patch, c.merge, &c.min_pixels, &c.max_pixels) != 0) {
+        fprintf(stderr, "tmem fit: %s: clip.vision.image_min_pixels / image_max_pixels out of "
+                        "range\n", mmproj_path);
+        return -1;
+    }
+    if (im->min_pixels) c.min_pixels = im->min_pixels;
+    if (im->max_pixels) c.max_pixels = im->max_pixels;
+    if (c.min_pixels > c.max_pixels) {
+        fprintf(stderr, "tmem fit: --min-pixels %llu is above the max pixels %llu\n",
+                (unsigned long long)c.min_pixels, (unsigned long long)c.max_pixels);
+        return -1;
+    }
+    im->min_pixels = c.min_pixels, im->max_pixels = c.max_pixels;
+    tmrt_vision_grid g;
+    if (tmrt_vision_smart_resize(&c, im->width, im->height, &g) != 0) {
+        fprintf(stderr, "tmem fit: the smart resize refuses a %ux%u image (a side below %u pixels, "
+                        "an aspect ratio above 200, or a result too large)\n",
+                im->width, im->height, c.patch * c.merge);
+        return -1;
+    }
+    *rw = g.width, *rh = g.height;
+    return 0;
+}
+
 static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r,
-                       const tmem_gguf *g) {
+                       const tmem_gguf *g, const fit_image *im) {
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
     tmem_ggml_type_info wt = {0};
@@ -74,9 +124,13 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
            m->vis_depth ? "true" : "false");
     printf("\"request\":{\"ctx_tokens\":%" PRIu64 ",\"kv_tokens\":%" PRIu64 ",\"image_width\":%u,\"image_height\":%u,"
            "\"image_tokens\":%" PRIu64 ",\"image_patches\":%" PRIu64 ",\"n_seqs\":%u,\"prefill_chunk\":%u,"
-           "\"kv_block_tokens\":%u,\"flash_attn\":%s,\"kv_dtype\":\"%s\",\"state_dtype\":\"%s\",\"weight_dtype\":\"%s\"},",
+           "\"image_asked_width\":%u,\"image_asked_height\":%u,\"min_pixels\":%" PRIu64
+           ",\"max_pixels\":%" PRIu64 ",\"kv_block_tokens\":%u,\"flash_attn\":%s,"
+           "\"kv_dtype\":\"%s\","
+           "\"state_dtype\":\"%s\",\"weight_dtype\":\"%s\"},",
            f->ctx_tokens, r->kv_tokens, f->image_width, f->image_height, r->image_tokens, r->image_patches,
-           f->n_seqs ? f->n_seqs : 1, f->prefill_chunk ? f->prefill_chunk : 512,
+           f->n_seqs ? f->n_seqs : 1, f->prefill_chunk ? f->prefill_chunk : 512, im->width,
+           im->height, im->min_pixels, im->max_pixels,
            f->kv_block_tokens ? f->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS,
            (f->graph_flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN) ? "false" : "true", kv_label(f->kv_dtype, "f16"),
            kv_label(f->state_dtype, "f32"), wt.name ? wt.name : dtype_label(f->weight_dtype, "bf16"));
@@ -128,26 +182,33 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
         printf("%s\"%s\":%" PRIu64, first ? "" : ",", role_label(r->items[i].role), sum);
         first = 0;
     }
-    printf("},\"peak_dirty_encode_first\":%" PRIu64 ",\"total\":%" PRIu64 ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
+    printf("},\"peak_dirty_encode_first\":%" PRIu64 ",\"total\":%" PRIu64
+           ",\"total_dirty\":%" PRIu64 ",\"budget\":%" PRIu64 ",\"fits\":%s,"
            "\"max_ctx_tokens\":%" PRIu64 ",\"max_image\":{\"width\":%u,\"height\":%u},"
            "\"activation\":{\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64 ",\"vision_lower_bound\":%" PRIu64
            ",\"vision_arena\":%" PRIu64 ",\"from_planner\":%s}}\n",
-           r->peak_dirty_encode_first, r->total, r->total_dirty, r->budget, r->fits ? "true" : "false", r->max_ctx_tokens, r->max_image_width,
+           r->peak_dirty_encode_first, r->total, r->total_dirty, r->budget,
+           r->fits ? "true" : "false",
+           r->max_ctx_tokens, r->max_image_width,
            r->max_image_height, r->activation_lower_bound, r->activation_arena, r->vision_lower_bound,
            r->vision_arena, r->arena_from_planner ? "true" : "false");
 }
 
 static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r,
-                       const tmem_gguf *g) {
+                       const tmem_gguf *g, const fit_image *im) {
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
     printf("model %s (%s): %u layers (%u full attention, %u Gated DeltaNet), hidden %u, vocab %u, context %u\n",
            m->name, m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab, m->n_ctx_train);
     printf("request: ctx %" PRIu64 " tokens (%" PRIu64 " in KV blocks), %u sequence(s)", f->ctx_tokens, r->kv_tokens,
            f->n_seqs ? f->n_seqs : 1);
+    if (f->image_width && (im->width != f->image_width || im->height != f->image_height))
+        printf(", image %ux%u (smart resize to %ux%u, pixels %" PRIu64 "..%" PRIu64 ")", im->width,
+               im->height, f->image_width, f->image_height, im->min_pixels, im->max_pixels);
+    else if (f->image_width)
+        printf(", image %ux%u", f->image_width, f->image_height);
     if (f->image_width)
-        printf(", image %ux%u -> %" PRIu64 " tokens (%" PRIu64 " patches)", f->image_width, f->image_height,
-               r->image_tokens, r->image_patches);
+        printf(" -> %" PRIu64 " tokens (%" PRIu64 " patches)", r->image_tokens, r->image_patches);
     printf("\n  KV %s: %" PRIu64 " B/token; recurrent state %s: %" PRIu64 " B/sequence\n",
            kv_label(f->kv_dtype, "f16"), r->kv_bytes_per_token, kv_label(f->state_dtype, "f32"),
            r->recurrent_bytes_per_seq);
@@ -155,7 +216,8 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
     for (int d = 1; d < TMEM_WEIGHT_COUNT; d++) {
         uint64_t t = 0, v = 0;
         if (tmem_model_weight_bytes(m, (tmem_weight_dtype)d, &t, &v) == TMEM_OK)
-            printf(" %s %.0f MiB%s", dtype_label((tmem_weight_dtype)d, "?"), mib(t + v), d + 1 < TMEM_WEIGHT_COUNT ? "," : "");
+            printf(" %s %.0f MiB%s", dtype_label((tmem_weight_dtype)d, "?"), mib(t + v),
+                   d + 1 < TMEM_WEIGHT_COUNT ? "," : "");
     }
     printf("%s\n", m->vis_depth ? " (text + vision)" : "");
     uint64_t by_type[TMEM_GGML_TYPE_LIMIT];
@@ -164,7 +226,8 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
         printf("  file tensors by type:");
         for (uint32_t t = 0; t < TMEM_GGML_TYPE_LIMIT; t++) {
             tmem_ggml_type_info ti;
-            if (by_type[t] && tmem_ggml_type_get_info(t, &ti) == TMEM_OK) printf(" %s %.2f MiB", ti.name, mib(by_type[t]));
+            if (by_type[t] && tmem_ggml_type_get_info(t, &ti) == TMEM_OK)
+                printf(" %s %.2f MiB", ti.name, mib(by_type[t]));
         }
         printf("\n");
     }
@@ -209,6 +272,7 @@ int tmem_cmd_fit(int argc, char **argv) {
     const char *model = NULL, *gguf = NULL, *mmproj = NULL;
     bool json = false, no_flash = false;
     uint32_t image[2] = {0, 0};
+    fit_image im = {0};
     tmem_fit_desc f = {0};
     const tmem_cli_opt opts[] = {
         TMEM_CLI_STR("--model", "NAME", "a preset (list below)", &model),
@@ -229,6 +293,10 @@ int tmem_cmd_fit(int argc, char **argv) {
         TMEM_CLI_U32("--chunk", "N", "prefill tokens per step (default 512)", &f.prefill_chunk, 1, UINT32_MAX),
         TMEM_CLI_U32("--block", "N", "KV block tokens", &f.kv_block_tokens, 1, 65536),
         TMEM_CLI_FLAG("--no-flash", "attention without flash-attention (scores materialised)", &no_flash),
+        TMEM_CLI_U64("--min-pixels", "N", "smart resize: at least N pixels (default: the tower's)",
+                     &im.min_pixels, 1, UINT32_MAX),
+        TMEM_CLI_U64("--max-pixels", "N", "smart resize: at most N pixels (default: the tower's)",
+                     &im.max_pixels, 1, UINT32_MAX),
     };
     char presets[384] = "presets:", epilog[512];
     for (uint32_t i = 0, n = 8; tmem_model_preset_name(i) && n < sizeof presets; i++)
@@ -299,6 +367,12 @@ int tmem_cmd_fit(int argc, char **argv) {
         rc = 2;
         goto done;
     }
+    im.width = f.image_width, im.height = f.image_height;
+    if (f.image_width &&
+        smart_resize(mp, mmproj, model, &m, &im, &f.image_width, &f.image_height) != 0) {
+        rc = 2;
+        goto done;
+    }
     if (m.n_ctx_train && f.ctx_tokens > m.n_ctx_train)
         fprintf(stderr, "tmem fit: warning: --ctx %" PRIu64 " exceeds %s's context length (%u tokens); "
                         "the largest context reported is capped at it\n", f.ctx_tokens, m.name, m.n_ctx_train);
@@ -311,8 +385,8 @@ int tmem_cmd_fit(int argc, char **argv) {
                 st == TMEM_E_INVALID_ARG && f.image_width ? " (does the image need more tokens than --ctx?)" : "");
         goto done;
     }
-    if (json) print_json(&m, &f, &r, g);
-    else print_text(&m, &f, &r, g);
+    if (json) print_json(&m, &f, &r, g, &im);
+    else print_text(&m, &f, &r, g, &im);
     rc = r.fits ? 0 : 3;
 done:
     tmem_gguf_close(mp);

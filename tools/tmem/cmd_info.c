@@ -8,8 +8,6 @@
 #include "commands.h"
 #include "typedmem/typedmem.h"
 
-static const char *const placement_names[] = {"host", "host_shared", "file", "pinned", "device", "device_host_visible"};
-static const char *const lifetime_names[] = {"persistent", "growing", "transient", "shared"};
 
 static void human(char *out, size_t cap, uint64_t v) {
     if (v == 0) snprintf(out, cap, "-");
@@ -64,7 +62,7 @@ static void print_json(tmem_context *ctx, const tmem_system_limits *lim, bool ha
         tmem_type_info ti;
         if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK) break;
         printf("%s{\"name\":\"%s\",\"placement\":\"%s\",\"lifetime\":\"%s\",\"flags\":%u,\"reserve\":%llu,\"budget\":%llu,\"reclaim_priority\":%d,\"roles\":[",
-               i ? "," : "", ti.name, placement_names[ti.placement], lifetime_names[ti.lifetime], ti.flags,
+               i ? "," : "", ti.name, tmem_placement_name(ti.placement), tmem_lifetime_name(ti.lifetime), ti.flags,
                (unsigned long long)ti.reserve, (unsigned long long)ti.budget, ti.reclaim_priority);
         print_roles(ctx, t, true);
         printf("]}");
@@ -110,8 +108,8 @@ static void print_text(tmem_context *ctx, const tmem_system_limits *lim, bool ha
         if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK) break;
         human(a, sizeof a, ti.reserve);
         human(b, sizeof b, ti.budget);
-        printf("  %-22s %-12s %-11s %-11s %-11s %4d  ", ti.name, placement_names[ti.placement],
-               lifetime_names[ti.lifetime], a, ti.budget ? b : "none", ti.reclaim_priority);
+        printf("  %-22s %-12s %-11s %-11s %-11s %4d  ", ti.name, tmem_placement_name(ti.placement),
+               tmem_lifetime_name(ti.lifetime), a, ti.budget ? b : "none", ti.reclaim_priority);
         print_roles(ctx, t, false);
         printf("\n");
     }

@@ -35,6 +35,7 @@ static const char usage_text[] =
     "                   an image (PNG, JPEG, PPM/PGM or a raw camera frame) through the\n"
     "                   vision encoder; `<image>` in -p marks its place (else it goes first);\n"
     "                   with --tokens give the expanded ids (<|image_pad|> once per token)\n"
+    "  --min-pixels N --max-pixels N   the smart resize's bounds (default: the mmproj's)\n"
     "exit: 0 ok, 1 runtime error, 2 usage, 3 does not fit the budget\n";
 
 typedef struct run_args {
@@ -194,6 +195,7 @@ int tmem_cmd_run(int argc, char **argv) {
         if (tmrt_tokenizer_get_info(tok, &ti) == TMEM_OK) rep.tokenizer_bytes = ti.table_bytes;
     }
 
+    double t_prompt = now_s(); /* TTFT counts from here: image decode, encode, prefill */
     bool image = run_vision_active(&a.vision);
     if (image && run_vision_open(&a.vision, ctx, a.naive, tok, hp)) goto done;
     char *image_prompt = image && a.prompt ? run_vision_prompt(&a.vision, a.prompt) : NULL;
@@ -312,6 +314,7 @@ int tmem_cmd_run(int argc, char **argv) {
             goto done;
         }
         gen[n_gen] = next;
+        if (n_gen == 0) rep.ttft_s = now_s() - t_prompt;
         bool eog = tok ? tmrt_tokenizer_is_eog(tok, next) : next == hp->eos_token;
         if (!a.json) {
             if (tok && !eog && tmrt_tokenizer_decode_stream(tok, &us, next, piece, sizeof piece, &plen) == TMEM_OK)
@@ -363,6 +366,7 @@ int tmem_cmd_run(int argc, char **argv) {
             tmrt_session_fit(s, si.n_past, &rep.used) != TMEM_OK)
             memset(&rep.used, 0, sizeof rep.used);
     }
+    if (image) rep.vision = &a.vision.stats;
     run_report_finish(&rep, ctx, tok, gen, n_gen, a.json);
     if (image && !a.json) run_vision_report(&a.vision, stderr);
     rc = 0;

@@ -16,11 +16,11 @@ static void json_str(const char *s) {
 }
 
 static void placements(uint32_t bits, bool json) {
-    static const char *const names[] = {"host", "host_shared", "file", "pinned", "device", "device_host_visible"};
     bool first = true;
-    for (unsigned p = 0; p < 6; p++)
+    for (unsigned p = 0; p < TMEM_PLACEMENT_COUNT; p++)
         if (bits & (1u << p)) {
-            printf(json ? "%s\"%s\"" : "%s%s", first ? "" : json ? "," : " ", names[p]);
+            const char *name = tmem_placement_name((tmem_placement)p);
+            printf(json ? "%s\"%s\"" : "%s%s", first ? "" : json ? "," : " ", name);
             first = false;
         }
 }

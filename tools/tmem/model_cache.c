@@ -45,40 +45,76 @@ bool tmem_self_exe(char *buf, size_t cap) {
     return true;
 }
 
-bool tmem_model_cache_ensure(const char *preset, const char *dtype, char *buf, size_t cap) {
-    char dir[900], exe[1024], tmp[1100];
-    struct stat st;
-    if (!tmem_model_cache_path(preset, dtype, buf, cap) || !cache_dir(dir, sizeof dir)) {
-        fprintf(stderr, "tmem: no cache directory (set TMEM_CACHE_DIR or HOME)\n");
+/* fsync a freshly written file: its page-cache pages are dirty until
+ * writeback, and the kernel counts dirty file pages mapped by one process as
+ * its Private_Dirty, which would inflate the first run */
+static bool flush_file(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return false;
+    bool ok = fsync(fd) == 0;
+    close(fd);
+    return ok;
+}
+
+/* `tmem gen --preset P --dtype D TEXT [--mmproj MMPROJ]` into .part files,
+ * flushed, then renamed into place. */
+static bool gen_cached(const char *preset, const char *dtype, const char *text,
+                       const char *mmproj) {
+    char dir[900], exe[1024], tmp[1100], tmp_mm[1100];
+    if (!cache_dir(dir, sizeof dir) || !mkdirs(dir) || !tmem_self_exe(exe, sizeof exe)) {
+        fprintf(stderr, "tmem: cannot create the cache directory %s\n", dir);
         return false;
     }
-    if (stat(buf, &st) == 0 && st.st_size > 0) return true;
-    if (!mkdirs(dir) || !tmem_self_exe(exe, sizeof exe)) {
-        fprintf(stderr, "tmem: cannot create %s\n", dir);
-        return false;
-    }
-    snprintf(tmp, sizeof tmp, "%s.part", buf);
-    printf("generating %s once (random weights, cached for next time)...\n", buf);
+    snprintf(tmp, sizeof tmp, "%s.part", text);
+    snprintf(tmp_mm, sizeof tmp_mm, "%s.part", mmproj ? mmproj : "");
+    printf("generating %s%s%s once (random weights, cached for next time)...\n", text,
+           mmproj ? " and " : "", mmproj ? mmproj : "");
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        execl(exe, exe, "gen", "--preset", preset, "--dtype", dtype, tmp, (char *)NULL);
+        if (mmproj)
+            execl(exe, exe, "gen", "--preset", preset, "--dtype", dtype, tmp, "--mmproj", tmp_mm,
+                  (char *)NULL);
+        else
+            execl(exe, exe, "gen", "--preset", preset, "--dtype", dtype, tmp, (char *)NULL);
         _exit(127);
     }
     int status = 0;
-    bool ok = pid >= 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    /* write the pages back now: a freshly written file's page-cache pages are
-     * dirty until writeback, and the kernel counts dirty file pages mapped by
-     * one process as its Private_Dirty, which would inflate the first run */
-    int fd = ok ? open(tmp, O_RDONLY) : -1;
-    if (fd >= 0) {
-        ok = fsync(fd) == 0;
-        close(fd);
-    }
-    if (!ok || rename(tmp, buf) != 0) {
-        fprintf(stderr, "tmem: tmem gen --preset %s --dtype %s failed\n", preset, dtype);
+    bool ok = pid >= 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0;
+    ok = ok && flush_file(tmp) && (!mmproj || flush_file(tmp_mm));
+    ok = ok && (!mmproj || rename(tmp_mm, mmproj) == 0) && rename(tmp, text) == 0;
+    if (!ok) {
+        fprintf(stderr, "tmem: tmem gen --preset %s --dtype %s%s failed\n", preset, dtype,
+                mmproj ? " --mmproj" : "");
         unlink(tmp);
+        if (mmproj) unlink(tmp_mm);
+    }
+    return ok;
+}
+
+static bool cached(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+bool tmem_model_cache_ensure(const char *preset, const char *dtype, char *buf, size_t cap) {
+    if (!tmem_model_cache_path(preset, dtype, buf, cap)) {
+        fprintf(stderr, "tmem: no cache directory (set TMEM_CACHE_DIR or HOME)\n");
         return false;
     }
-    return true;
+    return cached(buf) || gen_cached(preset, dtype, buf, NULL);
+}
+
+bool tmem_model_cache_ensure_vision(const char *preset, const char *dtype, char *text,
+                                    size_t text_cap, char *mmproj, size_t mmproj_cap) {
+    if (!tmem_model_cache_path(preset, dtype, text, text_cap)) {
+        fprintf(stderr, "tmem: no cache directory (set TMEM_CACHE_DIR or HOME)\n");
+        return false;
+    }
+    int stem = (int)(strlen(text) - strlen(".gguf"));
+    int n = snprintf(mmproj, mmproj_cap, "%.*s.mmproj.gguf", stem, text);
+    if (n <= 0 || (size_t)n >= mmproj_cap) return false;
+    /* a missing tower regenerates the pair (same seed: the same text bytes) */
+    return (cached(text) && cached(mmproj)) || gen_cached(preset, dtype, text, mmproj);
 }

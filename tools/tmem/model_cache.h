@@ -12,6 +12,12 @@ bool tmem_model_cache_path(const char *preset, const char *dtype, char *buf, siz
 /* The path, generating the model first (tmem gen, its progress bar on the
  * terminal) when it is not cached yet. false (and a message) on failure. */
 bool tmem_model_cache_ensure(const char *preset, const char *dtype, char *buf, size_t cap);
+/* The cached text model and its vision tower (`tmem gen --mmproj`: the
+ * preset's tower, or a tiny one projecting to the text width), generated
+ * together when the tower is not cached yet. false (and a message) on
+ * failure. */
+bool tmem_model_cache_ensure_vision(const char *preset, const char *dtype, char *text,
+                                    size_t text_cap, char *mmproj, size_t mmproj_cap);
 /* This executable's path (/proc/self/exe), to run subcommands in children. */
 bool tmem_self_exe(char *buf, size_t cap);
 

@@ -58,6 +58,16 @@ void run_report_refusal(const run_report *r, uint64_t budget, bool json) {
         fprintf(stderr, "no context fits this budget\n");
 }
 
+/* The image's encode, as fields of the summary object. */
+static void json_vision(const tmrt_vision_stats *v) {
+    printf(", \"vision\": {\"width\": %u, \"height\": %u, \"patches\": %u, \"image_tokens\": %u, "
+           "\"image_copies\": %u, \"preprocess_ms\": %.3f, \"encode_ms\": %.3f, "
+           "\"patch_bytes\": %llu, \"arena_bytes\": %llu, \"scratch_bytes\": %llu}",
+           v->grid.width, v->grid.height, v->grid.n_patches, v->grid.n_tokens, v->image_copies,
+           v->preprocess_ms, v->encode_ms, (unsigned long long)v->patch_bytes,
+           (unsigned long long)v->arena_bytes, (unsigned long long)v->scratch_bytes);
+}
+
 /* Committed peak of the types the fit lines name (typed mode). */
 static uint64_t type_peak(tmem_context *ctx, const char *name, uint64_t *dirty) {
     tmem_type *t;
@@ -84,7 +94,8 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
             tmem_type_stats ts;
             if (tmem_type_at(ctx, i, &t) == TMEM_OK && tmem_type_get_stats(t, &ts) == TMEM_OK) clean += ts.clean;
         }
-        if (tmem_context_budget(ctx, &bi) == TMEM_OK) committed = bi.peak_committed > clean ? bi.peak_committed - clean : 0;
+        if (tmem_context_budget(ctx, &bi) == TMEM_OK && bi.peak_committed > clean)
+            committed = bi.peak_committed - clean;
         (void)dirty;
     }
     double pf = r->prefill_s > 0 ? r->prompt_tokens / r->prefill_s : 0;
@@ -94,13 +105,15 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
         printf("{\"model\": \"%s\", \"memory\": \"%s\", \"n_ctx\": %u, \"chunk\": %u, \"chunk_asked\": %u, "
                "\"threads\": %u, \"prompt_tokens\": %u, \"generated_tokens\": %u, \"prefill_s\": %.6f, "
                "\"prefill_tok_s\": %.3f, \"decode_s\": %.6f, \"decode_tok_s\": %.3f, "
-               "\"predicted_dirty\": %llu, \"predicted_dirty_ctx\": %llu, \"tokens_held\": %llu, \"tokenizer_bytes\": %llu, \"committed_dirty_peak\": %llu, "
+               "\"predicted_dirty\": %llu, \"predicted_dirty_ctx\": %llu, \"tokens_held\": %llu, "
+               "\"tokenizer_bytes\": %llu, \"committed_dirty_peak\": %llu, "
                "\"os_private_dirty_peak\": %llu, \"os_rss_peak\": %llu, \"os_baseline_private_dirty\": %llu, "
                "\"os_vs_predicted_pct\": %.3f, \"weights_bytes\": %llu, \"items\": [",
                r->model, r->naive ? "naive" : "typed", r->info.n_ctx, r->info.chunk, r->info.chunk_asked,
                r->info.threads, r->prompt_tokens, n_gen, r->prefill_s, pf, r->decode_s, dc,
                (unsigned long long)predicted, (unsigned long long)predicted_ctx,
-               (unsigned long long)used->kv_tokens, (unsigned long long)r->tokenizer_bytes, (unsigned long long)committed,
+               (unsigned long long)used->kv_tokens, (unsigned long long)r->tokenizer_bytes,
+               (unsigned long long)committed,
                (unsigned long long)r->peak_dirty, (unsigned long long)r->peak_rss,
                (unsigned long long)r->baseline_dirty, os_vs_pred,
                (unsigned long long)(fit->item_count ? fit->items[0].bytes : 0));
@@ -113,7 +126,9 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
                    (unsigned long long)fit->items[i].bytes, (unsigned long long)u, (unsigned long long)peak,
                    fit->items[i].clean ? "true" : "false");
         }
-        printf("], \"tokens\": [");
+        printf("], \"ttft_s\": %.6f", r->ttft_s);
+        if (r->vision) json_vision(r->vision);
+        printf(", \"tokens\": [");
         for (uint32_t i = 0; i < n_gen; i++) printf("%s%d", i ? ", " : "", gen[i]);
         printf("]}\n");
         (void)tok;
@@ -144,14 +159,16 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
     if (r->tokenizer_bytes)
         fprintf(f, "  %-18s %-22s %10.2f | %10.2f |\n", "tokenizer", "(tables)", mib(r->tokenizer_bytes),
                 mib(r->tokenizer_bytes));
-    fprintf(f, "private dirty: predicted %.2f MiB at --ctx, %.2f MiB for this run; committed peak %.2f MiB, OS-measured peak %.2f MiB (%+.1f%%; "
+    fprintf(f, "private dirty: predicted %.2f MiB at --ctx, %.2f MiB for this run; committed peak "
+               "%.2f MiB, OS-measured peak %.2f MiB (%+.1f%%; "
                "process baseline %.2f MiB); RSS peak %.2f MiB\n",
-            mib(predicted_ctx), mib(predicted), mib(committed), mib(r->peak_dirty), os_vs_pred, mib(r->baseline_dirty), mib(r->peak_rss));
+            mib(predicted_ctx), mib(predicted), mib(committed), mib(r->peak_dirty), os_vs_pred,
+            mib(r->baseline_dirty), mib(r->peak_rss));
 }
 
 double run_report_json_num(const char *json, const char *key) {
     char k[96];
-    snprintf(k, sizeof k, "\"%s\": ", key);
+    snprintf(k, sizeof k, "\"%s\":", key); /* strtod skips the space after the colon, if any */
     const char *p = strstr(json, k);
     return p ? strtod(p + strlen(k), NULL) : -1;
 }

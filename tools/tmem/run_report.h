@@ -6,6 +6,7 @@
 
 #include "tmemrt/runtime.h"
 #include "tmemrt/tokenizer.h"
+#include "tmemrt/vision.h"
 
 typedef struct run_report {
     const char *model;
@@ -18,6 +19,9 @@ typedef struct run_report {
     uint64_t peak_dirty, peak_rss; /* sampled maxima */
     uint32_t prompt_tokens, generated_tokens, decoded_tokens;
     double prefill_s, decode_s;
+    double ttft_s;                  /* prompt processing (image decode and encode included)
+                                       to the first sampled token */
+    const tmrt_vision_stats *vision; /* the image's encode, NULL without one */
 } run_report;
 
 void run_report_begin(run_report *r, const char *model, bool naive);
@@ -29,7 +33,8 @@ void run_report_refusal(const run_report *r, uint64_t budget, bool json);
 void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *tok, const int32_t *gen,
                        uint32_t n_gen, bool json);
 
-/* A number of `tmem run --json`'s summary ("key": value); -1 if absent.
+/* A number of `tmem run --json`'s summary ("key": value, or any JSON
+ * this tool prints: "key":value); -1 if absent.
  * For the commands that run it as a child (bench run, demo). */
 double run_report_json_num(const char *json, const char *key);
 

@@ -1,6 +1,7 @@
 /* The image part of `tmem run`; see run_vision.h. */
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "run_vision.h"
 #include "tmemrt/image.h"
 
@@ -11,6 +12,10 @@ int run_vision_parse(run_vision *rv, int argc, char **argv, int i) {
     if (!strcmp(o, "--mmproj")) return v ? (rv->mmproj = v, 2) : -1;
     if (!strcmp(o, "--image")) return v ? (rv->image = v, 2) : -1;
     if (!strcmp(o, "--embeddings-out")) return v ? (rv->embeddings_out = v, 2) : -1;
+    if (!strcmp(o, "--min-pixels"))
+        return tmem_arg_u64(v, &rv->min_pixels) && rv->min_pixels ? 2 : -1;
+    if (!strcmp(o, "--max-pixels"))
+        return tmem_arg_u64(v, &rv->max_pixels) && rv->max_pixels ? 2 : -1;
     if (!strcmp(o, "--image-raw")) {
         if (!v || i + 2 >= argc) return -1;
         uint32_t w, h;
@@ -36,6 +41,12 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
                    : tmrt_vision_open(ctx, rv->mmproj, &rv->v, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "tmem run: %s\n", err);
+        return -1;
+    }
+    if ((rv->min_pixels || rv->max_pixels) &&
+        tmrt_vision_set_pixel_bounds(rv->v, rv->min_pixels, rv->max_pixels) != 0) {
+        fprintf(stderr, "tmem run: --min-pixels / --max-pixels: want min <= max, at least "
+                        "one merged token (patch x merge squared) and max below 2^32\n");
         return -1;
     }
     const tmrt_vision_config *c = tmrt_vision_get_config(rv->v);
@@ -145,7 +156,8 @@ int run_vision_encode(run_vision *rv, tmem_context *ctx, uint32_t n_embd, uint32
         hd.name = "vision.embeddings";
         void *p = NULL;
         if (tmem_role_get_type(ctx, TMEM_ROLE_VISION_INTERMEDIATE, &t) == TMEM_OK && (hd.type = t) &&
-            tmem_heap_create(ctx, &hd, &rv->embd_heap) == TMEM_OK && tmem_heap_alloc(rv->embd_heap, bytes, 64, &p) == TMEM_OK)
+            tmem_heap_create(ctx, &hd, &rv->embd_heap) == TMEM_OK &&
+            tmem_heap_alloc(rv->embd_heap, bytes, 64, &p) == TMEM_OK)
             rv->embd = p;
     }
     if (!rv->embd) {

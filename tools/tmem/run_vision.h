@@ -15,6 +15,7 @@
 typedef struct run_vision {
     const char *mmproj, *image, *raw_spec, *raw_file, *embeddings_out;
     bool naive;
+    uint64_t min_pixels, max_pixels; /* --min-pixels / --max-pixels; 0 = the mmproj's */
     tmrt_vision *v;
     tmem_surface *img;
     tmrt_vision_grid grid;

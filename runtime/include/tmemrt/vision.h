@@ -64,6 +64,21 @@ int tmrt_vision_open_naive(const char *path, tmrt_vision **out, char *err, size_
 void tmrt_vision_close(tmrt_vision *v);
 /** @brief The model's config. */
 const tmrt_vision_config *tmrt_vision_get_config(const tmrt_vision *v);
+/** @brief The smart resize's pixel bounds an mmproj GGUF asks for, as
+ *  tmrt_vision_open reads them: clip.vision.image_min_pixels /
+ *  image_max_pixels (ours: the processor's size), else llama.cpp's limits for
+ *  Qwen-VL projectors, 8 .. 4096 merged tokens of (patch x merge)^2 pixels.
+ *  Reads only those two keys (tmem fit sizes an image with it).
+ *  @param[out] min_pixels, max_pixels  unchanged on failure.
+ *  @return 0, or -1 (NULL, zero patch/merge, a bound 0, above 2^24 or min > max) */
+int tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge,
+                             uint64_t *min_pixels, uint64_t *max_pixels);
+/** @brief Override the smart resize's pixel bounds (what Hugging Face's
+ *  processor takes as min_pixels / max_pixels); 0 keeps that bound. Later
+ *  tmrt_vision_image_grid / tmrt_vision_encode calls use the new bounds.
+ *  @return 0, or -1 (v NULL, min > max, max_pixels above 2^32, a bound
+ *          below one merged token, patch*merge squared); v is unchanged */
+int tmrt_vision_set_pixel_bounds(tmrt_vision *v, uint64_t min_pixels, uint64_t max_pixels);
 /** @brief Bytes of the mapped weights (clean, FILE type). */
 uint64_t tmrt_vision_weight_bytes(const tmrt_vision *v);
 

@@ -138,10 +138,7 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
     }
     tmrt__scratch_reset(r);
 
-    attn_task at = {r, st, a, kv_layer, false};
-#if SIMD_F16
-    at.simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-#endif
+    attn_task at = {r, st, a, kv_layer, SIMD_F16 && kern_have_avx2()};
     kern_pool_for(r->pool, (int64_t)n * H, 1, attend, &at);
 
     /* the output gate: attn *= sigmoid(gate), the gate being each head's

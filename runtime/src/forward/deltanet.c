@@ -147,28 +147,59 @@ static void run_heads(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 static float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
-static float silu(float x) { return x / (1.0f + expf(-x)); }
 
-/* conv_out = silu(causal depthwise conv of [conv state; qkv]); the conv
- * state then keeps the last kernel-1 inputs. */
-static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a, uint32_t n) {
+/* The causal depthwise conv over a block of channels for every token. */
+typedef struct conv_task {
+    const kern_wmat *w;       /* channels rows of K taps */
+    const float *hist, *in;   /* (K-1) x C history (oldest first), n x C inputs */
+    float *out;               /* n x C */
+    uint32_t n, C, K;
+} conv_task;
+
+/* Channels per inner block: the taps of a block are read once, transposed
+ * to [tap][channel], so a token row of the block is K contiguous
+ * multiply-adds over channels (the conv walked channel by channel strided
+ * over tokens, C floats apart: 8% of the 0.8B prefill, single-threaded). */
+#define CONV_BLOCK 64u
+#define CONV_MAX_TAPS 16u
+
+static void conv_channels(void *arg, int64_t c_begin, int64_t c_end, int thread) {
+    (void)thread;
+    const conv_task *ct = arg;
+    const uint32_t C = ct->C, K = ct->K;
+    float taps[CONV_MAX_TAPS][CONV_BLOCK], row[CONV_MAX_TAPS];
+    for (uint32_t c0 = (uint32_t)c_begin; c0 < (uint32_t)c_end; c0 += CONV_BLOCK) {
+        const uint32_t nc = (uint32_t)c_end - c0 < CONV_BLOCK ? (uint32_t)c_end - c0 : CONV_BLOCK;
+        for (uint32_t c = 0; c < nc; c++) {
+            const float *w = ct->w->type == TMEM_GGML_F32
+                                 ? (const float *)ct->w->data + (size_t)(c0 + c) * K
+                                 : (kern_get_row(ct->w, c0 + c, row), row);
+            for (uint32_t j = 0; j < K; j++) taps[j][c] = w[j];
+        }
+        for (uint32_t t = 0; t < ct->n; t++) {
+            float *o = ct->out + (size_t)t * C + c0;
+            for (uint32_t c = 0; c < nc; c++) o[c] = 0.0f;
+            for (uint32_t j = 0; j < K; j++) {
+                const int64_t src = (int64_t)t + j - (K - 1); /* < 0: from the history */
+                const float *x = src < 0 ? ct->hist + (size_t)(src + K - 1) * C + c0
+                                         : ct->in + (size_t)src * C + c0;
+                for (uint32_t c = 0; c < nc; c++) o[c] += x[c] * taps[j][c];
+            }
+            kern_silu(o, o, nc);
+        }
+    }
+}
+
+/* conv_out = silu(causal depthwise conv of [conv state; qkv]) over the
+ * pool by blocks of channels; the conv state then keeps the last kernel-1
+ * inputs. */
+static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
+                 uint32_t n) {
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t K = hp->conv_kernel, C = (uint32_t)lw->conv1d.n_out;
     float *hist = r->conv_state[layer]; /* (K-1) rows of C, oldest first */
-    float taps[16];
-    for (uint32_t c = 0; c < C; c++) {
-        const float *w = lw->conv1d.type == TMEM_GGML_F32 ? (const float *)lw->conv1d.data + (size_t)c * K
-                                                          : (kern_get_row(&lw->conv1d, c, taps), taps);
-        for (uint32_t t = 0; t < n; t++) {
-            float acc = 0;
-            for (uint32_t j = 0; j < K; j++) {
-                int64_t src = (int64_t)t + j - (K - 1); /* < 0: from the history */
-                float x = src < 0 ? hist[(size_t)(src + K - 1) * C + c] : a->qkv_mixed[(size_t)src * C + c];
-                acc += x * w[j];
-            }
-            a->conv_out[(size_t)t * C + c] = silu(acc);
-        }
-    }
+    conv_task ct = {&lw->conv1d, hist, a->qkv_mixed, a->conv_out, n, C, K};
+    kern_pool_for(r->pool, C, CONV_BLOCK, conv_channels, &ct);
     /* new history: the last K-1 inputs of [hist; qkv] */
     for (uint32_t j = 0; j + 1 < K; j++) {
         int64_t src = (int64_t)n + j - (K - 1);
@@ -237,7 +268,7 @@ void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, t
             float *o = a->core_out + (size_t)t * I + (size_t)h * dv;
             const float *z = a->z + (size_t)t * I + (size_t)h * dv;
             kern_rmsnorm(o, o, nw, dv, hp->rms_eps);
-            for (uint32_t j = 0; j < dv; j++) o[j] *= silu(z[j]);
+            kern_silu_mul(o, z, o, dv);
         }
     tmrt__scratch_reset(r);
     tmrt__matmul(r, &lw->ssm_out, a->core_out, n, a->attn_proj);

@@ -153,9 +153,14 @@ void kern_rmsnorm_offset(float *out, const float *x, const float *w, float w_off
 /* out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)); out may equal
  * gate or up. */
 void kern_silu_mul(float *out, const float *gate, const float *up, int64_t n);
+/* out[i] = silu(x[i]); out may equal x. */
+void kern_silu(float *out, const float *x, int64_t n);
 /* x = softmax(x) in place; returns the max (for online softmax users);
  * -INFINITY for n = 0. */
 float kern_softmax(float *x, int64_t n);
+/* x[i] = exp(x[i] - m) in place; returns the sum of the new x (0 for n = 0):
+ * one block of an online softmax whose running max is m. */
+float kern_exp_sub_sum(float *x, float m, int64_t n);
 
 float kern_dot_ref(const float *a, const float *b, int64_t n);
 void kern_axpy_ref(float *y, float a, const float *x, int64_t n);
@@ -164,6 +169,16 @@ void kern_rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, flo
 void kern_rmsnorm_offset_ref(float *out, const float *x, const float *w, float w_offset,
                              int64_t n, float eps);
 void kern_silu_mul_ref(float *out, const float *gate, const float *up, int64_t n);
+void kern_silu_ref(float *out, const float *x, int64_t n);
 float kern_softmax_ref(float *x, int64_t n);
+float kern_exp_sub_sum_ref(float *x, float m, int64_t n);
+
+/* ---- CPU features --------------------------------------------------------- */
+
+/* true when this build has the AVX2 paths and this CPU runs them (AVX2, FMA
+ * and F16C): callers with SIMD loops of their own (forward/attention_avx2.c)
+ * ask here rather than repeat the check. Cheap (libgcc caches cpuid); no
+ * state. Threads: safe. */
+bool kern_have_avx2(void);
 
 #endif /* TMRT_KERN_H */

@@ -3,6 +3,8 @@
  * ours to initialise or to race on. */
 #include "kern_impl.h"
 
+bool kern_have_avx2(void) { return kern__have_avx2(); }
+
 bool kern__have_avx2(void) {
 #if defined(__x86_64__) && TMRT_HAVE_AVX2
     /* clang 14's __builtin_cpu_supports knows no "f16c"; every CPU with
@@ -11,7 +13,8 @@ bool kern__have_avx2(void) {
 #if defined(__clang__)
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
 #endif
 #else
     return false;

@@ -75,6 +75,7 @@ float kern__sumsq_avx2(const float *x, int64_t n);
 void kern__rms_apply_avx2(float *out, const float *x, const float *w, float w_offset, float s,
                           int64_t n);
 void kern__silu_mul_avx2(float *out, const float *gate, const float *up, int64_t n);
+void kern__silu_avx2(float *out, const float *x, int64_t n);
 float kern__max_avx2(const float *x, int64_t n);
 /* x[i] = exp(x[i] - m); returns the sum */
 float kern__exp_sub_sum_avx2(float *x, float m, int64_t n);

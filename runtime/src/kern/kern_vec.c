@@ -57,6 +57,16 @@ float kern_softmax_ref(float *x, int64_t n) {
     return m;
 }
 
+void kern_silu_ref(float *out, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+float kern_exp_sub_sum_ref(float *x, float m, int64_t n) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) sum += x[i] = expf(x[i] - m);
+    return sum;
+}
+
 /* ---- dispatching entry points ---- */
 
 #if TMRT_HAVE_AVX2
@@ -97,6 +107,16 @@ void kern_rmsnorm(float *out, const float *x, const float *w, int64_t n, float e
 void kern_silu_mul(float *out, const float *gate, const float *up, int64_t n) {
     AVX2_OR_REF(kern__silu_mul_avx2(out, gate, up, n); return);
     kern_silu_mul_ref(out, gate, up, n);
+}
+
+void kern_silu(float *out, const float *x, int64_t n) {
+    AVX2_OR_REF(kern__silu_avx2(out, x, n); return);
+    kern_silu_ref(out, x, n);
+}
+
+float kern_exp_sub_sum(float *x, float m, int64_t n) {
+    AVX2_OR_REF(return kern__exp_sub_sum_avx2(x, m, n));
+    return kern_exp_sub_sum_ref(x, m, n);
 }
 
 float kern_softmax(float *x, int64_t n) {

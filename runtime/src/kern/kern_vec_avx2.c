@@ -96,6 +96,17 @@ void kern__silu_mul_avx2(float *out, const float *gate, const float *up, int64_t
     for (; i < n; i++) out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+void kern__silu_avx2(float *out, const float *x, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 g = _mm256_loadu_ps(x + i);
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+        _mm256_storeu_ps(out + i, _mm256_div_ps(g, _mm256_add_ps(one, e)));
+    }
+    for (; i < n; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
 float kern__max_avx2(const float *x, int64_t n) {
     int64_t i = 0;
     float m = x[0];

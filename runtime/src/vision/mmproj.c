@@ -125,6 +125,26 @@ static void load_block(loader *l, uint32_t i, vis_block *b) {
 #undef NAME
 }
 
+int tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge,
+                             uint64_t *min_pixels, uint64_t *max_pixels) {
+    if (!g || !patch || !merge || !min_pixels || !max_pixels) return -1;
+    /* Absent from llama.cpp's own conversion: then llama.cpp's limits for
+     * Qwen-VL projectors, 8 .. 4096 merged tokens. */
+    uint64_t unit = (uint64_t)patch * patch * merge * merge, v[2] = {8 * unit, 4096 * unit};
+    static const char *const keys[2] = {"clip.vision.image_min_pixels",
+                                        "clip.vision.image_max_pixels"};
+    for (int i = 0; i < 2; i++) {
+        uint64_t u;
+        tmem_status st = tmem_gguf_get_u64(g, keys[i], &u);
+        if (st == TMEM_E_NOT_FOUND) continue;
+        if (st != TMEM_OK || u == 0 || u > (1u << 24)) return -1;
+        v[i] = u;
+    }
+    if (v[0] > v[1]) return -1;
+    *min_pixels = v[0], *max_pixels = v[1];
+    return 0;
+}
+
 static void read_config(loader *l) {
     tmrt_vision_config *c = &l->v->cfg;
     tmem_gguf_str s;
@@ -164,14 +184,15 @@ static void read_config(loader *l) {
             vis_error(l->err, l->cap, "mmproj: clip.vision.image_std must be positive");
             l->failed = true;
         }
-    /* Absent from llama.cpp's own conversion: then llama.cpp's limits for
-     * Qwen-VL projectors, 8 .. 4096 merged tokens. */
-    uint64_t unit = c->patch && c->merge ? (uint64_t)c->patch * c->patch * c->merge * c->merge : 1024;
-    c->min_pixels = key_u32(l, "clip.vision.image_min_pixels", false, (uint32_t)(8 * unit));
-    c->max_pixels = key_u32(l, "clip.vision.image_max_pixels", false, (uint32_t)(4096 * unit));
+    if (!l->failed &&
+        tmrt_vision_pixel_bounds(l->v->gguf, c->patch, c->merge, &c->min_pixels, &c->max_pixels)) {
+        vis_error(l->err, l->cap,
+                  "mmproj: clip.vision.image_min_pixels / image_max_pixels out of range");
+        l->failed = true;
+    }
     if (l->failed) return;
     uint32_t hd = c->heads ? c->hidden / c->heads : 0;
-    if (c->hidden % c->heads || hd % 4 || hd > 256 || c->merge > 8 || c->patch > 64 || c->min_pixels > c->max_pixels) {
+    if (c->hidden % c->heads || hd % 4 || hd > 256 || c->merge > 8 || c->patch > 64) {
         vis_error(l->err, l->cap, "mmproj: inconsistent shape (hidden %u, heads %u: head dim must be a multiple of 4)",
                   c->hidden, c->heads);
         l->failed = true;

@@ -1,4 +1,5 @@
-/* Status names and messages, generated from TMEM_STATUS_LIST. */
+/* Status names and messages (generated from TMEM_STATUS_LIST), the one
+ * place internal errors start (tmem__err) and the assert failure path. */
 #include "typedmem/status.h"
 
 const char *tmem_strerror(tmem_status status) {
@@ -19,7 +20,7 @@ const char *tmem_status_name(tmem_status status) {
     return "TMEM_E_UNKNOWN";
 }
 
-#include "internal.h"
+#include "base/base.h"
 #include <stdio.h>
 #include <stdlib.h>
 
