@@ -5,16 +5,18 @@
 #   make release       -- a Release build in build-release (no debug machinery)
 #   make fuzz          -- build the libFuzzer targets (clang) and run each briefly
 #   make fuzz-smoke    -- the same, 30 s per target
+#   make soak          -- the long soak (SOAK_SECONDS, default 600; docs/reliability.md)
 # WERROR=ON turns warnings into errors (developers, CI: .ci/run sets it).
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 10
+SOAK_SECONDS ?= 600
 WERROR ?=
 CONFIGURE = cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(if $(WERROR),-DTMEM_WERROR=$(WERROR)) >/dev/null
 
-.PHONY: all build configure test demo install release test-asan test-tsan fuzz fuzz-smoke clean
+.PHONY: all build configure test demo install release test-asan test-tsan fuzz fuzz-smoke soak clean
 
 all: build
 
@@ -60,6 +62,11 @@ fuzz: configure
 
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=30
+
+# The soak of tests/soak for SOAK_SECONDS (make test runs it for 20 s).
+soak: configure
+	cmake --build $(BUILD) -j $(JOBS) --target soak_test_soak
+	TMEM_SOAK_SECONDS=$(SOAK_SECONDS) TMEM_SOURCE_DIR=$(CURDIR) ./$(BUILD)/soak_test_soak
 
 clean:
 	rm -rf build build-asan build-tsan build-release

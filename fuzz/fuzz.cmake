@@ -44,6 +44,12 @@ set(TMEM_FUZZ_LIB "${TMEM_FUZZ_DIR}/libtypedmem_fuzz.a")
 # archive, so each target links only what its entry point reaches.
 if(TMEM_CLANG)
   set(_objs "")
+  # Every object depends on every library header: IMPLICIT_DEPENDS resolves
+  # includes only through the directory's include paths, which lack src/, so
+  # a changed src/core/internal.h left stale objects (undefined symbols at
+  # link after a merge). Coarse, but a header change then rebuilds them all.
+  file(GLOB_RECURSE _tmem_fuzz_headers CONFIGURE_DEPENDS
+       "${CMAKE_SOURCE_DIR}/src/*.h" "${CMAKE_SOURCE_DIR}/include/*.h")
   foreach(_src ${TMEM_SOURCES})
     file(RELATIVE_PATH _rel "${CMAKE_SOURCE_DIR}" "${_src}")
     string(REPLACE "/" "_" _obj "${_rel}")
@@ -51,7 +57,7 @@ if(TMEM_CLANG)
     add_custom_command(OUTPUT "${_obj}"
       COMMAND ${CMAKE_COMMAND} -E make_directory "${TMEM_FUZZ_DIR}/obj"
       COMMAND "${TMEM_CLANG}" ${TMEM_FUZZ_FLAGS} -fsanitize=fuzzer-no-link,address,undefined -c "${_src}" -o "${_obj}"
-      DEPENDS "${_src}" IMPLICIT_DEPENDS C "${_src}"
+      DEPENDS "${_src}" ${_tmem_fuzz_headers}
       VERBATIM)
     list(APPEND _objs "${_obj}")
   endforeach()

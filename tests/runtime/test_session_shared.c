@@ -45,8 +45,8 @@ static void test_sessions_share_a_context(void) {
     for (int i = 0; i < N; i++) {
         tmrt_session_desc sd = {.n_ctx = 64, .chunk = 16, .on_evict = on_drop, .evict_user = &d[i]};
         tmem_status st = tmrt_session_create(m, &sd, &s[i], NULL, &e);
-        CHECK_MSG(st == TMEM_OK, "session %d of %d alive at once: %s (%.160s)", i + 1, N, tmem_status_name(st),
-                  e.message);
+        CHECK_MSG(st == TMEM_OK, "session %d of %d alive at once: %s (%.160s)", i + 1, N,
+                  tmem_status_name(st), e.message);
         if (st != TMEM_OK) s[i] = NULL;
     }
     /* each takes one snapshot more than it has room for, at 4, 8, ... tokens */
@@ -56,8 +56,9 @@ static void test_sessions_share_a_context(void) {
             eval_tokens(s[i], 4, (int32_t)(i * 10 + k));
             CHECK_OK(tmrt_session_snapshot(s[i]));
         }
-        CHECK_MSG(d[i].n == 1 && d[i].tokens[0] == 4, "session %d: %u drops reported (first at %llu)", i,
-                  d[i].n, (unsigned long long)d[i].tokens[0]);
+        CHECK_MSG(d[i].n == 1 && d[i].tokens[0] == 4,
+                  "session %d: %u drops reported (first at %llu)", i, d[i].n,
+                  (unsigned long long)d[i].tokens[0]);
         CHECK_ST(tmrt_session_rollback(s[i], 4), TMEM_E_NOT_FOUND);
         CHECK_OK(tmrt_session_rollback(s[i], 8)); /* the oldest kept */
     }

@@ -140,7 +140,8 @@ static void test_broken_merges(void) {
     /* A merge into a token that does not decode as byte-level text would break
      * decode(encode(x)) == x (fuzz_tok_meta found it with an unused token:
      * fuzz/tok_meta/corpus/regress-merge-into-unused-token). */
-    static const int32_t not_normal[] = {TMRT_TOKEN_UNUSED, TMRT_TOKEN_CONTROL, TMRT_TOKEN_USER_DEFINED};
+    static const int32_t not_normal[] = {TMRT_TOKEN_UNUSED, TMRT_TOKEN_CONTROL,
+                                         TMRT_TOKEN_USER_DEFINED};
     for (size_t i = 0; i < sizeof not_normal / sizeof not_normal[0]; i++) {
         mini_init(&m);
         m.types[MINI_HELL] = not_normal[i];

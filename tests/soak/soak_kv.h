@@ -20,24 +20,24 @@
 #include "harness.h"
 #include "typedmem/typedmem.h"
 
-#define SOAK_KV_SEQS 12      /* records the worker keeps */
-#define SOAK_KV_TOKENS 192   /* max_tokens per sequence */
-#define SOAK_KV_EVENTS 4096  /* events remembered for the checks (older ones age out) */
+#define SOAK_KV_SEQS 12     /* records the worker keeps */
+#define SOAK_KV_TOKENS 192  /* max_tokens per sequence */
+#define SOAK_KV_EVENTS 4096 /* events remembered for the checks (older ones age out) */
 
 typedef struct soak_kv_record {
     tmem_kv_seq seq;
     uint32_t len;
-    uint64_t tag[SOAK_KV_TOKENS];  /* expected first 8 bytes of each K row (layer 0) */
-    uint64_t state_pattern;        /* expected first 8 bytes of layer 0's ssm state */
-    tmem_kv_snap snap;             /* 0: none */
+    uint64_t tag[SOAK_KV_TOKENS]; /* expected first 8 bytes of each K row (layer 0) */
+    uint64_t state_pattern;       /* expected first 8 bytes of layer 0's ssm state */
+    tmem_kv_snap snap;            /* 0: none */
     uint32_t snap_len;
-    uint64_t snap_pattern;         /* expected first 8 bytes of layer 0's ssm state */
+    uint64_t snap_pattern; /* expected first 8 bytes of layer 0's ssm state */
 } soak_kv_record;
 
 typedef struct soak_kv {
     tmem_kv_cache *cache;
     /* written by the callback (any thread, inside the cache lock) */
-    pthread_mutex_t events_lock;   /* never held across a cache call */
+    pthread_mutex_t events_lock; /* never held across a cache call */
     tmem_kv_event events[SOAK_KV_EVENTS];
     uint64_t n_events, n_seq_events, n_snap_events;
     /* the worker's own figures */
@@ -55,26 +55,34 @@ static void soak_kv_on_evict(tmem_kv_cache *cache, const tmem_kv_event *ev, void
     pthread_mutex_lock(&w->events_lock);
     w->events[w->n_events % SOAK_KV_EVENTS] = *ev;
     w->n_events++;
-    if (ev->kind == TMEM_KV_EVENT_SEQ_EVICTED) w->n_seq_events++;
-    else w->n_snap_events++;
+    if (ev->kind == TMEM_KV_EVENT_SEQ_EVICTED)
+        w->n_seq_events++;
+    else
+        w->n_snap_events++;
     pthread_mutex_unlock(&w->events_lock);
 }
 
 /* Was this sequence (snap 0) or snapshot reported by the callback? */
-static bool soak_kv_reported(soak_kv *w, tmem_kv_event_kind kind, tmem_kv_seq seq, tmem_kv_snap snap) {
+static bool soak_kv_reported(soak_kv *w, tmem_kv_event_kind kind, tmem_kv_seq seq,
+                             tmem_kv_snap snap) {
     bool found = false;
     pthread_mutex_lock(&w->events_lock);
     uint64_t n = w->n_events < SOAK_KV_EVENTS ? w->n_events : SOAK_KV_EVENTS;
     for (uint64_t i = 0; i < n && !found; i++) {
         const tmem_kv_event *e = &w->events[i];
-        found = e->kind == kind && e->seq == seq && (kind == TMEM_KV_EVENT_SEQ_EVICTED || e->snap == snap);
+        found = e->kind == kind && e->seq == seq &&
+                (kind == TMEM_KV_EVENT_SEQ_EVICTED || e->snap == snap);
     }
     pthread_mutex_unlock(&w->events_lock);
     return found;
 }
 
-#define SOAK_FAIL(w, ...) do { fprintf(stderr, "soak kv: " __VA_ARGS__); fputc('\n', stderr); \
-        atomic_fetch_add(&(w)->failures, 1); } while (0)
+#define SOAK_FAIL(w, ...)                                                                          \
+    do {                                                                                           \
+        fprintf(stderr, "soak kv: " __VA_ARGS__);                                                  \
+        fputc('\n', stderr);                                                                       \
+        atomic_fetch_add(&(w)->failures, 1);                                                       \
+    } while (0)
 
 /* A status from a call on a recorded sequence: OK goes on; an eviction must
  * have been reported (then the record is freed); a refusal is counted. */
@@ -82,9 +90,11 @@ static bool soak_kv_status(soak_kv *w, soak_kv_record *r, tmem_status st, const 
     if (st == TMEM_OK) return true;
     if (st == TMEM_E_STATE) {
         if (!soak_kv_reported(w, TMEM_KV_EVENT_SEQ_EVICTED, r->seq, 0))
-            SOAK_FAIL(w, "%s: sequence %llu evicted without a callback", what, (unsigned long long)r->seq);
+            SOAK_FAIL(w, "%s: sequence %llu evicted without a callback", what,
+                      (unsigned long long)r->seq);
         w->met_evicted++;
-        if (tmem_kv_seq_free(w->cache, r->seq) != TMEM_OK) SOAK_FAIL(w, "free of an evicted sequence");
+        if (tmem_kv_seq_free(w->cache, r->seq) != TMEM_OK)
+            SOAK_FAIL(w, "free of an evicted sequence");
         r->seq = TMEM_KV_SEQ_NONE;
         return false;
     }
@@ -103,11 +113,14 @@ static bool soak_kv_rows(soak_kv *w, soak_kv_record *r, uint32_t from, uint32_t 
     bool ok = true;
     for (uint32_t t = from; t < to && ok; t++) {
         void *k;
-        tmem_status st = tmem_kv_seq_kv(w->cache, r->seq, 0, t, write ? TMEM_KV_WRITE : 0, &k, NULL);
+        tmem_status st =
+            tmem_kv_seq_kv(w->cache, r->seq, 0, t, write ? TMEM_KV_WRITE : 0, &k, NULL);
         if (st != TMEM_OK) {
             ok = false;
-            if (st == TMEM_E_BUDGET || st == TMEM_E_NO_MEMORY) w->budget_refusals++; /* copy-on-write refused */
-            else SOAK_FAIL(w, "kv rows of a pinned sequence: %s", tmem_status_name(st));
+            if (st == TMEM_E_BUDGET || st == TMEM_E_NO_MEMORY)
+                w->budget_refusals++; /* copy-on-write refused */
+            else
+                SOAK_FAIL(w, "kv rows of a pinned sequence: %s", tmem_status_name(st));
             break;
         }
         if (write) {
@@ -117,12 +130,18 @@ static bool soak_kv_rows(soak_kv *w, soak_kv_record *r, uint32_t from, uint32_t 
             uint64_t got;
             memcpy(&got, k, 8);
             if (got != r->tag[t])
-                SOAK_FAIL(w, "sequence %llu token %u: tag %016llx, want %016llx", (unsigned long long)r->seq, t,
-                          (unsigned long long)got, (unsigned long long)r->tag[t]);
+                SOAK_FAIL(w, "sequence %llu token %u: tag %016llx, want %016llx",
+                          (unsigned long long)r->seq, t, (unsigned long long)got,
+                          (unsigned long long)r->tag[t]);
             w->verified_rows++;
         }
     }
     if (tmem_kv_seq_pin(w->cache, r->seq, false) != TMEM_OK) SOAK_FAIL(w, "unpin");
+    if (!ok && write) {
+        /* rows the refusal left unwritten no longer hold their tags: drop it */
+        if (tmem_kv_seq_free(w->cache, r->seq) != TMEM_OK) SOAK_FAIL(w, "seq_free");
+        r->seq = TMEM_KV_SEQ_NONE;
+    }
     return ok;
 }
 
@@ -131,8 +150,10 @@ static bool soak_kv_state(soak_kv *w, soak_kv_record *r, uint64_t *pattern, bool
     void *ssm;
     tmem_status st = tmem_kv_seq_state(w->cache, r->seq, 0, NULL, &ssm);
     if (st == TMEM_OK) {
-        if (write) memcpy(ssm, pattern, 8);
-        else memcpy(pattern, ssm, 8);
+        if (write)
+            memcpy(ssm, pattern, 8);
+        else
+            memcpy(pattern, ssm, 8);
     } else {
         SOAK_FAIL(w, "state of a pinned sequence: %s", tmem_status_name(st));
     }
@@ -165,8 +186,10 @@ static void soak_kv_op(soak_kv *w, tmem_rng *rng) {
         tmem_status st = tmem_kv_seq_create(w->cache, &r->seq);
         if (st != TMEM_OK) {
             r->seq = TMEM_KV_SEQ_NONE;
-            if (st == TMEM_E_BUDGET || st == TMEM_E_FULL) w->budget_refusals++;
-            else SOAK_FAIL(w, "seq_create: %s", tmem_status_name(st));
+            if (st == TMEM_E_BUDGET || st == TMEM_E_FULL)
+                w->budget_refusals++;
+            else
+                SOAK_FAIL(w, "seq_create: %s", tmem_status_name(st));
             return;
         }
         r->len = 0;
@@ -186,11 +209,13 @@ static void soak_kv_op(soak_kv *w, tmem_rng *rng) {
         /* rewrite the child's first token: a copy-on-write that the parent
          * must not see, then grow the child */
         c->tag[0] = ++w->next_lineage << 32;
-        (void)soak_kv_rows(w, c, 0, 1, true);
-        if (c->seq != TMEM_KV_SEQ_NONE) soak_kv_grow(w, c, (uint32_t)tmem_rng_range(rng, 1, 16), w->next_lineage);
+        if (c->len) (void)soak_kv_rows(w, c, 0, 1, true); /* empty if its append was refused */
+        if (c->seq != TMEM_KV_SEQ_NONE)
+            soak_kv_grow(w, c, (uint32_t)tmem_rng_range(rng, 1, 16), w->next_lineage);
     } else if (op < 6) {
         tmem_kv_snap snap;
-        if (!soak_kv_status(w, r, tmem_kv_snapshot_take(w->cache, r->seq, &snap), "snapshot")) return;
+        if (!soak_kv_status(w, r, tmem_kv_snapshot_take(w->cache, r->seq, &snap), "snapshot"))
+            return;
         w->snapshots++;
         r->snap = snap;
         r->snap_len = r->len;
@@ -232,7 +257,8 @@ static void *soak_kv_main(void *arg) {
     }
     /* a last full check of every sequence still held */
     for (int i = 0; i < SOAK_KV_SEQS; i++)
-        if (w->rec[i].seq != TMEM_KV_SEQ_NONE) (void)soak_kv_rows(w, &w->rec[i], 0, w->rec[i].len, false);
+        if (w->rec[i].seq != TMEM_KV_SEQ_NONE)
+            (void)soak_kv_rows(w, &w->rec[i], 0, w->rec[i].len, false);
     return NULL;
 }
 

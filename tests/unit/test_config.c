@@ -158,7 +158,8 @@ static void test_sizes_and_syntax(void) {
         REQUIRE(ctx);
         char text[160];
         int n = snprintf(text, sizeof text,
-                         "[type /memory/x]\nreserve = 1MiB\n  budget\t=  %s   # trailing comment\r\n",
+                         "[type /memory/x]\nreserve = 1MiB\n"
+                         "  budget\t=  %s   # trailing comment\r\n",
                          sizes[i].value);
         tmem_config_error err;
         CHECK_OK(tmem_config_load_string(ctx, text, (size_t)n, &err));
@@ -251,13 +252,14 @@ static void test_budget_above_limit(void) {
     REQUIRE(setenv("TMEM_LIMIT", "67108864", 1) == 0);
     tmem_context *ctx = bare_ctx();
     REQUIRE(ctx);
-    static const char over[] = "# granted 64 MiB\nbudget = 65MiB\n[type /memory/p]\nplacement = pinned\n"
-                               "reserve = 1MiB\n";
+    static const char over[] = "# granted 64 MiB\nbudget = 65MiB\n"
+                               "[type /memory/p]\nplacement = pinned\nreserve = 1MiB\n";
     tmem_config_error err;
     CHECK_ST(tmem_config_load_string(ctx, over, sizeof over - 1, &err), TMEM_E_BUDGET);
     CHECK(err.line == 2);
-    CHECK_MSG(strstr(err.message, "line 2: budget 68157440 bytes is above this process's memory limit "
-                                  "of 67108864 bytes") == err.message, "%s", err.message);
+    static const char want[] = "line 2: budget 68157440 bytes is above this process's memory "
+                               "limit of 67108864 bytes";
+    CHECK_MSG(strstr(err.message, want) == err.message, "%s", err.message);
     tmem_budget_info b;
     CHECK_OK(tmem_context_budget(ctx, &b));
     CHECK(b.budget == 1ull << 30);

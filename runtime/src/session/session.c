@@ -178,8 +178,21 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
     cd.max_tokens = s->n_ctx;
     if ((st = tmem_kv_cache_create(s->ctx, &cd, &s->cache)))
         return tmrt__fail(err, st, "KV cache: %s", tmem_strerror(st));
-    if ((st = tmem_kv_seq_create(s->cache, &s->seq)) || (st = tmem_kv_seq_pin(s->cache, s->seq, true)))
-        return tmrt__fail(err, st, "KV sequence: %s", tmem_strerror(st));
+    /* Until pinned, the new sequence is fair game for the reclaim another
+     * thread's budget hit runs over every cache (the soak found it evicted
+     * between create and pin): free the evicted handle and try again. */
+    for (int attempt = 0;; attempt++) {
+        st = tmem_kv_seq_create(s->cache, &s->seq);
+        if (st == TMEM_OK) st = tmem_kv_seq_pin(s->cache, s->seq, true);
+        if (st != TMEM_E_STATE) break;
+        (void)!tmem_kv_seq_free(s->cache, s->seq); /* releases the evicted handle */
+        s->seq = TMEM_KV_SEQ_NONE;
+        if (attempt == 7) {
+            st = TMEM_E_BUDGET; /* the budget is contested too hard to keep one */
+            break;
+        }
+    }
+    if (st) return tmrt__fail(err, st, "KV sequence: %s", tmem_strerror(st));
     kv->cache = s->cache;
     return refresh_views(s);
 }

@@ -309,9 +309,10 @@ static tmem_status read_merges(loader *L) {
          * into a control, user-defined or unused token would give other bytes
          * (or none) back for the text it covers. */
         if (tok_type(L->t, res) != TMRT_TOKEN_NORMAL)
-            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': merges into token %u of type %d, not a normal token",
-                        K_MERGES, (unsigned long long)i, quote(q, sizeof q, v.v.s.data, len), res,
-                        (int)tok_type(L->t, res));
+            return fail(L, TMEM_E_CORRUPT,
+                        "%s[%llu] '%s': merges into token %u of type %d, not a normal token",
+                        K_MERGES, (unsigned long long)i, quote(q, sizeof q, v.v.s.data, len),
+                        res, (int)tok_type(L->t, res));
         uint32_t h = tok_pair_hash(l, r), slot = tok_bucket(h, L->t->pair_cap);
         bool dup = false;
         while (L->pair_slots[slot]) {
