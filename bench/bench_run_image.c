@@ -78,9 +78,11 @@ static bool run_sampled(char *const *argv, char *out, size_t cap, image_run *r) 
             (double)fp.private_dirty > r->peak_sampled)
             r->peak_sampled = (double)fp.private_dirty;
         if (ready <= 0) continue;
-        ssize_t got = n + 1 < cap ? read(pfd[0], out + n, cap - 1 - n) : 0;
+        char spill[4096]; /* past the buffer: keep draining, the child must not block */
+        bool room = n + 1 < cap;
+        ssize_t got = room ? read(pfd[0], out + n, cap - 1 - n) : read(pfd[0], spill, sizeof spill);
         if (got <= 0) break;
-        n += (size_t)got;
+        if (room) n += (size_t)got;
     }
     close(pfd[0]);
     out[n] = 0;

@@ -148,7 +148,11 @@ typedef struct tmem_stat {
 typedef struct tmem_type_stats {
     uint64_t reserved;          /**< address space reserved */
     tmem_stat committed;        /**< bytes committed (charged to budgets) */
-    tmem_stat in_use;           /**< bytes handed out in live allocations */
+    tmem_stat in_use;           /**< bytes handed out in live allocations: current and total
+                                     exact; peak = the sum of the peaks of the type's heaps
+                                     (each exact, see ::tmem_heap_info), exact for one heap,
+                                     else an upper bound of the true peak (equal when the
+                                     heaps peak together); it never drops when a heap goes */
     uint64_t alloc_count;       /**< allocations made */
     uint64_t free_count;
     uint64_t live_count;
@@ -160,7 +164,8 @@ typedef struct tmem_type_stats {
 
 /** @brief Accounting for one role. */
 typedef struct tmem_role_stats {
-    tmem_stat in_use;
+    tmem_stat in_use;           /**< as in ::tmem_type_stats: the peak is the sum of the peaks
+                                     of the role's heaps (exact for one heap) */
     uint64_t alloc_count;
     uint64_t live_count;
 } tmem_role_stats;
@@ -191,7 +196,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_create(const tmem_context_desc 
 TMEM_API void tmem_context_destroy(tmem_context *ctx);
 
 /** @brief Cheap budget read: budget, committed, peak, pressure level.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_context_budget(tmem_context *ctx, tmem_budget_info *out);
 
 /** @brief Change the process budget. Lowering it below what is committed runs
@@ -202,16 +208,32 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_set_budget(tmem_context *ctx, u
 
 /** @brief Set the pressure callback (NULL to remove).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG */
-TMEM_API TMEM_NODISCARD tmem_status tmem_context_set_pressure_callback(tmem_context *ctx, tmem_pressure_fn fn, void *user);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_context_set_pressure_callback(tmem_context *ctx, tmem_pressure_fn fn, void *user);
 
 /** @brief Add a reclaim step, run in ascending priority when a commit would
  *  cross a budget (after volatile heaps are purged, which run at priority 0).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (more than 32 steps) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_context_add_reclaim(tmem_context *ctx, int32_t priority, tmem_reclaim_fn fn, void *user);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_context_add_reclaim(tmem_context *ctx, int32_t priority, tmem_reclaim_fn fn, void *user);
 
 /** @brief Remove a reclaim step added with the same fn and user.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
 TMEM_API TMEM_NODISCARD tmem_status tmem_context_remove_reclaim(tmem_context *ctx, tmem_reclaim_fn fn, void *user);
+
+/** @brief What tmem_context_attach calls on an attached object. */
+typedef void (*tmem_destroy_fn)(void *object);
+
+/** @brief Attach an object to the context's lifetime: tmem_context_destroy
+ *  calls destroy(object) before it destroys any heap or type, newest attached
+ *  first, together with the library's own context-owned objects (KV caches,
+ *  surfaces). So an object may still use the context's heaps and types in its
+ *  destroy, but no other attached object newer than itself. There is no
+ *  detach: attach what lives as long as the context.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx, object or destroy)
+ *          | TMEM_E_NO_MEMORY (nothing attached; destroy is not called)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_context_attach(tmem_context *ctx, void *object, tmem_destroy_fn destroy);
 
 /** @brief Poll the OS pressure signals (PSI, cgroup memory.events) and fold
  *  them into the pressure level (PSI some avg10 >= 10% counts as WARNING,
@@ -231,14 +253,28 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_poll_os_pressure(tmem_context *
  *          | TMEM_E_EXISTS | TMEM_E_FULL (64 types) | TMEM_E_BUDGET (populate
  *          exceeds budget) | TMEM_E_NO_MEMORY | TMEM_E_UNSUPPORTED (DEVICE
  *          without a backend) | TMEM_E_PERMISSION (mlock refused)
- *          | TMEM_E_OVERFLOW (reserve above 64 TiB) */
+ *          | TMEM_E_OVERFLOW (reserve above 64 TiB)
+ *  On failure *out is NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_create(tmem_context *ctx, const tmem_type_desc *desc, tmem_type **out);
 
+/** @brief Remove a type nothing uses and release its pool (a populated
+ *  pool's charge goes back to the budget). Types after it move down one
+ *  index (tmem_type_at stays dense); the handle is invalid afterwards.
+ *  NULL is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (not a live type) | TMEM_E_STATE (in
+ *          use: a heap, KV cache or surface over its pool, bytes charged to
+ *          it, or a role mapped to it; nothing changes)
+ *  @par Threads  safe with the other type calls, but no other call may be
+ *       using this type (as for any destroy). */
+TMEM_API TMEM_NODISCARD tmem_status tmem_type_destroy(tmem_type *type);
+
 /** @brief Find a type by name ("/memory/kv").
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
+ *  On failure *out is NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_find(tmem_context *ctx, const char *name, tmem_type **out);
 
-/** @brief Describe a type. @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Describe a type. @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_get_info(const tmem_type *type, tmem_type_info *out);
 
 /** @brief Number of types (0 for an invalid ctx); tmem_type_at() walks them
@@ -260,7 +296,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_type_set_budget(tmem_type *type, uint64
 TMEM_API TMEM_NODISCARD tmem_status tmem_role_set_type(tmem_context *ctx, tmem_role role, tmem_type *type);
 
 /** @brief The type a role maps to.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no mapping) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no mapping)
+ *  On failure *out is NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_role_get_type(tmem_context *ctx, tmem_role role, tmem_type **out);
 
 /** @brief Name of a role ("weights", "kv_cache", ... or a user role's name);
@@ -269,10 +306,13 @@ TMEM_API const char *tmem_role_name(tmem_context *ctx, tmem_role role);
 
 /** @brief Define a user role (TMEM_ROLE_USER_FIRST..TMEM_ROLE_MAX-1).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_EXISTS */
-TMEM_API TMEM_NODISCARD tmem_status tmem_role_define(tmem_context *ctx, tmem_role role, const char *name, tmem_type *type);
+TMEM_API TMEM_NODISCARD tmem_status tmem_role_define(tmem_context *ctx, tmem_role role,
+                                                     const char *name, tmem_type *type);
 
 /** @brief Load types, budgets and role policy from a config file (see
- *  docs/config.md). All or nothing: on error nothing is created.
+ *  docs/config.md). All or nothing: on any error the context is as before
+ *  (types the load created are removed, the context budget, existing types'
+ *  budgets and the role table are put back).
  *  @param[out] err  may be NULL; filled with line and message on TMEM_E_PARSE.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO | TMEM_E_PARSE |
  *          TMEM_E_BUDGET (a context `budget` above the process's memory
@@ -286,28 +326,43 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_config_load(tmem_context *ctx, const ch
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx, NULL text with len > 0)
  *          | TMEM_E_PARSE (also: len above 1 MiB)
  *          | TMEM_E_NO_MEMORY | the errors of tmem_type_create */
-TMEM_API TMEM_NODISCARD tmem_status tmem_config_load_string(tmem_context *ctx, const char *text, size_t len, tmem_config_error *err);
+TMEM_API TMEM_NODISCARD tmem_status tmem_config_load_string(tmem_context *ctx, const char *text,
+                                                            size_t len, tmem_config_error *err);
 
 /* ---- accounting ---- */
 
-/** @brief Per-type accounting. @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Per-type accounting. @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_get_stats(const tmem_type *type, tmem_type_stats *out);
 
-/** @brief Per-role accounting. @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Bytes of the type's pool resident in memory now, as the OS reports
+ *  them (mincore on the host; committed granules only), to compare with what
+ *  is accounted. Bytes charged to the type outside its pool (memfd surfaces,
+ *  mapped model files) are not in it.
+ *  @param[out] out_bytes  0 on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (the backend
+ *          cannot tell, e.g. device memory) | an OS error
+ *  @par Threads safe; the figure may be stale by the time it returns */
+TMEM_API TMEM_NODISCARD tmem_status tmem_type_get_residency(tmem_type *type, uint64_t *out_bytes);
+
+/** @brief Per-role accounting. @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_role_get_stats(tmem_context *ctx, tmem_role role, tmem_role_stats *out);
 
 /** @brief Stats as JSON (schema: docs/stats.schema.json), NUL-terminated.
  *  Writes at most cap bytes; *needed gets the full length + 1 (may be NULL).
  *  Call with buf NULL, cap 0 to size the buffer.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (cap too small; buf holds
- *          a truncated, NUL-terminated prefix) */
+ *          a truncated, NUL-terminated prefix)
+ *  On failure *needed is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_stats_json(tmem_context *ctx, char *buf, size_t cap, size_t *needed);
 
 /** @brief Stats as a human table (one row per type, then per role), same
  *  buffer contract as tmem_stats_json.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (invalid ctx, buf NULL with cap > 0)
  *          | TMEM_E_FULL (cap too small; buf holds a truncated,
- *          NUL-terminated prefix) */
+ *          NUL-terminated prefix)
+ *  On failure *needed is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_stats_table(tmem_context *ctx, char *buf, size_t cap, size_t *needed);
 
 /** @brief Sum of what the context accounts as private dirty (committed

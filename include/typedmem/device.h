@@ -73,7 +73,8 @@ typedef struct tmem_device_memory_info {
  *          memory: a host type) | TMEM_E_STATE (the range is not committed)
  *          | TMEM_E_ALIGNMENT (the range straddles two memory objects: the
  *          backend's chunk size is smaller than the heap; see docs/backend.md) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_heap_device_span(const tmem_heap *heap, uint64_t offset, uint64_t size, tmem_device_span *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_device_span(const tmem_heap *heap, uint64_t offset,
+                                                          uint64_t size, tmem_device_span *out);
 
 /** @brief Size and alignment a resource of `kind` and `size` bytes needs in
  *  `type`, as the device reports them (VkMemoryRequirements, raised to
@@ -85,7 +86,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_device_span(const tmem_heap *heap,
  *  @param[out] out  zeroed on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW
  *          | the backend's errors (TMEM_E_NO_MEMORY when it could not ask) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_type_resource_size_and_align(const tmem_type *type, tmem_resource_kind kind, uint64_t size, uint64_t alignment, tmem_size_align *out);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_type_resource_size_and_align(const tmem_type *type, tmem_resource_kind kind, uint64_t size,
+                                      uint64_t alignment, tmem_size_align *out);
 
 /** @brief The device memory type of a device type, with its heap's budget.
  *  @param[out] out  zeroed on failure.

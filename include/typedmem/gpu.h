@@ -119,7 +119,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_attach(tmem_context *ctx, const tme
 TMEM_API void tmem_gpu_release(tmem_gpu *gpu);
 
 /** @brief Describe the device and the memory types it serves, with budgets.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_get_info(tmem_gpu *gpu, tmem_gpu_info *out);
 
 /** @brief Read the driver's budget of the memory types the gpu serves
@@ -143,7 +144,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_p
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (attached
  *          without TMEM_GPU_EXPORTABLE, or a heap of another device)
  *          | the errors of tmem_heap_device_span | TMEM_E_OS */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_export_fd(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, uint64_t size, int *fd, uint64_t *memory_offset, uint64_t *memory_size);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_export_fd(tmem_gpu *gpu, const tmem_heap *heap,
+                                                       uint64_t offset, uint64_t size, int *fd,
+                                                       uint64_t *memory_offset,
+                                                       uint64_t *memory_size);
 
 TMEM_EXTERN_C_END
 

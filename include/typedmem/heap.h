@@ -12,6 +12,15 @@
  *  - PLACEMENT: the caller gives the offset (the planner's output); checked
  *    against bounds and, in debug contexts, against live non-aliasable
  *    allocations.
+ *  - BLOCK: fixed-size blocks (tmem_heap_desc.block_size), each a whole
+ *    number of pool granules, committed when handed out and decommitted the
+ *    moment it is freed: the budget charge and the OS footprint drop by the
+ *    block at once (no hysteresis). For evictable fixed-size data such as KV
+ *    cache blocks, where the bytes must leave the budget when the policy
+ *    frees them. Allocate/free are O(1) (a free stack and a live bitmap); a
+ *    double free or a foreign offset is refused. No aliasing, no purgeable
+ *    state, no handles. With TMEM_HEAP_THREAD_SAFE the lock is not held
+ *    across the commit or decommit system call.
  *
  * @par Aliasing
  * An allocation marked aliasable (TMEM_ALLOC_ALIASABLE at creation, or later
@@ -42,7 +51,8 @@ typedef struct tmem_heap tmem_heap;
 typedef enum tmem_heap_kind {
     TMEM_HEAP_GENERAL = 0,
     TMEM_HEAP_LINEAR,
-    TMEM_HEAP_PLACEMENT
+    TMEM_HEAP_PLACEMENT,
+    TMEM_HEAP_BLOCK
 } tmem_heap_kind;
 
 typedef enum tmem_heap_flag {
@@ -61,6 +71,8 @@ typedef struct tmem_heap_desc {
     uint64_t size;        /**< bytes of the pool's range it manages; required */
     uint32_t flags;       /**< tmem_heap_flag bits */
     const char *name;     /**< for reports; copied; may be NULL */
+    uint64_t block_size;  /**< BLOCK: bytes of one block (required, > 0); every allocation takes
+                               one block. Ignored by the other kinds. */
 } tmem_heap_desc;
 
 typedef enum tmem_alloc_flag {
@@ -110,11 +122,16 @@ typedef struct tmem_heap_info {
     uint64_t largest_free;    /**< largest allocation that would succeed now */
     uint64_t live_count;
     tmem_purgeable purgeable;
+    uint64_t block_stride;    /**< BLOCK: pool bytes one block occupies and commits (block_size
+                                   rounded up to the pool granule); 0 for other kinds */
 } tmem_heap_info;
 
 /** @brief Size and alignment query for `type` (no heap needed).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW */
-TMEM_API TMEM_NODISCARD tmem_status tmem_type_size_and_align(const tmem_type *type, uint64_t size, uint64_t alignment, tmem_size_align *out);
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_OVERFLOW
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_type_size_and_align(const tmem_type *type, uint64_t size, uint64_t alignment,
+                             tmem_size_align *out);
 
 /** @brief Create a heap over `desc->type`'s pool.
  *  @param[out] out  NULL on failure.
@@ -132,20 +149,25 @@ TMEM_API void tmem_heap_destroy(tmem_heap *heap);
  *          | TMEM_E_NO_MEMORY | TMEM_E_STATE (heap not NON_VOLATILE) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, void **out);
 
-/** @brief Free a pointer from tmem_heap_alloc / tmem_heap_alloc_ex.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_FOREIGN (not from this
- *          heap) | TMEM_E_DOUBLE_FREE */
+/** @brief Free a pointer from tmem_heap_alloc / tmem_heap_alloc_ex. A NULL
+ *  ptr is a no-op (TMEM_OK, whatever the heap), as free(NULL).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (invalid heap) | TMEM_E_FOREIGN (not
+ *          from this heap) | TMEM_E_DOUBLE_FREE. Nothing changes on failure. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free(tmem_heap *heap, void *ptr);
 
 /** @brief Allocate with a full description (offset, flags, role, name).
  *  @return as tmem_heap_alloc, plus TMEM_E_OVERLAP (PLACEMENT: range overlaps a
  *          live non-aliasable allocation; checked in every context) and, for
  *          PLACEMENT, TMEM_E_INVALID_ARG when offset + size passes the end and
- *          TMEM_E_ALIGNMENT when the address is not aligned */
-TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tmem_alloc_info *out);
+ *          TMEM_E_ALIGNMENT when the address is not aligned
+ *  On failure *out is {TMEM_OFFSET_NONE, 0, NULL}. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc,
+                                                       tmem_alloc_info *out);
 
 /** @brief Free by offset (any heap kind, device placements too).
- *  @return TMEM_OK | TMEM_E_FOREIGN | TMEM_E_DOUBLE_FREE | TMEM_E_INVALID_ARG */
+ *  TMEM_OFFSET_NONE (what a failed allocation reports) is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_FOREIGN | TMEM_E_DOUBLE_FREE | TMEM_E_INVALID_ARG
+ *          (invalid heap). Nothing changes on failure. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset);
 
 /** @brief A handle naming one allocation of a GENERAL heap. It carries the
@@ -175,8 +197,9 @@ typedef struct tmem_alloc_handle {
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_alloc_handle(tmem_heap *heap, uint64_t size, uint64_t alignment,
                                                            tmem_alloc_handle *out_handle, uint64_t *out_offset);
 
-/** @brief Free the allocation a handle names: no hash or map lookup.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad heap, handle 0) |
+/** @brief Free the allocation a handle names: no hash or map lookup. Handle
+ *  {0} (no handle, what a failed allocation reports) is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad heap) |
  *          TMEM_E_UNSUPPORTED (not GENERAL) | TMEM_E_DOUBLE_FREE (stale: the
  *          allocation was freed already) | TMEM_E_FOREIGN (never a handle of
  *          this heap). Nothing changes on failure. */
@@ -206,9 +229,11 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_reset(tmem_heap *heap);
  *          | TMEM_E_BUDGET (NON_VOLATILE after a reclaim purge: the live
  *          allocations' pages no longer fit; the heap stays EMPTY)
  *          | an OS advice error (the state is unchanged). docs/heap.md. */
-TMEM_API TMEM_NODISCARD tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state, tmem_purgeable *old_state, bool *lost);
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state,
+                                                            tmem_purgeable *old_state, bool *lost);
 
-/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_get_info(const tmem_heap *heap, tmem_heap_info *out);
 
 /** @brief Host pointer for an offset (NULL for device placements or out of range). */

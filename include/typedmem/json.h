@@ -77,7 +77,8 @@ typedef struct tmem_json_error {
  *          (text of 4 GiB or more) | TMEM_E_NO_MEMORY. Nothing is allocated
  *          on failure.
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_json_parse(tmem_context *ctx, const char *text, size_t len, tmem_json **out, tmem_json_error *err);
+TMEM_API TMEM_NODISCARD tmem_status tmem_json_parse(tmem_context *ctx, const char *text, size_t len,
+                                                    tmem_json **out, tmem_json_error *err);
 
 /** @brief Free a document; NULL is a no-op. @par Threads externally synchronized */
 TMEM_API void tmem_json_free(tmem_json *j);
@@ -105,12 +106,14 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_json_member_value(const tmem_json *j, t
 
 /** @brief Element i of an array (O(i): walk with first/next for all of them).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (not an array) | TMEM_E_NOT_FOUND @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_json_at(const tmem_json *j, tmem_json_ref array, uint32_t i, tmem_json_ref *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_json_at(const tmem_json *j, tmem_json_ref array,
+                                                 uint32_t i, tmem_json_ref *out);
 
 /** @brief Look a key up in an object (binary search over the decoded keys).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not an object) | TMEM_E_NOT_FOUND
  *          (an answer: *out untouched) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_json_get(const tmem_json *j, tmem_json_ref object, const char *key, tmem_json_ref *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_json_get(const tmem_json *j, tmem_json_ref object,
+                                                  const char *key, tmem_json_ref *out);
 
 /** @brief A number as a double (nearest representable).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_PARSE (not a number)
@@ -130,7 +133,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_json_bool(const tmem_json *j, tmem_json
  *                   set on TMEM_E_FULL (so buf NULL / cap 0 sizes it).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_PARSE (not a string) |
  *          TMEM_E_FULL (cap < length + 1; buf untouched) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_json_string(const tmem_json *j, tmem_json_ref v, char *buf, size_t cap, size_t *len);
+TMEM_API TMEM_NODISCARD tmem_status tmem_json_string(const tmem_json *j, tmem_json_ref v, char *buf,
+                                                     size_t cap, size_t *len);
 
 /** @brief Does a string value equal `s` (after decoding)? false for non-strings. @par Threads safe */
 TMEM_API bool tmem_json_string_eq(const tmem_json *j, tmem_json_ref v, const char *s);

@@ -151,21 +151,26 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_dtype_bytes(tmem_kv_dtype dtype, uin
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_layout_token_bytes(const tmem_kv_layout *layout, uint64_t *out);
 
 /** @brief Bytes of one block (token bytes x block_tokens).
- *  @return as tmem_kv_layout_token_bytes @par Threads safe */
+ *  @return as tmem_kv_layout_token_bytes @par Threads safe
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_layout_block_bytes(const tmem_kv_layout *layout, uint64_t *out);
 
 /** @brief Blocks and bytes the paged cache allocates for one sequence of
  *  `tokens` tokens (blocks rounded up; 0 tokens = 0 bytes).
  *  @param[out] blocks  may be NULL.  @param[out] bytes  may be NULL.
  *  @return as tmem_kv_layout_token_bytes @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_layout_bytes(const tmem_kv_layout *layout, uint64_t tokens, uint64_t *blocks, uint64_t *bytes);
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_layout_bytes(const tmem_kv_layout *layout,
+                                                         uint64_t tokens, uint64_t *blocks,
+                                                         uint64_t *bytes);
 
 /** @brief Sizes of a recurrent layout; `out->total_bytes` is one sequence's slot.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, zero layers / heads / dims,
  *          bad dtype, q8_0 with a part not a multiple of 32 elements)
  *          | TMEM_E_OVERFLOW
- *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_recurrent_layout_sizes(const tmem_recurrent_layout *layout, tmem_recurrent_sizes *out);
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_recurrent_layout_sizes(const tmem_recurrent_layout *layout, tmem_recurrent_sizes *out);
 
 /** @brief Shorthand: bytes of one sequence's recurrent state.
  *  @return as tmem_recurrent_layout_sizes @par Threads safe */
@@ -281,7 +286,9 @@ typedef struct tmem_kv_cache_stats {
  *          taken, range smaller than one slot, reclaim table full)
  *          | TMEM_E_NO_MEMORY | the errors of tmem_type_create (snapshots)
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *desc, tmem_kv_cache **out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx,
+                                                         const tmem_kv_cache_desc *desc,
+                                                         tmem_kv_cache **out);
 
 /** @brief Destroy a cache, its sequences, snapshots and pool ranges; unregisters the
  *  reclaim step. No eviction events are reported. NULL is a no-op.
@@ -291,7 +298,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx, cons
 TMEM_API void tmem_kv_cache_destroy(tmem_kv_cache *cache);
 
 /** @brief Read the cache's counters. @return TMEM_OK | TMEM_E_INVALID_ARG
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_get_stats(tmem_kv_cache *cache, tmem_kv_cache_stats *out);
 
 /** @brief Walk every sequence, block and snapshot and verify the invariants
@@ -329,8 +337,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_create(tmem_kv_cache *cache, tme
 
 /** @brief Free a live or evicted sequence: its blocks lose a reference (freed
  *  at zero), its slot and snapshots are freed, the handle becomes stale.
+ *  TMEM_KV_SEQ_NONE is a no-op (TMEM_OK, whatever the cache).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL cache, malformed handle)
- *          | TMEM_E_DOUBLE_FREE (handle already freed) @par Threads safe */
+ *          | TMEM_E_DOUBLE_FREE (handle already freed) | TMEM_E_NOT_FOUND (not
+ *          this cache's). Nothing changes on failure. @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_free(tmem_kv_cache *cache, tmem_kv_seq seq);
 
 /** @brief Grow the sequence by `tokens` tokens, allocating blocks as needed.
@@ -367,8 +377,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_fork(tmem_kv_cache *cache, tmem_
  *  none and tokens == src's length, from src's current state) — the same
  *  rule as tmem_kv_seq_rollback.
  *  @return as tmem_kv_seq_fork, plus TMEM_E_INVALID_ARG (tokens > length)
- *          and TMEM_E_NOT_FOUND (no snapshot at tokens) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t tokens, tmem_kv_seq *out);
+ *          and TMEM_E_NOT_FOUND (no snapshot at tokens) @par Threads safe
+ *  On failure *out is TMEM_KV_SEQ_NONE. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src,
+                                                        uint32_t tokens, tmem_kv_seq *out);
 
 /** @brief Flags of tmem_kv_seq_kv. */
 typedef enum tmem_kv_access_flag {
@@ -384,14 +396,17 @@ typedef enum tmem_kv_access_flag {
  *          flags) | TMEM_E_NOT_FOUND | TMEM_E_STATE | TMEM_E_BUDGET /
  *          TMEM_E_NO_MEMORY (copy-on-write could not get a block)
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t layer, uint32_t token, uint32_t flags, void **k, void **v);
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv_seq seq,
+                                                   uint32_t layer, uint32_t token, uint32_t flags,
+                                                   void **k, void **v);
 
 /** @brief The sequence's block table, for paged-attention kernels: `*count`
  *  block ids, in token order; resolve them with tmem_kv_block_ptr. The array
  *  belongs to the cache (valid as the pointers above).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_blocks(tmem_kv_cache *cache, tmem_kv_seq seq, const uint32_t **ids, uint32_t *count);
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_blocks(tmem_kv_cache *cache, tmem_kv_seq seq,
+                                                       const uint32_t **ids, uint32_t *count);
 
 /** @brief Host address of a block (NULL for an unused id or a NULL cache).
  *  Valid while a sequence holding the block is pinned or unchanged.
@@ -404,7 +419,8 @@ TMEM_API void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id);
  *  @param[out] conv  may be NULL. @param[out] ssm  may be NULL.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (no recurrent layout, layer out of
  *          range) | TMEM_E_NOT_FOUND | TMEM_E_STATE @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t layer, void **conv, void **ssm);
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem_kv_seq seq,
+                                                      uint32_t layer, void **conv, void **ssm);
 
 /** @brief Pin (true) or unpin a sequence: a pinned sequence is never evicted.
  *  Pin the sequence you are generating: a budget hit anywhere in the context
@@ -422,7 +438,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_pin(tmem_kv_cache *cache, tmem_k
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_touch(tmem_kv_cache *cache, tmem_kv_seq seq);
 
 /** @brief Read-back of a sequence (works on evicted handles).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_get_info(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv_seq_info *out);
 
 /* ---- snapshots ---- */
@@ -438,15 +455,18 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_get_info(tmem_kv_cache *cache, t
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv_snap *out);
 
-/** @brief Drop a snapshot. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
- *  (unknown or already dropped/evicted) @par Threads safe */
+/** @brief Drop a snapshot. TMEM_KV_SNAP_NONE is a no-op (TMEM_OK).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL cache) | TMEM_E_NOT_FOUND
+ *          (unknown or already dropped/evicted; nothing changes)
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_drop(tmem_kv_cache *cache, tmem_kv_snap snap);
 
 /** @brief Find the snapshot of `seq` at exactly `tokens` (does not count as a use).
  *  @param[out] out  TMEM_KV_SNAP_NONE on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_find(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t tokens, tmem_kv_snap *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_snapshot_find(tmem_kv_cache *cache, tmem_kv_seq seq,
+                                                          uint32_t tokens, tmem_kv_snap *out);
 
 /* ---- admission ---- */
 
@@ -494,14 +514,16 @@ typedef struct tmem_kv_admission {
  *          policy; out->prefill_chunk 0) | TMEM_E_INVALID_ARG (context_tokens
  *          0, or below the sequence's length) | TMEM_E_OVERFLOW | TMEM_E_NOT_FOUND
  *          | TMEM_E_STATE (seq stale / evicted) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem_kv_admission *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req,
+                                                  tmem_kv_admission *out);
 
 /** @brief Run the eviction policy by hand: give back at least `bytes` bytes
  *  (snapshots first, then LRU sequences, never pinned ones), reason RECLAIM.
  *  @param[out] freed  may be NULL: bytes given back.
  *  @return TMEM_OK (freed >= bytes) | TMEM_E_BUDGET (could not; what could
  *          go went) | TMEM_E_INVALID_ARG
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *freed is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_reclaim(tmem_kv_cache *cache, uint64_t bytes, uint64_t *freed);
 
 TMEM_EXTERN_C_END

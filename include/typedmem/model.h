@@ -95,13 +95,15 @@ typedef struct tmem_ggml_type_info {
 /** @brief Traits of a ggml type id.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (out NULL) | TMEM_E_UNSUPPORTED (unknown
  *          or removed id; *out zeroed)
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_type_get_info(uint32_t type, tmem_ggml_type_info *out);
 
 /** @brief Bytes of `n` elements of `type` (n must be a multiple of the block size).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (out NULL, or n not a whole number of
  *          blocks) | TMEM_E_UNSUPPORTED (unknown type) | TMEM_E_OVERFLOW
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_row_size(uint32_t type, uint64_t n, uint64_t *out);
 
 /** @brief Find a ggml type by name ("f16", "bf16", "q8_0", "Q4_K", case-insensitive).
@@ -224,7 +226,8 @@ typedef struct tmem_gguf_tensor {
  *          on failure. err's message names the path for open, type and budget
  *          failures too.
  *  @par Threads safe (the context serialises its registries) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_gguf **out, tmem_gguf_error *err);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc,
+                                                   tmem_gguf **out, tmem_gguf_error *err);
 
 /** @brief Parse and validate a GGUF image the caller holds in memory (no
  *  copy: views point into `data`, which must outlive the handle). Nothing is
@@ -232,8 +235,11 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open(tmem_context *ctx, const tmem
  *  @param ctx  metadata allocator; may be NULL (libc); must outlive the
  *              handle (see tmem_gguf_close).
  *  @return as tmem_gguf_open, without the OS and budget errors.
- *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open_memory(tmem_context *ctx, const void *data, size_t size, tmem_gguf **out, tmem_gguf_error *err);
+ *  @par Threads safe
+ *  On failure *out is NULL. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open_memory(tmem_context *ctx, const void *data,
+                                                          size_t size, tmem_gguf **out,
+                                                          tmem_gguf_error *err);
 
 /** @brief Close: unmap, uncharge, unregister, free. NULL is a no-op.
  *  tmem_context_destroy closes the files tmem_gguf_open mapped that are still
@@ -243,18 +249,21 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_open_memory(tmem_context *ctx, con
  *  @par Threads externally synchronized (no query on g may be in flight) */
 TMEM_API void tmem_gguf_close(tmem_gguf *g);
 
-/** @brief Header facts and sizes. @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
+/** @brief Header facts and sizes. @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_info(const tmem_gguf *g, tmem_gguf_info *out);
 
 /** @brief The i-th metadata pair, in file order.
  *  @param[out] key  may be NULL.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (i >= kv_count) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_kv_at(const tmem_gguf *g, uint64_t i, tmem_gguf_str *key, tmem_gguf_value *value);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_kv_at(const tmem_gguf *g, uint64_t i,
+                                                    tmem_gguf_str *key, tmem_gguf_value *value);
 
 /** @brief Look a metadata key up (binary search, O(log n)).
  *  @param[out] index  may be NULL: the pair's index for tmem_gguf_kv_at / arrays.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_find(const tmem_gguf *g, const char *key, uint64_t *index, tmem_gguf_value *value);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_find(const tmem_gguf *g, const char *key,
+                                                   uint64_t *index, tmem_gguf_value *value);
 
 /** @brief Typed getters: convert any integer type (u8..i64, bool excluded)
  *  that fits the target; tmem_gguf_get_f64 also takes FLOAT32/FLOAT64.
@@ -273,7 +282,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_str(const tmem_gguf *g, const 
  *  element type and count; its own elements are not addressable.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (pair is not an array) | TMEM_E_NOT_FOUND
  *          (kv or i out of range) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kv, uint64_t i, tmem_gguf_value *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kv, uint64_t i,
+                                                        tmem_gguf_value *out);
 
 /** @brief Sequential walk over an array, O(1) per element. Zero it, then call
  *  tmem_gguf_array_next until it returns TMEM_E_NOT_FOUND; advance it only
@@ -282,13 +292,20 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint
 typedef struct tmem_gguf_array_iter {
     uint64_t kv, index, offset;
 } tmem_gguf_array_iter;
-/** @return TMEM_OK | TMEM_E_INVALID_ARG (pair is not an array) | TMEM_E_NOT_FOUND (done) @par Threads safe (one iterator per thread) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_next(const tmem_gguf *g, uint64_t kv, tmem_gguf_array_iter *it, tmem_gguf_value *out);
+/** @brief The next element of an array walk.
+ *  @param[out] out  the element; left as it was when the walk is done or on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (pair is not an array) | TMEM_E_NOT_FOUND (done)
+ *  @par Threads safe (one iterator per thread) */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_next(const tmem_gguf *g, uint64_t kv,
+                                                         tmem_gguf_array_iter *it,
+                                                         tmem_gguf_value *out);
 
 /** @brief The i-th tensor, in file order. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_at(const tmem_gguf *g, uint64_t i, tmem_gguf_tensor *out);
 
-/** @brief A tensor by name (binary search). @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
+/** @brief A tensor by name (binary search).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_find(const tmem_gguf *g, const char *name, tmem_gguf_tensor *out);
 
 /* ====================================================================== */
@@ -303,8 +320,10 @@ typedef struct tmem_gguf_writer tmem_gguf_writer;
  *  @param alignment  0 = 32 (GGUF default); else a power of two, written as
  *                    general.alignment.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_ALIGNMENT | TMEM_E_NO_MEMORY
- *  @par Threads one thread per writer */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_create(tmem_context *ctx, uint32_t alignment, tmem_gguf_writer **out);
+ *  @par Threads one thread per writer
+ *  On failure *out is NULL. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_create(tmem_context *ctx, uint32_t alignment,
+                                                            tmem_gguf_writer **out);
 /** @brief Free a writer; NULL is a no-op. @par Threads one thread per writer */
 TMEM_API void tmem_gguf_writer_destroy(tmem_gguf_writer *w);
 
@@ -312,14 +331,17 @@ TMEM_API void tmem_gguf_writer_destroy(tmem_gguf_writer *w);
  *  strings are copied).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, ARRAY, bad type) | TMEM_E_EXISTS
  *          (duplicate key) | TMEM_E_NO_MEMORY @par Threads one thread per writer */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_set(tmem_gguf_writer *w, const char *key, const tmem_gguf_value *value);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_set(tmem_gguf_writer *w, const char *key,
+                                                         const tmem_gguf_value *value);
 
 /** @brief Add an array pair. `elems` holds `count` packed values of the element
  *  type (uint8_t, int8_t, ..., float, double, bool as uint8_t 0/1), or for
  *  STRING `count` `const char *` NUL-terminated strings. Nested arrays are not
  *  written by this call.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_EXISTS | TMEM_E_NO_MEMORY @par Threads one thread per writer */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_set_array(tmem_gguf_writer *w, const char *key, tmem_gguf_vtype elem_type, const void *elems, uint64_t count);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_gguf_writer_set_array(tmem_gguf_writer *w, const char *key, tmem_gguf_vtype elem_type,
+                               const void *elems, uint64_t count);
 
 /** @brief Add a tensor. `data` holds its tmem_ggml_row_size bytes (copied), or
  *  NULL for generated contents: byte k of tensor number t is
@@ -328,20 +350,26 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_set_array(tmem_gguf_writer 
  *          1..4, a zero dimension, first dimension not a whole number of
  *          blocks) | TMEM_E_UNSUPPORTED (type) | TMEM_E_EXISTS | TMEM_E_OVERFLOW
  *          | TMEM_E_NO_MEMORY @par Threads one thread per writer */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_add_tensor(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const uint64_t *dims, const void *data);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_gguf_writer_add_tensor(tmem_gguf_writer *w, const char *name, uint32_t type,
+                                uint32_t n_dims, const uint64_t *dims, const void *data);
 
 /** @brief Serialise. Writes at most cap bytes into buf; *needed gets the full
  *  size (may be NULL). Call with buf NULL, cap 0 to size the buffer.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (cap too small; nothing
- *          meaningful written) | TMEM_E_OVERFLOW @par Threads one thread per writer */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_write(const tmem_gguf_writer *w, void *buf, size_t cap, size_t *needed);
+ *          meaningful written) | TMEM_E_OVERFLOW @par Threads one thread per writer
+ *  On failure *needed is 0. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_write(const tmem_gguf_writer *w, void *buf,
+                                                           size_t cap, size_t *needed);
 
 /** @brief Declare a tensor whose bytes a stream (tmem_gguf_stream_write)
  *  will supply: same checks as tmem_gguf_writer_add_tensor. A writer holding
  *  one cannot be serialised with tmem_gguf_writer_write (TMEM_E_STATE).
  *  @return as tmem_gguf_writer_add_tensor, plus TMEM_E_STATE (a stream is
  *          writing this writer) @par Threads one thread per writer */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_writer_add_tensor_info(tmem_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const uint64_t *dims);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_gguf_writer_add_tensor_info(tmem_gguf_writer *w, const char *name, uint32_t type,
+                                     uint32_t n_dims, const uint64_t *dims);
 
 /** @brief Writing a GGUF file as its data is produced: the header (pairs,
  *  tensor infos, padding) is written at begin, then the tensors in the order
@@ -368,12 +396,14 @@ typedef struct tmem_gguf_stream tmem_gguf_stream;
  *          | TMEM_E_PERMISSION | TMEM_E_IO | TMEM_E_OVERFLOW | TMEM_E_NO_MEMORY
  *          | TMEM_E_OS. On failure no file is left behind.
  *  @par Threads one thread per writer */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path, tmem_gguf_stream **out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path,
+                                                           tmem_gguf_stream **out);
 
 /** @brief The tensor the next write goes to (index in add order) and the
  *  bytes it still needs. @return TMEM_OK | TMEM_E_INVALID_ARG |
  *  TMEM_E_NOT_FOUND (every tensor is complete) @par Threads one thread per stream */
-TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_next(const tmem_gguf_stream *s, size_t *index, uint64_t *remaining);
+TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_next(const tmem_gguf_stream *s, size_t *index,
+                                                          uint64_t *remaining);
 
 /** @brief Append `len` bytes to the current declared tensor (at most what it
  *  still needs; a call never spans two tensors).
@@ -463,7 +493,8 @@ typedef struct tmem_model_desc {
  *  "qwen3.5-4b", "qwen3.5-9b", "llama-3.2-1b", "qwen3-0.6b" (case-insensitive).
  *  Shapes are the published config.json values; docs/model.md lists sources.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_preset(const char *name, tmem_model_desc *out);
 
 /** @brief Name of preset i (0..), NULL past the end. @par Threads safe */
@@ -478,8 +509,10 @@ TMEM_API const char *tmem_model_preset_name(uint32_t i);
  *  tensor bytes. No vision encoder (that lives in a separate mmproj file).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (a required key is
  *          missing; the message names it) | TMEM_E_CORRUPT (inconsistent shape)
- *  @param[out] err  may be NULL. @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tmem_model_desc *out, tmem_gguf_error *err);
+ *  @param[out] err  may be NULL. @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tmem_model_desc *out,
+                                                         tmem_gguf_error *err);
 
 /** @brief Add the vision encoder described by a llama.cpp mmproj GGUF
  *  (clip.vision.block_count, .embedding_length, .feed_forward_length,
@@ -491,7 +524,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tme
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no clip.vision.*
  *          key: the message names it) | TMEM_E_CORRUPT (inconsistent shape)
  *  @param[out] err  may be NULL. @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_add_mmproj(const tmem_gguf *mmproj, tmem_model_desc *m, tmem_gguf_error *err);
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_add_mmproj(const tmem_gguf *mmproj,
+                                                          tmem_model_desc *m, tmem_gguf_error *err);
 
 /** @brief Check a descriptor's shape (non-zero sizes, divisibility).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
@@ -507,34 +541,46 @@ TMEM_API void tmem_model_layer_counts(const tmem_model_desc *m, uint32_t *full, 
  *  predicts is what the cache allocates.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, dtype; no full-attention
  *          layer: layers would be 0) | TMEM_E_UNSUPPORTED (K and V head dims
- *          differ: the cache keeps one head_dim) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, uint32_t block_tokens, tmem_kv_layout *out);
+ *          differ: the cache keeps one head_dim) @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_layout(const tmem_model_desc *m,
+                                                         tmem_kv_dtype dtype, uint32_t block_tokens,
+                                                         tmem_kv_layout *out);
 
 /** @brief The recurrent-state layout (Gated DeltaNet layers: value heads x
  *  key dim x value dim delta state plus (kernel - 1) x (inner + 2 x key
  *  heads x key dim) conv history), in `dtype` (DEFAULT = f32).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype; no linear layer) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_recurrent_layout(const tmem_model_desc *m, tmem_kv_dtype dtype, tmem_recurrent_layout *out);
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype; no linear layer) @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_model_recurrent_layout(const tmem_model_desc *m, tmem_kv_dtype dtype,
+                                tmem_recurrent_layout *out);
 
 /** @brief KV-cache bytes per token of context (0 for a model without
  *  full-attention layers), through tmem_kv_layout_token_bytes.
  *  Qwen3.5-0.8B, F16: 6 * 2 * 2 * 256 * 2 = 12,288.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc or dtype, q8_0 with a head
- *          dim not a multiple of 32) | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_kv_bytes_per_token(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
+ *          dim not a multiple of 32) | TMEM_E_UNSUPPORTED | TMEM_E_OVERFLOW @par Threads safe
+ *  On failure *out is 0. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_model_kv_bytes_per_token(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
 
 /** @brief Recurrent state per sequence (0 for a dense model), through
  *  tmem_recurrent_layout_bytes. Qwen3.5-0.8B, F16:
  *  18 * (16*128*128 + 3*6144) * 2 = 10,100,736.
- *  @return as tmem_model_kv_bytes_per_token @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_recurrent_bytes(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
+ *  @return as tmem_model_kv_bytes_per_token @par Threads safe
+ *  On failure *out is 0. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_model_recurrent_bytes(const tmem_model_desc *m, tmem_kv_dtype dtype, uint64_t *out);
 
 /** @brief Vision tokens for an image of width x height pixels: each side is
  *  rounded to the nearest multiple of patch*merge (at least one), then
  *  (w/patch) * (h/patch) / merge^2. 1024x1024 with patch 16, merge 2: 1024.
  *  @param[out] patches  may be NULL: patches before the merge.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (no vision encoder, zero size) | TMEM_E_OVERFLOW @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_vision_tokens(const tmem_model_desc *m, uint32_t width, uint32_t height, uint64_t *tokens, uint64_t *patches);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_model_vision_tokens(const tmem_model_desc *m, uint32_t width, uint32_t height,
+                             uint64_t *tokens, uint64_t *patches);
 
 /** @brief Weight parameters by part, estimated from the shapes. */
 typedef struct tmem_model_params {
@@ -546,7 +592,8 @@ typedef struct tmem_model_params {
     uint64_t vision;          /**< vision encoder incl. patch embedding and merger */
     uint64_t total;
 } tmem_model_params;
-/** @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW @par Threads safe */
+/** @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_param_count(const tmem_model_desc *m, tmem_model_params *out);
 
 /** @brief Weight bytes if every parameter were stored as `dtype` (whole
@@ -554,7 +601,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_param_count(const tmem_model_desc
  *  @param[out] vision  may be NULL.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, DEFAULT or unknown dtype)
  *          | TMEM_E_OVERFLOW @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_weight_bytes(const tmem_model_desc *m, tmem_weight_dtype dtype, uint64_t *text, uint64_t *vision);
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_weight_bytes(const tmem_model_desc *m,
+                                                            tmem_weight_dtype dtype, uint64_t *text,
+                                                            uint64_t *vision);
 
 /** @brief A buffer of one layer's activation graph: `size` bytes alive for the
  *  op steps [start, end). */
@@ -590,7 +639,11 @@ typedef enum tmem_model_graph_flag {
  *  patches). Writes at most cap buffers; *count gets the total.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, zero tokens, a kind the
  *          model lacks) | TMEM_E_FULL (cap too small) | TMEM_E_OVERFLOW @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_model_layer_graph(const tmem_model_desc *m, tmem_model_layer_kind kind, uint64_t n_tokens, uint64_t n_ctx, uint32_t flags, tmem_model_buffer *bufs, uint32_t cap, uint32_t *count);
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_layer_graph(const tmem_model_desc *m,
+                                                           tmem_model_layer_kind kind,
+                                                           uint64_t n_tokens, uint64_t n_ctx,
+                                                           uint32_t flags, tmem_model_buffer *bufs,
+                                                           uint32_t cap, uint32_t *count);
 
 /* ====================================================================== */
 /* Fit calculator                                                           */
@@ -671,7 +724,8 @@ typedef struct tmem_fit_result {
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, no model, zero ctx, image on a
  *          model without vision, image tokens > ctx) | TMEM_E_UNSUPPORTED
  *          (dtype) | TMEM_E_OVERFLOW
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_fit(const tmem_fit_desc *desc, tmem_fit_result *out);
 
 /** @brief Admission estimate from the fit calculator, to pass as

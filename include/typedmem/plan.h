@@ -112,7 +112,9 @@ TMEM_API void tmem_plan_problem_destroy(tmem_plan_problem *problem);
  *          total size, overflows 64 bits; more than 2^31-1 buffers)
  *          | TMEM_E_NO_MEMORY
  *  @par Threads externally synchronized */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_add(tmem_plan_problem *problem, const tmem_plan_buffer *buffer, uint32_t *index);
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_add(tmem_plan_problem *problem,
+                                                          const tmem_plan_buffer *buffer,
+                                                          uint32_t *index);
 
 /** @brief Number of buffers (0 for NULL). @par Threads safe (read) */
 TMEM_API uint32_t tmem_plan_problem_count(const tmem_plan_problem *problem);
@@ -120,7 +122,8 @@ TMEM_API uint32_t tmem_plan_problem_count(const tmem_plan_problem *problem);
 /** @brief Read back buffer `index` (its id points into the problem).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_NOT_FOUND (index)
  *  @par Threads safe (read) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_get(const tmem_plan_problem *problem, uint32_t index, tmem_plan_buffer *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_get(const tmem_plan_problem *problem,
+                                                          uint32_t index, tmem_plan_buffer *out);
 
 /** @brief Parse CSV text in MiniMalloc's format.
  *
@@ -140,20 +143,25 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_get(const tmem_plan_proble
  *          zero size, end <= start, bad alignment, duplicate id, overflowing
  *          totals, more than 2^31-1 lines) | TMEM_E_NO_MEMORY
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_parse_csv(const char *text, size_t len, tmem_plan_problem **out, tmem_plan_error *err);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_plan_problem_parse_csv(const char *text, size_t len, tmem_plan_problem **out,
+                                tmem_plan_error *err);
 
 /** @brief Read a CSV file (see tmem_plan_problem_parse_csv). Files over
  *  1 GiB are refused.
  *  @return as tmem_plan_problem_parse_csv, plus TMEM_E_IO (cannot open/read,
  *          too large)
- *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_load_csv(const char *path, tmem_plan_problem **out, tmem_plan_error *err);
+ *  @par Threads safe
+ *  On failure *out is NULL, *err is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_plan_problem_load_csv(const char *path, tmem_plan_problem **out, tmem_plan_error *err);
 
 /** @brief The lower bound: the largest sum of sizes alive at one time
  *  (NO_ALIAS buffers count as always alive), or the highest fixed buffer's
  *  end if larger. O(n log n).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY
- *  @par Threads safe (read) */
+ *  @par Threads safe (read)
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_lower_bound(const tmem_plan_problem *problem, uint64_t *out);
 
 /** @brief What the validator found wrong. */
@@ -172,7 +180,9 @@ typedef struct tmem_plan_violation {
  *          capacity) | TMEM_E_OVERFLOW (offset + size overflows)
  *          | TMEM_E_OVERLAP (two live buffers share bytes) | TMEM_E_NO_MEMORY
  *  @par Threads safe (read) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_validate(const tmem_plan_problem *problem, const uint64_t *offsets, uint64_t capacity, tmem_plan_violation *why);
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_validate(const tmem_plan_problem *problem,
+                                                       const uint64_t *offsets, uint64_t capacity,
+                                                       tmem_plan_violation *why);
 
 /** @brief Solve modes. */
 typedef enum tmem_plan_mode {
@@ -253,7 +263,8 @@ typedef struct tmem_plan_info {
  *          | TMEM_E_OVERFLOW | TMEM_E_NO_MEMORY | TMEM_E_CORRUPT (a candidate
  *          plan failed validation: a planner bug, never returned as a plan)
  *  @par Threads safe for distinct plans; the problem is only read */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_solve(const tmem_plan_problem *problem, const tmem_plan_desc *desc, tmem_plan **out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_solve(const tmem_plan_problem *problem,
+                                                    const tmem_plan_desc *desc, tmem_plan **out);
 
 /** @brief Destroy a plan. NULL is a no-op. */
 TMEM_API void tmem_plan_destroy(tmem_plan *plan);
@@ -296,7 +307,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_svg(const tmem_plan *plan, c
  *  NUL) so a second call with a larger buffer gets it all (snprintf style).
  *  @param buf  may be NULL when cap is 0.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_svg(const tmem_plan *plan, const tmem_plan_svg_desc *desc, char *buf, size_t cap, size_t *len);
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_svg(const tmem_plan *plan,
+                                                  const tmem_plan_svg_desc *desc, char *buf,
+                                                  size_t cap, size_t *len);
 
 /* ---- plans bound to placement heaps (heap.h) ----
  * These live above both the planner and the heaps (src/bind/) and take
@@ -319,7 +332,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_desc(const tmem_plan *plan, t
  *          | TMEM_E_NOT_FOUND (index) | what tmem_heap_alloc_ex returns
  *          (TMEM_E_OVERLAP if a live allocation is in the way)
  *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_alloc(tmem_heap *heap, const tmem_plan *plan, uint32_t index, uint32_t flags, tmem_alloc_info *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_alloc(tmem_heap *heap, const tmem_plan *plan,
+                                                         uint32_t index, uint32_t flags,
+                                                         tmem_alloc_info *out);
 
 /** @brief Bind flags. */
 typedef enum tmem_plan_bind_flag {
@@ -356,7 +371,9 @@ typedef struct tmem_plan_binding {
  *          flags) | TMEM_E_ALIGNMENT (desc->offset) | TMEM_E_OVERFLOW | what
  *          tmem_heap_alloc_ex returns; on failure nothing stays allocated
  *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, const tmem_plan *plan, const tmem_plan_bind_desc *desc, void **ptrs, tmem_plan_binding *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, const tmem_plan *plan,
+                                                           const tmem_plan_bind_desc *desc,
+                                                           void **ptrs, tmem_plan_binding *out);
 
 /** @brief Free what tmem_plan_heap_bind_ex bound.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap) | what
@@ -364,7 +381,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, cons
  *          there); per buffer, every buffer is freed and the first error is
  *          returned
  *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_unbind_ex(tmem_heap *heap, const tmem_plan *plan, const tmem_plan_binding *binding);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_plan_heap_unbind_ex(tmem_heap *heap, const tmem_plan *plan,
+                             const tmem_plan_binding *binding);
 
 /** @brief tmem_plan_heap_bind_ex with the defaults: the arena at offset 0,
  *  one allocation. Errors as tmem_plan_heap_bind_ex.

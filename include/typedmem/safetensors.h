@@ -123,32 +123,45 @@ typedef struct tmem_safetensors_info {
  *  @return as tmem_gguf_open (model.h), with this format's validation errors.
  *          Nothing stays mapped, open or charged on failure.
  *  @par Threads safe (the context serialises its registries) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_open(tmem_context *ctx, const tmem_safetensors_desc *desc, tmem_safetensors **out, tmem_safetensors_error *err);
+TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_open(tmem_context *ctx,
+                                                          const tmem_safetensors_desc *desc,
+                                                          tmem_safetensors **out,
+                                                          tmem_safetensors_error *err);
 
 /** @brief Parse and validate an image in memory (no copy: `data` must outlive
  *  the handle). Nothing is mapped or charged. For tests, tools, fuzzing.
  *  @param ctx  metadata allocator; may be NULL (libc).
- *  @return as tmem_safetensors_open, without the OS and budget errors. @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_open_memory(tmem_context *ctx, const void *data, size_t size, tmem_safetensors **out, tmem_safetensors_error *err);
+ *  @return as tmem_safetensors_open, without the OS and budget errors. @par Threads safe
+ *  On failure *out is NULL, *err is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_safetensors_open_memory(tmem_context *ctx, const void *data, size_t size,
+                                 tmem_safetensors **out, tmem_safetensors_error *err);
 
 /** @brief Close: unmap, uncharge, unregister, free; NULL is a no-op. Same
  *  ownership rules as tmem_gguf_close. @par Threads externally synchronized */
 TMEM_API void tmem_safetensors_close(tmem_safetensors *st);
 
-/** @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
+/** @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_get_info(const tmem_safetensors *st, tmem_safetensors_info *out);
 
 /** @brief The i-th tensor in data-offset order.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_tensor_at(const tmem_safetensors *st, uint64_t i, tmem_safetensors_tensor *out);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_safetensors_tensor_at(const tmem_safetensors *st, uint64_t i,
+                               tmem_safetensors_tensor *out);
 
 /** @brief A tensor by name (binary search).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (an answer) @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_find(const tmem_safetensors *st, const char *name, tmem_safetensors_tensor *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_find(const tmem_safetensors *st,
+                                                          const char *name,
+                                                          tmem_safetensors_tensor *out);
 
 /** @brief The i-th `__metadata__` pair (text order), decoded, NUL-terminated.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_metadata_at(const tmem_safetensors *st, uint64_t i, const char **key, const char **value);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_safetensors_metadata_at(const tmem_safetensors *st, uint64_t i, const char **key,
+                                 const char **value);
 
 TMEM_EXTERN_C_END
 

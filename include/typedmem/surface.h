@@ -175,7 +175,8 @@ typedef struct tmem_surface_layout {
  *          two or too large, bytes_per_row not a multiple of it)
  *          | TMEM_E_OVERFLOW (sizes overflow 64 bits)
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_surface_size_and_align(const tmem_surface_desc *desc, tmem_surface_layout *out);
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_surface_size_and_align(const tmem_surface_desc *desc, tmem_surface_layout *out);
 
 /** @brief How a surface's pixels are held. */
 typedef enum tmem_surface_backing {
@@ -209,7 +210,9 @@ typedef struct tmem_surface_info {
  *          | TMEM_E_BUDGET | TMEM_E_NO_MEMORY | TMEM_E_FULL (heap) |
  *          TMEM_E_UNSUPPORTED (no memfd on this OS) | TMEM_E_OS
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_surface_create(tmem_context *ctx, const tmem_surface_desc *desc, tmem_surface **out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_surface_create(tmem_context *ctx,
+                                                        const tmem_surface_desc *desc,
+                                                        tmem_surface **out);
 
 /** @brief Take a reference. @return s (NULL stays NULL).
  *  @par Threads safe */
@@ -224,7 +227,8 @@ TMEM_API tmem_surface *tmem_surface_retain(tmem_surface *s);
 TMEM_API void tmem_surface_release(tmem_surface *s);
 
 /** @brief Describe a surface. @return TMEM_OK | TMEM_E_INVALID_ARG
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_get_info(tmem_surface *s, tmem_surface_info *out);
 
 /** @brief The surface's id in its context's registry (0 for NULL).
@@ -285,7 +289,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_use_end(tmem_surface *s);
 /** @brief Uses held by every live process that holds the surface; slots of
  *  dead processes are not counted (and are recycled).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_use_count(tmem_surface *s, uint32_t *out);
 
 /** @brief tmem_surface_use_count() > 0 (false for NULL).
@@ -353,7 +358,9 @@ TMEM_API void tmem_surface_share_close(tmem_surface_share *share);
  *          | TMEM_E_NOT_FOUND (no IMAGE type) | TMEM_E_BUDGET | TMEM_E_NO_MEMORY
  *          | TMEM_E_FULL (no free use slot in the control page) | TMEM_E_OS
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_surface_import(tmem_context *ctx, const tmem_surface_share *share, uint32_t flags, tmem_surface **out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_surface_import(tmem_context *ctx,
+                                                        const tmem_surface_share *share,
+                                                        uint32_t flags, tmem_surface **out);
 
 /** @brief Export and send over a connected Unix socket (one message, the
  *  descriptor as payload, both fds with SCM_RIGHTS). Blocks as the socket does.
@@ -368,7 +375,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_send(tmem_surface *s, int socke
  *          closed: nothing received) | TMEM_E_PARSE (truncated message,
  *          fds missing or too many)
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_surface_receive(tmem_context *ctx, int socket_fd, uint32_t flags, tmem_surface **out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_surface_receive(tmem_context *ctx, int socket_fd,
+                                                         uint32_t flags, tmem_surface **out);
 
 /* ---- tensor views ---- */
 
@@ -410,20 +418,28 @@ typedef struct tmem_rect {
  *  @param rect  NULL or zeroed = the whole plane.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, plane out of range, rect outside
  *          the surface or off the element grid)
- *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_surface_plane_view(tmem_surface *s, uint32_t plane, const tmem_rect *rect, tmem_tensor_view *out);
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_surface_plane_view(tmem_surface *s, uint32_t plane,
+                                                            const tmem_rect *rect,
+                                                            tmem_tensor_view *out);
 
 /** @brief View a TENSOR_* surface (or a sub-rectangle) as a (C, H, W) tensor
  *  spanning its planes (planes are equally spaced, so one stride covers C).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (not a tensor format, rect outside)
- *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_surface_tensor_view(tmem_surface *s, const tmem_rect *rect, tmem_tensor_view *out);
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status
+    tmem_surface_tensor_view(tmem_surface *s, const tmem_rect *rect, tmem_tensor_view *out);
 
 /** @brief Describe packed (C, H, W) memory at `data` (strides W*size, ...).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, zero dim, bad dtype)
  *          | TMEM_E_OVERFLOW
- *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_tensor_view_chw(void *data, tmem_dtype dtype, uint64_t c, uint64_t h, uint64_t w, tmem_tensor_view *out);
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_tensor_view_chw(void *data, tmem_dtype dtype, uint64_t c,
+                                                         uint64_t h, uint64_t w,
+                                                         tmem_tensor_view *out);
 
 /* ---- fused conversion ---- */
 
@@ -484,7 +500,9 @@ typedef struct tmem_convert_desc {
  *          filter or matrix, std or scale not finite, flags)
  *          | TMEM_E_NO_MEMORY (tables for very wide outputs)
  *  @par Threads safe (several conversions of one source may run at once) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_surface_convert(tmem_surface *src, const tmem_convert_desc *desc, const tmem_tensor_view *dst);
+TMEM_API TMEM_NODISCARD tmem_status tmem_surface_convert(tmem_surface *src,
+                                                         const tmem_convert_desc *desc,
+                                                         const tmem_tensor_view *dst);
 
 /** @brief Vision-transformer patch layout of a conversion's destination: the
  *  flattened `pixel_values` of Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5.

@@ -227,7 +227,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_mark(tmem_context *ctx, const cha
 
 /** @brief Tracer state; all zero when tracing never started.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_get_info(tmem_context *ctx, tmem_trace_info *out);
 
 /** @brief Copy the ring's events (oldest first) with the context's type and
@@ -247,11 +248,13 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO (cannot open/read) |
  *          TMEM_E_PARSE (not a trace file, or another version) | TMEM_E_CORRUPT
  *          (a record is malformed or hostile) | TMEM_E_NO_MEMORY
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_load(const char *path, tmem_trace_data **out);
 
 /** @brief Same as tmem_trace_load, from `len` bytes in memory (not kept).
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_load_memory(const void *bytes, size_t len, tmem_trace_data **out);
 
 /** @brief Write a trace in the file format (loads back equal).
@@ -265,13 +268,15 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_save(const tmem_trace_data *
 TMEM_API void tmem_trace_data_destroy(tmem_trace_data *data);
 
 /** @brief Summary of a trace. @return TMEM_OK | TMEM_E_INVALID_ARG
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_get_info(const tmem_trace_data *data, tmem_trace_data_info *out);
 
 /** @brief Copy event `index` (0 = oldest).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (index >= events)
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_event(const tmem_trace_data *data, uint64_t index, tmem_trace_event *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_event(const tmem_trace_data *data,
+                                                          uint64_t index, tmem_trace_event *out);
 
 /** @brief Name of type `index` as recorded ("/memory/kv"); NULL if unknown.
  *  Valid as long as `data`. @par Threads safe */
@@ -300,14 +305,20 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_peak(const tmem_trace_data *data,
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (format, or a plan_svg that is not a
  *          single <svg> element) | TMEM_E_NO_MEMORY
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export(const tmem_trace_data *data, tmem_trace_format format, const tmem_report_desc *opt, char **out, size_t *out_len);
+TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export(const tmem_trace_data *data,
+                                                      tmem_trace_format format,
+                                                      const tmem_report_desc *opt, char **out,
+                                                      size_t *out_len);
 
 /** @brief tmem_trace_export() into a file (created or truncated), written
  *  in 1 MiB pieces as it is produced (a big trace's JSON is never whole in
  *  memory). On failure the file is removed.
  *  @return as tmem_trace_export, plus TMEM_E_IO
  *  @par Threads safe */
-TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export_file(const tmem_trace_data *data, tmem_trace_format format, const tmem_report_desc *opt, const char *path);
+TMEM_API TMEM_NODISCARD tmem_status tmem_trace_export_file(const tmem_trace_data *data,
+                                                           tmem_trace_format format,
+                                                           const tmem_report_desc *opt,
+                                                           const char *path);
 
 /** @brief Free a string from tmem_trace_export(). NULL is a no-op.
  *  @par Threads safe */

@@ -48,7 +48,8 @@ typedef struct tmem_vk_native {
     uint32_t enabled_extension_count;
 } tmem_vk_native;
 
-/** @brief The device typedmem uses (its own or the application's). */
+/** @brief The device typedmem uses (its own or the application's).
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_vk_get_native(tmem_gpu *gpu, tmem_vk_native *out, VkQueue *queue);
 
 /** @brief Create a VkBuffer over [offset, offset + size) of a heap of a
@@ -59,7 +60,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_vk_get_native(tmem_gpu *gpu, tmem_vk_na
  *          Vulkan heap of this gpu) | TMEM_E_ALIGNMENT (offset below the
  *          buffer's VkMemoryRequirements alignment, or straddles chunks)
  *          | TMEM_E_STATE (not committed) | TMEM_E_NO_MEMORY */
-TMEM_API TMEM_NODISCARD tmem_status tmem_vk_buffer_create(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, uint64_t size, VkBufferUsageFlags usage, VkBuffer *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_buffer_create(tmem_gpu *gpu, const tmem_heap *heap,
+                                                          uint64_t offset, uint64_t size,
+                                                          VkBufferUsageFlags usage, VkBuffer *out);
 /** @brief Destroy a buffer of tmem_vk_buffer_create (the memory stays). */
 TMEM_API void tmem_vk_buffer_destroy(tmem_gpu *gpu, VkBuffer buffer);
 
@@ -67,7 +70,10 @@ TMEM_API void tmem_vk_buffer_destroy(tmem_gpu *gpu, VkBuffer buffer);
  *  `info` is the application's VkImageCreateInfo (sharing exclusive).
  *  @return as tmem_vk_buffer_create; TMEM_E_INVALID_ARG when the image's
  *          VkMemoryRequirements size does not fit the heap from offset. */
-TMEM_API TMEM_NODISCARD tmem_status tmem_vk_image_create(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, const VkImageCreateInfo *info, VkImage *out);
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_image_create(tmem_gpu *gpu, const tmem_heap *heap,
+                                                         uint64_t offset,
+                                                         const VkImageCreateInfo *info,
+                                                         VkImage *out);
 TMEM_API void tmem_vk_image_destroy(tmem_gpu *gpu, VkImage image);
 
 /** @brief Record the barrier between two uses of aliased memory: all
@@ -91,8 +97,10 @@ typedef struct tmem_vk_surface_memory {
  *  submission that reads it (tmem_surface_lock brackets both sides).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (device without
  *          VK_EXT_external_memory_host, or the mapping not aligned to
- *          minImportedHostPointerAlignment) | TMEM_E_NO_MEMORY | TMEM_E_OS */
-TMEM_API TMEM_NODISCARD tmem_status tmem_vk_surface_import(tmem_gpu *gpu, tmem_surface *surface, tmem_vk_surface_memory *out);
+ *          minImportedHostPointerAlignment) | TMEM_E_NO_MEMORY | TMEM_E_OS
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_surface_import(tmem_gpu *gpu, tmem_surface *surface,
+                                                           tmem_vk_surface_memory *out);
 TMEM_API void tmem_vk_surface_release(tmem_gpu *gpu, tmem_vk_surface_memory *mem);
 
 /** @brief Run the compute shader that reads an NV12 surface and writes the
@@ -103,7 +111,11 @@ TMEM_API void tmem_vk_surface_release(tmem_gpu *gpu, tmem_vk_surface_memory *mem
  *  dst must hold 3 * width * height floats from dst_offset (a multiple of 4).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (not NV12, sizes, offset)
  *          | TMEM_E_NO_MEMORY | TMEM_E_OS */
-TMEM_API TMEM_NODISCARD tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu, const tmem_vk_surface_memory *src, const tmem_convert_desc *desc, VkBuffer dst, uint64_t dst_offset, uint32_t width, uint32_t height);
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu,
+                                                         const tmem_vk_surface_memory *src,
+                                                         const tmem_convert_desc *desc,
+                                                         VkBuffer dst, uint64_t dst_offset,
+                                                         uint32_t width, uint32_t height);
 
 /** @brief Run a caller's recording on typedmem's queue and wait for it
  *  (tests, simple tools). @return TMEM_OK | TMEM_E_NO_MEMORY | TMEM_E_OS */

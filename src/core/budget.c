@@ -349,6 +349,18 @@ tmem_status tmem_context_budget(tmem_context *ctx, tmem_budget_info *out) {
     return TMEM_OK;
 }
 
+bool tmem__budget_has_room(tmem_type *type, uint64_t bytes) {
+    tmem_context *ctx = type->ctx;
+    if (tmem__pressure_level(ctx) != TMEM_PRESSURE_NORMAL) return false;
+    tmem__context_lock(ctx);
+    uint64_t dirty = dirty_locked(ctx);
+    bool room = dirty < ctx->budget && ctx->budget - dirty >= bytes;
+    if (room && type->budget)
+        room = type->committed < type->budget && type->budget - type->committed >= bytes;
+    tmem__context_unlock(ctx);
+    return room;
+}
+
 tmem_status tmem_context_set_budget(tmem_context *ctx, uint64_t budget) {
     if (!tmem__context_valid(ctx) || !budget) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__context_lock(ctx);

@@ -22,7 +22,7 @@
  * Only the public API is used for the context (tmem_type_create & co.); the
  * file itself is read through the OS layer so fault injection covers it.
  */
-#include "core/internal.h"
+#include "core/core.h"
 #include "typedmem/parse.h"
 #include "os/os.h"
 
@@ -63,6 +63,8 @@ typedef struct cfg_type {
     int32_t priority;
     tmem_type *existing;        /* validate(): the context already has it */
     tmem_type *created;         /* apply() */
+    uint64_t old_budget;        /* apply(): an existing type's budget before */
+    bool budget_set;            /* apply(): changed, to put back on failure */
 } cfg_type;
 
 typedef struct cfg_role {
@@ -544,14 +546,6 @@ static tmem_status create_type(tmem_context *ctx, cfg_type *t) {
     return tmem_type_create(ctx, &d, &t->created);
 }
 
-/* Creating types is the only step the OS can refuse (no memory, mlock over
- * its limit, a populate over budget, no device backend), so it comes before
- * any budget of an existing type or role changes, and the risky types are
- * created before the others: the usual refusal then leaves nothing behind.
- * The context budget is set first, because populated types are charged
- * against it, and put back if a creation fails. The public API cannot remove
- * a type, so types created before a refused one stay (the message counts
- * them). */
 /* The most this process can ever hold: the tightest hard limit set
  * (TMEM_LIMIT, cgroup memory.max or memory.high), else the machine's RAM.
  * Not MemAvailable, so a config's validity does not depend on what other
@@ -568,10 +562,46 @@ static uint64_t process_limit(void) {
     return best ? best : lim.mem_total;
 }
 
-static tmem_status apply(tmem_context *ctx, config *cfg, tmem_config_error *err) {
-    tmem_budget_info old;
-    tmem_status st = tmem_context_budget(ctx, &old);
-    if (st != TMEM_OK) return fail(err, 0, st, "cannot read the context budget: %s", tmem_strerror(st));
+/* What apply() changes, to put back if a later step fails: the context
+ * budget, each existing type's budget (in cfg), the role table. Types it
+ * created are removed (tmem_type_destroy; nothing can use them yet). */
+typedef struct undo {
+    tmem_budget_info budget;
+    tmem_type *role_type[TMEM_ROLE_MAX];
+    char role_names[TMEM_ROLE_MAX][TMEM__ROLE_NAME_MAX];
+    bool role_defined[TMEM_ROLE_MAX];
+} undo;
+
+static void save_roles(tmem_context *ctx, undo *u) {
+    tmem__context_lock(ctx);
+    memcpy(u->role_type, ctx->role_type, sizeof u->role_type);
+    memcpy(u->role_names, ctx->role_names, sizeof u->role_names);
+    memcpy(u->role_defined, ctx->role_defined, sizeof u->role_defined);
+    tmem__context_unlock(ctx);
+}
+
+static void roll_back(tmem_context *ctx, config *cfg, const undo *u) {
+    tmem__context_lock(ctx);
+    memcpy(ctx->role_type, u->role_type, sizeof u->role_type);
+    memcpy(ctx->role_names, u->role_names, sizeof u->role_names);
+    memcpy(ctx->role_defined, u->role_defined, sizeof u->role_defined);
+    tmem__context_unlock(ctx);
+    for (uint32_t i = cfg->ntypes; i-- > 0;) {
+        cfg_type *t = &cfg->types[i];
+        if (t->budget_set) (void)!tmem_type_set_budget(t->existing, t->old_budget);
+        if (t->created && tmem_type_destroy(t->created) == TMEM_OK) t->created = NULL;
+        tmem__assert(!t->created); /* nothing could use it yet */
+    }
+    if (cfg->budget_line) (void)!tmem_context_set_budget(ctx, u->budget.budget);
+}
+
+/* Creating types is the step the OS can refuse (no memory, mlock over its
+ * limit, a populate over budget, no device backend), so it comes first, the
+ * risky types before the others. The context budget is set before them,
+ * because populated types are charged against it. Any failure rolls every
+ * step back (roll_back), so a load is all or nothing. */
+static tmem_status apply_steps(tmem_context *ctx, config *cfg, tmem_config_error *err) {
+    tmem_status st;
     /* A budget the process can never hold is a promise it cannot keep: the
      * populated types charged against it would get the process killed. */
     uint64_t limit = cfg->budget_line ? process_limit() : 0;
@@ -582,24 +612,27 @@ static tmem_status apply(tmem_context *ctx, config *cfg, tmem_config_error *err)
                     (unsigned long long)cfg->budget, (unsigned long long)limit);
     if (cfg->budget_line && (st = tmem_context_set_budget(ctx, cfg->budget)) != TMEM_OK)
         return fail(err, cfg->budget_line, st, "setting the context budget failed: %s", tmem_strerror(st));
-    uint32_t created = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < cfg->ntypes; i++) {
             cfg_type *t = &cfg->types[i];
             if (t->existing || risky(t) != (pass == 0)) continue;
-            if ((st = create_type(ctx, t)) != TMEM_OK) {
-                if (cfg->budget_line) (void)!tmem_context_set_budget(ctx, old.budget);
-                return fail(err, t->line, st, "creating type %s failed: %s (%u type%s created before it remain)", t->name,
-                            tmem_strerror(st), (unsigned)created, created == 1 ? "" : "s");
-            }
-            created++;
+            if ((st = create_type(ctx, t)) != TMEM_OK)
+                return fail(err, t->line, st, "creating type %s failed: %s (nothing was changed)", t->name,
+                            tmem_strerror(st));
         }
     }
     for (uint32_t i = 0; i < cfg->ntypes; i++) {
         cfg_type *t = &cfg->types[i];
         if (!t->existing || !t->key_line[K_BUDGET]) continue;
-        if ((st = tmem_type_set_budget(t->existing, t->budget)) != TMEM_OK)
-            return fail(err, t->key_line[K_BUDGET], st, "setting the budget of %s failed: %s", t->name, tmem_strerror(st));
+        tmem_type_info ti;
+        if ((st = tmem_type_get_info(t->existing, &ti)) == TMEM_OK) {
+            t->old_budget = ti.budget;
+            st = tmem_type_set_budget(t->existing, t->budget);
+            t->budget_set = st == TMEM_OK;
+        }
+        if (st != TMEM_OK)
+            return fail(err, t->key_line[K_BUDGET], st, "setting the budget of %s failed: %s", t->name,
+                        tmem_strerror(st));
     }
     for (uint32_t i = 0; i < cfg->nroles; i++) {
         cfg_role *r = &cfg->roles[i];
@@ -608,6 +641,16 @@ static tmem_status apply(tmem_context *ctx, config *cfg, tmem_config_error *err)
         if (st != TMEM_OK) return fail(err, r->type_line, st, "mapping role %s failed: %s", r->name, tmem_strerror(st));
     }
     return TMEM_OK;
+}
+
+static tmem_status apply(tmem_context *ctx, config *cfg, tmem_config_error *err) {
+    undo u;
+    tmem_status st = tmem_context_budget(ctx, &u.budget);
+    if (st != TMEM_OK) return fail(err, 0, st, "cannot read the context budget: %s", tmem_strerror(st));
+    save_roles(ctx, &u);
+    st = apply_steps(ctx, cfg, err);
+    if (st != TMEM_OK) roll_back(ctx, cfg, &u);
+    return st;
 }
 
 /* ---- entry points ---- */

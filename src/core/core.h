@@ -13,8 +13,9 @@
  *    held while members are purged so one cannot be unregistered under the
  *    purge.
  *  Order: members_lock -> (a member's own lock) -> ctx->lock.
- *  Accounting of allocations (in_use, counts) uses relaxed atomics: it is on
- *  every heap's hot path and needs no ordering with anything else.
+ *  Accounting of allocations (in_use, counts): each heap counts in its own
+ *  slot (internal.h) with plain stores; readers fold the slots under
+ *  ctx->lock. Other callers use the shared counters (relaxed atomics).
  */
 #ifndef TMEM_CORE_CORE_H
 #define TMEM_CORE_CORE_H
@@ -46,6 +47,13 @@ typedef struct tmem__acct {
     _Atomic uint64_t bytes_out, count_out; /* cumulative freed */
     _Atomic uint64_t peak;
 } tmem__acct;
+
+/* What detached accounting slots (internal.h) leave behind, under ctx->lock:
+ * their totals and counts, and the greatest sum of peaks seen at a detach
+ * (so the folded peak never drops when a heap goes). */
+typedef struct tmem__acct_retired {
+    uint64_t bytes, total, allocs, frees, peak;
+} tmem__acct_retired;
 
 /* ---- pool (pool.c) ----
  * Commits are tracked with one bit per granule in a two-level bitmap: the top
@@ -97,7 +105,8 @@ struct tmem_type {
     /* Bumped from reclaim frames (no lock needed for the reader's purpose,
      * but kept atomic so TSan sees no race). */
     _Atomic uint64_t reclaimed;
-    tmem__acct acct; /* hot-path accounting of live allocations */
+    tmem__acct acct; /* accounting of live allocations outside heap slots */
+    tmem__acct_retired retired; /* detached heap slots (under ctx->lock) */
 };
 
 
@@ -176,6 +185,8 @@ struct tmem_context {
     char role_names[TMEM_ROLE_MAX][TMEM__ROLE_NAME_MAX];
     bool role_defined[TMEM_ROLE_MAX];
     tmem__acct roles[TMEM_ROLE_MAX];
+    tmem__acct_retired roles_retired[TMEM_ROLE_MAX];
+    tmem__acct_slot *slots;    /* attached accounting slots (under lock) */
 
     /* members: upper layers' objects with hooks (under members_lock) */
     tmem__member *members;
@@ -246,7 +257,6 @@ void tmem__pressure_set_device(tmem_context *ctx, tmem_pressure level);
 void tmem__pressure_fractions(tmem_context *ctx, float *warning, float *critical);
 
 /* ---- stats.c ---- */
-uint64_t tmem__acct_current(const tmem__acct *a);
 void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out);
 
 #endif /* TMEM_CORE_CORE_H */

@@ -102,6 +102,10 @@ void *tmem__pool_ptr(const tmem_type *type, uint64_t offset);
  * only; mincore on the host). For purgeable heaps: "were the contents lost?".
  * TMEM_E_UNSUPPORTED when the backend cannot tell. */
 tmem_status tmem__pool_residency(tmem_type *type, uint64_t offset, uint64_t size, uint64_t *out_bytes);
+/* Is memory plentiful for `type`: pressure NORMAL and at least `bytes` of
+ * headroom under the context budget and the type's own (if any)? One short
+ * lock; for a heap's decommit policy (heap/commit.c). */
+bool tmem__budget_has_room(tmem_type *type, uint64_t bytes);
 /* Page granule of commits in this pool. */
 uint64_t tmem__pool_granule(const tmem_type *type);
 /* Charge / uncharge bytes that are committed outside a pool (a surface's
@@ -124,9 +128,57 @@ typedef struct tmem__context_counters {
 void tmem__context_counters_read(tmem_context *ctx, tmem__context_counters *out);
 /* "normal", "warning", "critical" (pressure.c). */
 extern const char *const tmem__pressure_names[3];
-/* In-use bytes of live allocations by type and role (not commits). */
+/* In-use bytes of live allocations by type and role (not commits), through
+ * the shared counters: relaxed atomic RMWs on lines every user of the type
+ * touches. For callers off the hot path (surfaces, mapped files, KV slabs,
+ * a heap's allocations with a role other than its own). */
 void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes);
 void tmem__account_free(tmem_type *type, int32_t role, uint64_t bytes);
+
+/* An accounting slot: the counters of one allocator (a heap) for one type
+ * and role, written only by the allocator's owner (the one thread using it,
+ * or under its own lock) with plain loads and stores, no RMW, on a line no
+ * other heap writes (mimalloc's thread-local stats). Readers (type and role
+ * stats) fold every attached slot with relaxed loads, under the context
+ * lock; a detached slot folds into the type's and role's retired totals.
+ * Exactness: current bytes, totals and counts fold exactly. The in-use peak
+ * of a type (role) is the sum of its parts' peaks: exact for one heap,
+ * otherwise an upper bound of the true peak (equal when the heaps peak
+ * together), as mimalloc's merged peaks. Budgets do not use these counters:
+ * they charge committed bytes, exactly, under the context lock. */
+typedef struct tmem__acct_slot {
+    _Atomic uint64_t bytes;               /* in use now */
+    _Atomic uint64_t peak, total;         /* most in use; bytes ever allocated */
+    _Atomic uint64_t allocs, frees;
+    /* owner: stats.c, under the context lock */
+    tmem_type *type;
+    int32_t role;                         /* 0..TMEM_ROLE_MAX-1 */
+    struct tmem__acct_slot *prev, *next;  /* the context's attached slots */
+} tmem__acct_slot;
+
+static inline uint64_t tmem__slot_get(const _Atomic uint64_t *v) {
+    return atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)v, memory_order_relaxed);
+}
+static inline void tmem__slot_set(_Atomic uint64_t *v, uint64_t x) {
+    atomic_store_explicit(v, x, memory_order_relaxed);
+}
+static inline void tmem__slot_alloc(tmem__acct_slot *s, uint64_t bytes) {
+    uint64_t now = tmem__slot_get(&s->bytes) + bytes;
+    tmem__slot_set(&s->bytes, now);
+    if (now > tmem__slot_get(&s->peak)) tmem__slot_set(&s->peak, now);
+    tmem__slot_set(&s->total, tmem__slot_get(&s->total) + bytes);
+    tmem__slot_set(&s->allocs, tmem__slot_get(&s->allocs) + 1);
+}
+static inline void tmem__slot_free(tmem__acct_slot *s, uint64_t bytes) {
+    tmem__slot_set(&s->bytes, tmem__slot_get(&s->bytes) - bytes);
+    tmem__slot_set(&s->frees, tmem__slot_get(&s->frees) + 1);
+}
+/* Attach a zeroed slot for (type, role) (role 0..TMEM_ROLE_MAX-1). Cannot
+ * fail. Detach folds it into the retired totals; call it once nothing is
+ * counted through the slot any more (all its allocations freed). */
+void tmem__account_attach(tmem_type *type, int32_t role, tmem__acct_slot *slot);
+void tmem__account_detach(tmem__acct_slot *slot);
+
 
 /* ---- trace events: cheap when off ---- */
 typedef enum tmem__trace_kind {

@@ -1,8 +1,16 @@
 /*
  * Accounting: what is in use in live allocations (by type and by role), next
- * to what is committed (budget.c keeps that). The in-use counters sit on every
- * heap's allocation path, so they are relaxed atomics: a reader sees each
- * counter exactly, though not a snapshot of all of them at one instant.
+ * to what is committed (budget.c keeps that).
+ *
+ * Two paths. Heaps count their own allocations in a slot of their own
+ * (internal.h: plain stores, no RMW, no shared line), attached here; these
+ * are folded when stats are read, under the context lock (VMA's cheap /
+ * expensive split: the hot path stays cheap, a read walks the slots).
+ * Everything else (surfaces, mapped files, KV slabs, heap allocations with a
+ * role other than the heap's) uses the shared counters: relaxed atomics.
+ * A reader sees each counter exactly, though not a snapshot of all of them
+ * at one instant; the in-use peak of a type or role is the sum of its
+ * parts' peaks (exact with one heap, else an upper bound; see internal.h).
  */
 #include <string.h>
 #include "core/core.h"
@@ -27,21 +35,86 @@ static inline void acct_out(tmem__acct *a, uint64_t bytes) {
     atomic_fetch_add_explicit(&a->count_out, 1, memory_order_relaxed);
 }
 
-/* Out before in: every free read was preceded by its allocation. */
-uint64_t tmem__acct_current(const tmem__acct *a) {
-    uint64_t out = ld(&a->bytes_out), in = ld(&a->bytes_in);
-    return in > out ? in - out : 0;
-}
+/* The folded counters of one type or one role. */
+typedef struct acct_sum {
+    uint64_t bytes, total, allocs, frees;
+    uint64_t peak;       /* the reported peak: see fold() */
+    uint64_t peaks;      /* shared part's peak + attached slots' peaks */
+} acct_sum;
 
-static void acct_read(const tmem__acct *a, tmem_stat *in_use, uint64_t *allocs, uint64_t *frees) {
+static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* Shared counters + retired totals + the attached slots of `type` (or, with
+ * type NULL, of `role`). Under the context lock. The peak: the greatest of
+ * the retired peak and the sum of the live parts' peaks (each part's peak is
+ * exact; their sum bounds the true peak from above). */
+static void fold(tmem_context *ctx, const tmem__acct *a, const tmem__acct_retired *r,
+                 const tmem_type *type, int32_t role, acct_sum *out) {
     uint64_t cout = ld(&a->count_out), bout = ld(&a->bytes_out);
     uint64_t cin = ld(&a->count_in), bin = ld(&a->bytes_in);
-    in_use->current = bin > bout ? bin - bout : 0;
-    in_use->total = bin;
-    in_use->peak = ld(&a->peak);
-    if (in_use->peak < in_use->current) in_use->peak = in_use->current; /* read between the add and the peak update */
-    *allocs = cin;
-    *frees = cout < cin ? cout : cin;
+    uint64_t shared = bin > bout ? bin - bout : 0;
+    out->bytes = shared + r->bytes;
+    out->total = bin + r->total;
+    out->allocs = cin + r->allocs;
+    out->frees = (cout < cin ? cout : cin) + r->frees;
+    out->peaks = max_u64(ld(&a->peak), shared); /* read between the add and the peak update */
+    for (const tmem__acct_slot *s = ctx->slots; s; s = s->next) {
+        if (type ? s->type != type : s->role != role) continue;
+        uint64_t frees = tmem__slot_get(&s->frees), bytes = tmem__slot_get(&s->bytes);
+        uint64_t allocs = tmem__slot_get(&s->allocs);
+        out->bytes += bytes;
+        out->total += tmem__slot_get(&s->total);
+        out->allocs += allocs;
+        out->frees += frees < allocs ? frees : allocs;
+        out->peaks += max_u64(tmem__slot_get(&s->peak), bytes);
+    }
+    out->peak = max_u64(max_u64(r->peak, out->peaks), out->bytes);
+}
+
+static void sum_to_stats(const acct_sum *f, tmem_stat *in_use, uint64_t *allocs, uint64_t *frees) {
+    in_use->current = f->bytes;
+    in_use->total = f->total;
+    in_use->peak = f->peak;
+    *allocs = f->allocs;
+    *frees = f->frees;
+}
+
+void tmem__account_attach(tmem_type *type, int32_t role, tmem__acct_slot *slot) {
+    tmem_context *ctx = type->ctx;
+    slot->type = type;
+    slot->role = role;
+    tmem__context_lock(ctx);
+    slot->prev = NULL;
+    slot->next = ctx->slots;
+    if (ctx->slots) ctx->slots->prev = slot;
+    ctx->slots = slot;
+    tmem__context_unlock(ctx);
+}
+
+static void retire(tmem__acct_retired *r, const acct_sum *before, const tmem__acct_slot *s) {
+    r->bytes += tmem__slot_get(&s->bytes);
+    r->total += tmem__slot_get(&s->total);
+    r->allocs += tmem__slot_get(&s->allocs);
+    r->frees += tmem__slot_get(&s->frees);
+    r->peak = max_u64(r->peak, before->peaks); /* the peak as readers saw it, this slot included */
+}
+
+void tmem__account_detach(tmem__acct_slot *slot) {
+    tmem_type *t = slot->type;
+    if (!t) return;
+    tmem_context *ctx = t->ctx;
+    tmem__context_lock(ctx);
+    acct_sum ts, rs;
+    fold(ctx, &t->acct, &t->retired, t, 0, &ts);
+    fold(ctx, &ctx->roles[slot->role], &ctx->roles_retired[slot->role], NULL, slot->role, &rs);
+    retire(&t->retired, &ts, slot);
+    retire(&ctx->roles_retired[slot->role], &rs, slot);
+    if (slot->prev) slot->prev->next = slot->next;
+    else ctx->slots = slot->next;
+    if (slot->next) slot->next->prev = slot->prev;
+    slot->prev = slot->next = NULL;
+    slot->type = NULL;
+    tmem__context_unlock(ctx);
 }
 
 void tmem__account_alloc(tmem_type *type, int32_t role, uint64_t bytes) {
@@ -65,8 +138,10 @@ void tmem__type_stats_read(const tmem_type *type, tmem_type_stats *out) {
     out->clean = t->charged_clean;
     out->dirty = t->committed - t->charged_clean;
     out->budget_denials = t->denials;
+    acct_sum f;
+    fold(t->ctx, &t->acct, &t->retired, t, 0, &f);
     tmem__context_unlock(t->ctx);
-    acct_read(&t->acct, &out->in_use, &out->alloc_count, &out->free_count);
+    sum_to_stats(&f, &out->in_use, &out->alloc_count, &out->free_count);
     out->live_count = out->alloc_count - out->free_count;
     out->reclaimed = atomic_load_explicit(&t->reclaimed, memory_order_relaxed);
     /* Device memory is not the process's dirty memory. */
@@ -100,7 +175,11 @@ tmem_status tmem_role_get_stats(tmem_context *ctx, tmem_role role, tmem_role_sta
     if (out) memset(out, 0, sizeof *out);
     if (!tmem__context_valid(ctx) || !out || (unsigned)role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t freed;
-    acct_read(&ctx->roles[role], &out->in_use, &out->alloc_count, &freed);
+    acct_sum f;
+    tmem__context_lock(ctx);
+    fold(ctx, &ctx->roles[role], &ctx->roles_retired[role], NULL, (int32_t)role, &f);
+    tmem__context_unlock(ctx);
+    sum_to_stats(&f, &out->in_use, &out->alloc_count, &freed);
     out->live_count = out->alloc_count - freed;
     return TMEM_OK;
 }
@@ -152,9 +231,25 @@ tmem_status tmem_context_check(tmem_context *ctx) {
     /* Roles: each role's bytes come from some type, so the role sum cannot
      * exceed the type sum (allocations without a role count only by type). */
     uint64_t role_sum = 0, type_sum = 0;
-    for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) role_sum += tmem__acct_current(&ctx->roles[r]);
-    for (uint32_t i = 0; i < ctx->ntypes; i++) type_sum += tmem__acct_current(&ctx->types[i]->acct);
+    for (unsigned r = 0; r < TMEM_ROLE_MAX; r++) {
+        acct_sum f;
+        fold(ctx, &ctx->roles[r], &ctx->roles_retired[r], NULL, (int32_t)r, &f);
+        role_sum += f.bytes;
+    }
+    for (uint32_t i = 0; i < ctx->ntypes; i++) {
+        acct_sum f;
+        fold(ctx, &ctx->types[i]->acct, &ctx->types[i]->retired, ctx->types[i], 0, &f);
+        type_sum += f.bytes;
+    }
     if (st == TMEM_OK && role_sum > type_sum) st = tmem__err(TMEM_E_CORRUPT);
+    /* every slot: its frees follow its allocations, its bytes were allocated */
+    for (const tmem__acct_slot *s = ctx->slots; s && st == TMEM_OK; s = s->next) {
+        uint64_t bytes = tmem__slot_get(&s->bytes);
+        bool ok = tmem__slot_get(&s->frees) <= tmem__slot_get(&s->allocs) &&
+                  bytes <= tmem__slot_get(&s->total) && bytes <= tmem__slot_get(&s->peak) &&
+                  s->type && s->type->ctx == ctx && (unsigned)s->role < TMEM_ROLE_MAX;
+        if (!ok) st = tmem__err(TMEM_E_CORRUPT);
+    }
     tmem__context_unlock(ctx);
     for (size_t i = 0; i < ctx->nmembers && st == TMEM_OK; i++) {
         const tmem__member *m = &ctx->members[i];

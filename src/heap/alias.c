@@ -77,6 +77,7 @@ static tmem_status make_aliasable_locked(tmem_heap *h, uint64_t off) {
 
 tmem_status tmem_heap_make_aliasable(tmem_heap *heap, uint64_t offset) {
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__err(TMEM_E_UNSUPPORTED);
     if (offset >= heap->size) return tmem__err(TMEM_E_FOREIGN);
     bool locked = tmem__heap_enter(heap);
     tmem_status st = make_aliasable_locked(heap, offset);
@@ -86,7 +87,7 @@ tmem_status tmem_heap_make_aliasable(tmem_heap *heap, uint64_t offset) {
 
 tmem_status tmem_heap_check_alias(tmem_heap *heap, uint64_t offset) {
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
-    if (!heap->debug) return tmem__err(TMEM_E_UNSUPPORTED);
+    if (!heap->debug || heap->kind == TMEM_HEAP_BLOCK) return tmem__err(TMEM_E_UNSUPPORTED);
     if (offset >= heap->size) return tmem__err(TMEM_E_FOREIGN);
     bool locked = tmem__heap_enter(heap);
     tmem_status st = TMEM_OK;

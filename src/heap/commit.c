@@ -121,17 +121,10 @@ static uint64_t block_bytes(const tmem_heap *h) {
     }
 }
 
-/* May this heap keep `retain` bytes of free pages committed? (3 short
- * context-locked reads; only asked when a free leaves whole free chunks.) */
+/* May this heap keep `retain` bytes of free pages committed? (One short
+ * context-locked read; only asked when a free leaves whole free chunks.) */
 static bool plenty(tmem_heap *h, uint64_t retain) {
-    tmem_budget_info bi;
-    if (tmem_context_budget(h->ctx, &bi) != TMEM_OK || bi.pressure != TMEM_PRESSURE_NORMAL || bi.available < 2 * retain)
-        return false;
-    tmem_type_info ti;
-    tmem_type_stats ts;
-    if (tmem_type_get_info(h->type, &ti) != TMEM_OK || !ti.budget) return true;
-    if (tmem_type_get_stats(h->type, &ts) != TMEM_OK) return false;
-    return ts.committed.current < ti.budget && ti.budget - ts.committed.current >= 2 * retain;
+    return tmem__budget_has_room(h->type, 2 * retain);
 }
 
 void tmem__heap_release(tmem_heap *h, uint64_t off, uint64_t size) {

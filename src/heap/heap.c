@@ -37,7 +37,8 @@ static void meta_free(void *p, size_t n, void *ctx) { tmem__free(ctx, p, n); }
 
 static tmem_status validate_desc(tmem_context *ctx, const tmem_heap_desc *d) {
     if (!ctx || !d || !d->type || tmem__type_context(d->type) != ctx) return tmem__err(TMEM_E_INVALID_ARG);
-    if ((unsigned)d->kind > TMEM_HEAP_PLACEMENT || (d->flags & ~TMEM__HEAP_FLAG_MASK)) return tmem__err(TMEM_E_INVALID_ARG);
+    if ((unsigned)d->kind > TMEM_HEAP_BLOCK || (d->flags & ~TMEM__HEAP_FLAG_MASK))
+        return tmem__err(TMEM_E_INVALID_ARG);
     if ((d->flags & TMEM_HEAP_RING) && d->kind != TMEM_HEAP_LINEAR) return tmem__err(TMEM_E_INVALID_ARG);
     if ((int)d->role < 0 || d->role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     if (!d->size || d->size >= TMEM__HEAP_MAX_SIZE) return tmem__err(TMEM_E_INVALID_ARG);
@@ -96,6 +97,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     if (st != TMEM_OK) return st;
     int32_t role;
     if ((st = heap_role(ctx, desc, &role)) != TMEM_OK) return st;
+    if (desc->kind == TMEM_HEAP_BLOCK) return tmem__block_heap_create(ctx, desc, role, out);
     tmem_type *type = desc->type;
     uint64_t g = tmem__pool_granule(type), granule = alloc_granule(tmem__type_placement(type)), size, carved;
     if (!tmem__align_up(desc->size, granule, &size) || !tmem__align_up(size, g, &carved))
@@ -128,6 +130,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     if ((st = tmem__context_add_member(ctx, h, &tmem__heap_member_ops)) != TMEM_OK) goto fail;
     registered = true;
     (void)registered;
+    tmem__account_attach(type, role, &h->acct);
     *out = h;
     return TMEM_OK;
 fail:
@@ -148,7 +151,7 @@ static tmem_status unaccount(tmem_heap *h, uint64_t off, uint64_t size, uint64_t
     (void)off;
     (void)size;
     (void)arg;
-    tmem__account_free(h->type, tmem__heap_user_role(user), tmem__heap_user_size(user));
+    tmem__heap_count_free(h, tmem__heap_user_role(user), tmem__heap_user_size(user));
     return TMEM_OK;
 }
 
@@ -168,9 +171,14 @@ const tmem__member_ops tmem__heap_member_ops = {
 
 void tmem_heap_destroy(tmem_heap *heap) {
     if (!tmem__heap_valid(heap)) return;
+    if (heap->kind == TMEM_HEAP_BLOCK) {
+        tmem__block_heap_destroy(heap);
+        return;
+    }
     /* Unregister first: once out of the registry no reclaim can reach it. */
     tmem__context_remove_member(heap->ctx, heap);
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);
+    tmem__account_detach(&heap->acct);
     tmem__trace(heap->ctx, TMEM__TRACE_RESET, heap->type, heap->role, heap->carved, heap->base, heap->name);
     tmem__heap_drop_sentinels(heap);
     (void)tmem__heap_decommit_all(heap);
@@ -184,6 +192,7 @@ void tmem_heap_destroy(tmem_heap *heap) {
 
 tmem_status tmem_heap_reset(tmem_heap *heap) {
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__block_reset(heap);
     bool locked = tmem__heap_enter(heap);
     (void)tmem__heap_for_each_live(heap, unaccount, NULL);
     if (heap->kind == TMEM_HEAP_GENERAL) {
@@ -220,6 +229,10 @@ tmem_status tmem_heap_get_info(const tmem_heap *heap, tmem_heap_info *out) {
     if (out) memset(out, 0, sizeof *out);
     if (!tmem__heap_valid(heap) || !out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_heap *h = (tmem_heap *)heap;
+    if (h->kind == TMEM_HEAP_BLOCK) {
+        tmem__block_info(h, out);
+        return TMEM_OK;
+    }
     bool locked = tmem__heap_enter(h);
     out->kind = h->kind;
     out->size = h->size;
@@ -281,6 +294,7 @@ static tmem_status sum_live(tmem_heap *h, uint64_t off, uint64_t size, uint64_t 
 tmem_status tmem_heap_check(const tmem_heap *heap) {
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_CORRUPT);
     tmem_heap *h = (tmem_heap *)heap;
+    if (h->kind == TMEM_HEAP_BLOCK) return tmem__block_check(h);
     bool locked = tmem__heap_enter(h);
     tmem_status st = TMEM_OK;
     if (h->kind == TMEM_HEAP_GENERAL) st = tmem__tlsf_check(&h->tlsf);

@@ -203,10 +203,39 @@ static tmem_status alloc_locked(tmem_heap *h, const alloc_req *q, uint64_t *out_
     }
     h->live_count++;
     if ((q->flags & TMEM_ALLOC_ZERO) && h->ptr) memset(h->ptr + off, 0, q->size);
-    tmem__account_alloc(h->type, q->role, q->size);
+    tmem__heap_count_alloc(h, q->role, q->size);
     tmem__trace(h->ctx, TMEM__TRACE_ALLOC, h->type, q->role, q->size, h->base + off, q->name);
     *out_off = off;
     return TMEM_OK;
+}
+
+/* tmem_heap_alloc of a size pages serve (the heap's role, default flags):
+ * a block from the class's partial page, or false when the general path
+ * must decide (no partial page, not NON_VOLATILE, a refused commit: it
+ * grows a page or uses TLSF, and reports). */
+static inline bool alloc_small_fast(tmem_heap *h, uint64_t size, uint64_t *out_off) {
+    bool locked = tmem__heap_enter(h);
+    uint64_t off = 0, bytes = 0, where = 0;
+    uint32_t cls = tmem__small_class(&h->small, size);
+    bool ok = tmem__heap_state(h) == TMEM_PURGEABLE_NON_VOLATILE &&
+              tmem__small_take(&h->small, cls, size, &off, &bytes, &where);
+    bool committed = !ok || tmem__heap_commit(h, off, bytes) == TMEM_OK;
+    if (__builtin_expect(!committed, 0)) {
+        uint64_t so, ss; /* a page kept empty through a purge: let the general path commit */
+        tmem__heap_give_back(h, off, &so, &ss);
+        ok = false;
+    }
+    if (__builtin_expect(ok, 1)) {
+        if (h->debug) tmem__heap_note_overlap(h, off, size);
+        h->used += size;
+        if (h->used > h->peak_used) h->peak_used = h->used;
+        h->live_count++;
+        tmem__slot_alloc(&h->acct, size);
+        tmem__trace(h->ctx, TMEM__TRACE_ALLOC, h->type, h->role, size, h->base + off, NULL);
+        *out_off = off;
+    }
+    tmem__heap_leave(h, locked);
+    return ok;
 }
 
 /* out_handle NULL: no handle wanted. */
@@ -229,11 +258,17 @@ tmem_status tmem_heap_alloc(tmem_heap *heap, uint64_t size, uint64_t alignment, 
     if (out) *out = NULL;
     if (!tmem__heap_valid(heap) || !out || !size || heap->kind == TMEM_HEAP_PLACEMENT || !heap->ptr)
         return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__block_alloc_ptr(heap, size, alignment, out);
     tmem_status st = check_align(&alignment);
     if (st != TMEM_OK) return st;
+    uint64_t off = 0; /* set on success; 0 keeps -O2 maybe-uninitialized quiet */
+    bool small = tmem__small_fits(&heap->small, size, alignment);
+    if (__builtin_expect(small, 1) && alloc_small_fast(heap, size, &off)) {
+        *out = heap->ptr + off;
+        return TMEM_OK;
+    }
     if (size > heap->size) return tmem__err(size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW : TMEM_E_FULL);
     alloc_req q = {size, alignment, 0, 0, heap->role, NULL};
-    uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
     st = alloc_entry(heap, &q, &off, NULL);
     if (st == TMEM_OK) *out = heap->ptr + off;
     return st;
@@ -261,14 +296,15 @@ tmem_status tmem_heap_alloc_ex(tmem_heap *heap, const tmem_alloc_desc *desc, tme
     if (out) *out = (tmem_alloc_info){TMEM_OFFSET_NONE, 0, NULL};
     if (!tmem__heap_valid(heap) || !desc || !out || !desc->size || (desc->flags & ~TMEM__ALLOC_FLAG_MASK))
         return tmem__err(TMEM_E_INVALID_ARG);
+    if (heap->kind == TMEM_HEAP_BLOCK) return tmem__block_alloc_ex(heap, desc, out);
     int32_t role = desc->role == -1 || desc->role == TMEM_ROLE_DEFAULT ? heap->role : desc->role;
     if (role < 0 || role >= TMEM_ROLE_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t align = desc->alignment;
     tmem_status st = check_align(&align);
     if (st != TMEM_OK) return st;
+    if (desc->size >= TMEM__HEAP_MAX_SIZE) return tmem__err(TMEM_E_OVERFLOW);
     if (desc->size > heap->size)
-        return tmem__err(desc->size >= TMEM__HEAP_MAX_SIZE ? TMEM_E_OVERFLOW
-                                                           : heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
+        return tmem__err(heap->kind == TMEM_HEAP_PLACEMENT ? TMEM_E_INVALID_ARG : TMEM_E_FULL);
     alloc_req q = {desc->size, align, desc->offset, desc->flags, role, desc->name};
     uint64_t off = 0; /* set by alloc_entry on success; 0 keeps -O2 maybe-uninitialized quiet */
     st = alloc_entry(heap, &q, &off, NULL);
@@ -297,7 +333,7 @@ static inline __attribute__((always_inline)) void free_done(tmem_heap *h, uint64
     if (!aliasable) h->used -= size;
     h->live_count--;
     if (span_size && h->kind != TMEM_HEAP_LINEAR) tmem__heap_release(h, span_off, span_size);
-    tmem__account_free(h->type, role, size);
+    tmem__heap_count_free(h, role, size);
     tmem__trace(h->ctx, TMEM__TRACE_FREE, h->type, role, size, h->base + off, NULL);
 }
 
@@ -308,7 +344,8 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     switch (h->kind) {
     case TMEM_HEAP_GENERAL: {
         tmem__small_hit hit;
-        tmem__small_find where = tmem__small_on(&h->small) ? tmem__small_lookup(&h->small, off, &hit) : TMEM__SMALL_NONE;
+        tmem__small_find where = TMEM__SMALL_NONE;
+        if (tmem__small_on(&h->small)) where = tmem__small_lookup(&h->small, off, &hit);
         if (__builtin_expect(where == TMEM__SMALL_LIVE, 1)) {
             user = tmem__heap_pack(hit.size, h->role);
             tmem__heap_poison(h, off, hit.bytes);
@@ -366,15 +403,36 @@ static tmem_status free_locked(tmem_heap *h, uint64_t off) {
     return TMEM_OK;
 }
 
+/* The common free: a live block of a page, counted, its page staying. */
+static inline bool free_small_fast(tmem_heap *h, uint64_t off) {
+    tmem__small_hit hit;
+    if (tmem__small_lookup(&h->small, off, &hit) != TMEM__SMALL_LIVE) return false;
+    tmem__small_page *pg = &h->small.pages[hit.page];
+    /* the page's last block goes the general way (the page may go back to TLSF) */
+    if (__builtin_expect(pg->nfree + 1 >= pg->nblocks, 0)) return false;
+    if (__builtin_expect(h->debug, 0)) tmem__heap_poison(h, off, hit.bytes);
+    uint32_t unused;
+    (void)tmem__small_release(&h->small, &hit, &unused);
+    h->used -= hit.size;
+    h->live_count--;
+    tmem__slot_free(&h->acct, hit.size);
+    tmem__trace(h->ctx, TMEM__TRACE_FREE, h->type, h->role, hit.size, h->base + off, NULL);
+    return true;
+}
+
 static tmem_status free_entry(tmem_heap *h, uint64_t off) {
+    if (h->kind == TMEM_HEAP_BLOCK) return tmem__block_free(h, off);
     bool locked = tmem__heap_enter(h);
-    tmem_status st = free_locked(h, off);
+    tmem_status st = TMEM_OK;
+    if (!(h->kind == TMEM_HEAP_GENERAL && tmem__small_on(&h->small) && free_small_fast(h, off)))
+        st = free_locked(h, off);
     tmem__heap_leave(h, locked);
     return st;
 }
 
 tmem_status tmem_heap_free(tmem_heap *heap, void *ptr) {
-    if (!tmem__heap_valid(heap) || !ptr) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!ptr) return TMEM_OK; /* as free(NULL) */
+    if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     uint8_t *p = ptr;
     if (!heap->ptr || p < heap->ptr || p >= heap->ptr + heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, (uint64_t)(p - heap->ptr));
@@ -414,7 +472,8 @@ static tmem_status free_handle_locked(tmem_heap *h, uint64_t handle) {
 }
 
 tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
-    if (!tmem__heap_valid(heap) || !handle.value) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!handle.value) return TMEM_OK; /* no handle: nothing to free */
+    if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     if (heap->kind != TMEM_HEAP_GENERAL) return tmem__err(TMEM_E_UNSUPPORTED);
     bool locked = tmem__heap_enter(heap);
     tmem_status st = free_handle_locked(heap, handle.value);
@@ -423,6 +482,7 @@ tmem_status tmem_heap_free_handle(tmem_heap *heap, tmem_alloc_handle handle) {
 }
 
 tmem_status tmem_heap_free_offset(tmem_heap *heap, uint64_t offset) {
+    if (offset == TMEM_OFFSET_NONE) return TMEM_OK; /* what a failed allocation returned */
     if (!tmem__heap_valid(heap)) return tmem__err(TMEM_E_INVALID_ARG);
     if (offset >= heap->size) return tmem__err(TMEM_E_FOREIGN);
     return free_entry(heap, offset);
@@ -439,7 +499,8 @@ typedef struct walk_ctx {
 
 static bool visit_tlsf(void *c, const tmem__tlsf_block *b) {
     walk_ctx *w = c;
-    if (!b->is_free && b->user != TMEM__HEAP_SMALL_PAGE) w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
+    if (!b->is_free && b->user != TMEM__HEAP_SMALL_PAGE)
+        w->st = w->fn(w->h, b->offset, b->size, b->user, false, w->arg);
     return w->st == TMEM_OK;
 }
 

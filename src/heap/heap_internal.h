@@ -7,6 +7,7 @@
  *   commit.c      commit on demand, decommit policy (hysteresis)
  *   alias.c       aliasable allocations, poisoning, use-after-alias
  *   purgeable.c   NON_VOLATILE / VOLATILE / EMPTY, reclaim purge
+ *   block.c       BLOCK heaps: fixed-size blocks, decommitted when freed
  *
  * Locking. h->lock is always initialised. THREAD_SAFE heaps take it on every
  * call. Other heaps belong to one thread at a time and take it only while
@@ -27,6 +28,7 @@
 #include "heap/linear.h"
 #include "heap/interval.h"
 #include "heap/small.h"
+#include "heap/block.h"
 
 #define TMEM__HEAP_MAGIC 0x544d4850u        /* "TMHP" */
 #define TMEM__HEAP_MAX_SIZE (1ull << 56)    /* sizes are packed with the role */
@@ -77,8 +79,12 @@ struct tmem_heap {
     tmem__ivx alias;          /* GENERAL/LINEAR: aliasable allocations whose
                                  bytes went back to the allocator */
     tmem__recent recent;      /* PLACEMENT: recently freed offsets */
+    tmem__block block;        /* BLOCK */
     /* stats */
     uint64_t used, peak_used, live_count;
+    /* type and role accounting of the allocations with the heap's role (the
+     * others go through the shared counters); see internal.h */
+    tmem__acct_slot acct;
     /* purgeable state */
     _Atomic int purgeable;    /* tmem_purgeable */
     bool lost;                /* contents dropped since leaving NON_VOLATILE */
@@ -100,6 +106,16 @@ static inline bool tmem__heap_enter(tmem_heap *h) {
 }
 static inline void tmem__heap_leave(tmem_heap *h, bool locked) {
     if (locked) pthread_mutex_unlock(&h->lock);
+}
+/* Type and role accounting of one allocation or free (no RMW for the heap's
+ * own role). */
+static inline void tmem__heap_count_alloc(tmem_heap *h, int32_t role, uint64_t size) {
+    if (__builtin_expect(role == h->role, 1)) tmem__slot_alloc(&h->acct, size);
+    else tmem__account_alloc(h->type, role, size);
+}
+static inline void tmem__heap_count_free(tmem_heap *h, int32_t role, uint64_t size) {
+    if (__builtin_expect(role == h->role, 1)) tmem__slot_free(&h->acct, size);
+    else tmem__account_free(h->type, role, size);
 }
 static inline bool tmem__heap_valid(const tmem_heap *h) { return h && h->magic == TMEM__HEAP_MAGIC; }
 static inline tmem_purgeable tmem__heap_state(const tmem_heap *h) {
@@ -151,8 +167,22 @@ tmem_status tmem__heap_not_live(tmem_heap *h, uint64_t off);
 void tmem__heap_give_back(tmem_heap *h, uint64_t off, uint64_t *span_off, uint64_t *span_size);
 /* Visit every live allocation (offset, bytes it occupies, user word, and
  * whether it is aliasable), alias records last. */
-typedef tmem_status (*tmem__heap_live_fn)(tmem_heap *h, uint64_t off, uint64_t size, uint64_t user, bool aliasable, void *arg);
+typedef tmem_status (*tmem__heap_live_fn)(tmem_heap *h, uint64_t off, uint64_t size, uint64_t user,
+                                          bool aliasable, void *arg);
 tmem_status tmem__heap_for_each_live(tmem_heap *h, tmem__heap_live_fn fn, void *arg);
+
+/* ---- block.c (BLOCK heaps; the public entry points dispatch here) ---- */
+/* desc validated (kind BLOCK), role resolved. */
+tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, int32_t role, tmem_heap **out);
+void tmem__block_heap_destroy(tmem_heap *h);
+tmem_status tmem__block_reset(tmem_heap *h);
+/* heap, out and size validated as tmem_heap_alloc / _ex do before dispatch. */
+tmem_status tmem__block_alloc_ptr(tmem_heap *h, uint64_t size, uint64_t alignment, void **out);
+tmem_status tmem__block_alloc_ex(tmem_heap *h, const tmem_alloc_desc *d, tmem_alloc_info *out);
+/* off < h->size. */
+tmem_status tmem__block_free(tmem_heap *h, uint64_t off);
+void tmem__block_info(tmem_heap *h, tmem_heap_info *out);
+tmem_status tmem__block_check(tmem_heap *h);
 
 /* ---- purgeable.c ---- */
 void tmem__heap_drop_sentinels(tmem_heap *h);

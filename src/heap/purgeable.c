@@ -151,7 +151,7 @@ tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state, tmem_
     if (old_state) *old_state = cur;
     if (state == TMEM_PURGEABLE_KEEP_CURRENT || state == cur) {
         /* query, or no change */
-    } else if (!heap->ptr) {
+    } else if (!heap->ptr || heap->kind == TMEM_HEAP_BLOCK) {
         st = tmem__err(TMEM_E_UNSUPPORTED);
     } else if (state == TMEM_PURGEABLE_NON_VOLATILE) {
         st = to_non_volatile(heap, lost);

@@ -10,7 +10,9 @@
 
 /* Tag storage of a page record: room for the smallest class, so a recycled
  * record serves any class. */
-static size_t slack_bytes(const tmem__small *s) { return (size_t)(TMEM__SMALL_PAGE >> s->granule_log2) * sizeof(uint16_t); }
+static size_t slack_bytes(const tmem__small *s) {
+    return (size_t)(TMEM__SMALL_PAGE >> s->granule_log2) * sizeof(uint16_t);
+}
 
 tmem_status tmem__small_init(tmem__small *s, uint64_t heap_size, uint64_t granule, const tmem_allocator *a) {
     memset(s, 0, sizeof *s);
@@ -128,16 +130,12 @@ static uint32_t page_retire(tmem__small *s, uint32_t p) {
     return pg->tlsf_index;
 }
 
-bool tmem__small_release(tmem__small *s, const tmem__small_hit *hit, uint32_t *tlsf_index) {
-    tmem__small_page *pg = &s->pages[hit->page];
-    uint32_t i = hit->index;
-    pg->free[i >> 6] |= 1ull << (i & 63);
-    pg->summary |= 1ull << (i >> 6);
-    if (!pg->listed) list_push(s, hit->page);
-    if (++pg->nfree < pg->nblocks) return false;
+void tmem__small_relist(tmem__small *s, uint32_t p) { list_push(s, p); }
+
+bool tmem__small_emptied(tmem__small *s, uint32_t p, uint32_t *tlsf_index) {
     /* Empty: keep it if it is the class's only empty page. */
-    if (s->empty[pg->cls]++ == 0) return false;
-    *tlsf_index = page_retire(s, hit->page);
+    if (s->empty[s->pages[p].cls]++ == 0) return false;
+    *tlsf_index = page_retire(s, p);
     return true;
 }
 
@@ -187,7 +185,8 @@ static tmem_status check_page(const tmem__small *s, uint32_t p) {
     CHECK_(pg->bsize == tmem__small_class_size(s, pg->cls) && pg->nblocks == TMEM__SMALL_PAGE / pg->bsize);
     uint32_t nfree = 0;
     for (uint32_t w = 0; w < TMEM__SMALL_WORDS; w++) {
-        uint64_t valid = w * 64 >= pg->nblocks ? 0 : pg->nblocks - w * 64 >= 64 ? ~0ull : (1ull << (pg->nblocks - w * 64)) - 1;
+        uint64_t left = w * 64 >= pg->nblocks ? 0 : pg->nblocks - w * 64;
+        uint64_t valid = left >= 64 ? ~0ull : (1ull << left) - 1;
         CHECK_(!(pg->free[w] & ~valid));
         CHECK_(!!(pg->summary >> w & 1) == (pg->free[w] != 0));
         nfree += (uint32_t)__builtin_popcountll(pg->free[w]);

@@ -200,10 +200,23 @@ static inline bool tmem__small_resolve(const tmem__small *s, uint64_t handle, tm
     return true;
 }
 
+/* The cold halves of tmem__small_release (small.c). */
+void tmem__small_relist(tmem__small *s, uint32_t p);
+bool tmem__small_emptied(tmem__small *s, uint32_t p, uint32_t *tlsf_index);
+
 /* Free the live block of a lookup. Returns true when the page became empty
  * and should go back to TLSF (the caller frees record *tlsf_index there;
  * the page is already unmapped). */
-bool tmem__small_release(tmem__small *s, const tmem__small_hit *hit, uint32_t *tlsf_index);
+static inline bool tmem__small_release(tmem__small *s, const tmem__small_hit *hit,
+                                       uint32_t *tlsf_index) {
+    tmem__small_page *pg = &s->pages[hit->page];
+    uint32_t i = hit->index;
+    pg->free[i >> 6] |= 1ull << (i & 63);
+    pg->summary |= 1ull << (i >> 6);
+    if (__builtin_expect(!pg->listed, 0)) tmem__small_relist(s, hit->page);
+    if (__builtin_expect(++pg->nfree < pg->nblocks, 1)) return false;
+    return tmem__small_emptied(s, hit->page, tlsf_index);
+}
 
 /* Unmap every empty page; fn gets each page's TLSF record to free. */
 typedef void (*tmem__small_give_fn)(void *ctx, uint32_t tlsf_index);

@@ -7,28 +7,26 @@
 
 #include <pthread.h>
 #include "typedmem/kv.h"
+#include "typedmem/heap.h"
 
 /* ---- layouts (kv_layout.c) ---- */
 /* Bytes of one K (or V) row: kv_heads x head_dim elements. */
 tmem_status tmem__kv_row_bytes(const tmem_kv_layout *l, uint64_t *out);
 uint32_t tmem__kv_block_tokens(const tmem_kv_layout *l);
 
-/* ---- fixed-size slots over a pool range (kv_slab.c) ---- */
+/* ---- fixed-size slots: one BLOCK heap each (kv_slab.c) ---- */
 typedef struct kv_slab {
-    tmem_context *ctx;
-    tmem_type *type;
-    uint64_t base, range;   /* carved pool range */
-    uint64_t slot;          /* bytes per slot: size rounded to the pool granule */
+    tmem_heap *heap;        /* BLOCK heap over the type's pool; NULL when unused */
+    uint64_t slot;          /* pool bytes per slot: size rounded to the pool granule */
     uint64_t size;          /* bytes asked per slot (what is accounted in use) */
-    int32_t role;
-    const char *name;
-    uint32_t nslots, high;  /* capacity; slots handed out at least once */
-    uint32_t *free;         /* stack of given-back slot indices */
-    uint32_t nfree, free_cap;
+    uint32_t nslots;        /* capacity */
     uint32_t live;
 } kv_slab;
-/* Carve `range` bytes (rounded down to whole slots) of the type's pool. */
-tmem_status tmem__kv_slab_init(tmem_context *ctx, kv_slab *s, tmem_type *type, uint64_t range, uint64_t size, int32_t role, const char *name);
+/* A BLOCK heap of `range` bytes (whole slots) of the type's pool.
+ * TMEM_E_FULL when not one slot fits, TMEM_E_UNSUPPORTED on a device type
+ * without host addresses, TMEM_E_INVALID_ARG on a FILE type. */
+tmem_status tmem__kv_slab_init(tmem_context *ctx, kv_slab *s, tmem_type *type, uint64_t range,
+                               uint64_t size, int32_t role, const char *name);
 void tmem__kv_slab_fini(kv_slab *s);
 /* Commit one slot (budgets and reclaim apply: TMEM_E_BUDGET) and return it. */
 tmem_status tmem__kv_slab_alloc(kv_slab *s, void **out);

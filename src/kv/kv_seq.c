@@ -147,6 +147,7 @@ tmem_status tmem_kv_seq_create(tmem_kv_cache *cache, tmem_kv_seq *out) {
 }
 
 tmem_status tmem_kv_seq_free(tmem_kv_cache *cache, tmem_kv_seq seq) {
+    if (seq == TMEM_KV_SEQ_NONE) return TMEM_OK; /* no sequence: nothing to free */
     if (!cache) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__kv_lock(cache);
     tmem_status st = TMEM_OK;

@@ -119,7 +119,8 @@ static kv_snaprec *by_id(tmem_kv_cache *c, tmem_kv_snap id) {
 }
 
 tmem_status tmem_kv_snapshot_drop(tmem_kv_cache *cache, tmem_kv_snap snap) {
-    if (!cache || snap == TMEM_KV_SNAP_NONE) return tmem__err(TMEM_E_INVALID_ARG);
+    if (snap == TMEM_KV_SNAP_NONE) return TMEM_OK; /* no snapshot: nothing to drop */
+    if (!cache) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__kv_lock(cache);
     kv_snaprec *s = by_id(cache, snap);
     tmem_status st = s ? TMEM_OK : tmem__err(TMEM_E_NOT_FOUND);

@@ -10,7 +10,7 @@
 
 #define TMEM__STATS_VERSION 1
 
-static const char *const heap_kind_names[] = {"general", "linear", "placement"};
+static const char *const heap_kind_names[] = {"general", "linear", "placement", "block"};
 static const char *const purgeable_names[] = {"keep_current", "non_volatile", "volatile", "empty"};
 static const char *const flag_names[] = {"populate", "locked", "huge_pages", "contiguous",
                                          "host_cached"};
@@ -132,7 +132,7 @@ static void json_heap(void *object, void *arg) {
     tmem__text_printf(t, "%s{\"type\":", w->first ? "" : ",");
     w->first = false;
     tmem__text_json_string(t, ti.name);
-    const char *kind = (unsigned)hi.kind < 3 ? heap_kind_names[hi.kind] : "unknown";
+    const char *kind = (unsigned)hi.kind < 4 ? heap_kind_names[hi.kind] : "unknown";
     tmem__text_printf(t, ",\"kind\":\"%s\",\"size\":%llu,\"used\":%llu,\"committed\":%llu", kind,
                       ull(hi.size), ull(hi.used), ull(hi.committed));
     tmem__text_printf(t, ",\"peak_used\":%llu,\"largest_free\":%llu,\"live_count\":%llu",

@@ -271,12 +271,27 @@ static tmem_status run_plan(tmem__convert_plan *p, const dst_geometry *g, tmem_r
     p->xi0 = xi0, p->xi1 = xi1, p->xw = xw, p->xoff = xoff;
     p->cstride = g->cstride, p->tstride = g->tstride;
     bool simd = !reference && tmem__convert_have_avx2() && tmem__convert_avx2_fits(p);
+    /* the AVX2 row's shuffle tables; without the memory it gathers instead */
+    size_t table_bytes = simd ? tmem__convert_avx2_table_bytes(p) : 0;
+    uint8_t *tables = NULL;
+    if (table_bytes) {
+        size_t n = table_bytes + 31;
+        tables = scratch_ctx ? tmem__malloc(scratch_ctx, n) : malloc(n);
+        if (tables) tmem__convert_avx2_prepare(p, tables + (32 - (uintptr_t)tables % 32) % 32);
+    }
     for (uint32_t y = 0; y < g->height; y++) {
         tap ty = make_tap(y, g->height, r.y, r.height, filter);
         tmem__convert_row row = {ty.i0, ty.i1, ty.w, g->base + axis_offset(g, y, true)};
         uint32_t done = simd ? tmem__convert_row_avx2(p, &row) : 0;
         if (done < g->width) tmem__convert_row_scalar(p, &row, done, g->width);
     }
+    if (tables) {
+        if (scratch_ctx)
+            tmem__free(scratch_ctx, tables, table_bytes + 31);
+        else
+            free(tables);
+    }
+    p->simd = NULL;
     if (mem != stack) {
         if (scratch_ctx)
             tmem__free(scratch_ctx, mem, bytes);

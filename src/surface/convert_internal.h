@@ -33,6 +33,7 @@ typedef struct tmem__convert_plan {
     const int64_t *xoff;              /* destination byte offset of column x */
     int64_t cstride, tstride;         /* bytes between channels, frames */
     bool f32;                         /* else f16 */
+    const void *simd;                 /* the AVX2 row's per-group tables, or NULL */
 } tmem__convert_plan;
 
 /* One output row: its two source rows, the weight of y1, where it goes. */
@@ -52,6 +53,15 @@ bool tmem__convert_have_avx2(void);
  * row pitches multiples of 4 (the gathers read whole aligned words, never
  * outside a plane). */
 bool tmem__convert_avx2_fits(const tmem__convert_plan *p);
+/* Bytes of the AVX2 row's per-group tables for this plan (byte shuffles that
+ * replace the gathers of YUV sources); 0 when it uses none. Needs the
+ * plan's columns (xi0, xi1, width). */
+size_t tmem__convert_avx2_table_bytes(const tmem__convert_plan *p);
+/* Build those tables into mem (table_bytes long, 32-byte aligned) and point
+ * p->simd at them. */
+void tmem__convert_avx2_prepare(tmem__convert_plan *p, void *mem);
+/* How many of p->simd's groups take the shuffles (the rest gather); tests. */
+uint32_t tmem__convert_avx2_shuffled_groups(const tmem__convert_plan *p);
 /* The first (width & ~7) columns of a row with AVX2; returns how many were
  * done (the caller finishes the tail with the scalar row). */
 uint32_t tmem__convert_row_avx2(const tmem__convert_plan *p, const tmem__convert_row *r);

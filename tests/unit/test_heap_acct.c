@@ -1,9 +1,11 @@
-/* Heap accounting as readers see it: type and role stats stay exact across
- * several heaps of one type, a role used by two types, a reset, and a heap
- * destroyed with live allocations (counted freed; its allocations stay in
- * the type's and role's totals). Written to guard a per-heap-counter
- * redesign of the accounting (tried and reverted: see docs/benchmarks.md,
- * heap section); it holds for any design. */
+/* Heap accounting as readers see it (the contract of internal.h's
+ * accounting slots): current bytes, totals and counts of types and roles
+ * fold exactly across several heaps of one type, a role used by two types, a
+ * reset, and a heap destroyed with live allocations (counted freed; its
+ * allocations stay in the type's and role's totals). The in-use peak of a
+ * type or role is the sum of its heaps' peaks (each exact): exact with one
+ * heap, or when the heaps peak together, otherwise an upper bound; it never
+ * drops when a heap is destroyed. */
 #include "harness.h"
 #include "typedmem/typedmem.h"
 
@@ -98,7 +100,71 @@ static void test_heaps_fold_exactly(void) {
     tmem_context_destroy(ctx);
 }
 
+static uint64_t heap_peak(tmem_heap *h) {
+    tmem_heap_info hi;
+    CHECK_OK(tmem_heap_get_info(h, &hi));
+    return hi.peak_used;
+}
+
+/* Two heaps that peak at different times: the type's peak is the sum of
+ * their peaks (an upper bound: the true peak was 1000), each heap's own is
+ * exact; one heap alone reports the exact peak; a destroyed heap's share
+ * stays; an allocation with another role (shared counters) adds its own. */
+static void test_peak_is_sum_of_heap_peaks(void) {
+    tmem_context *ctx;
+    tmem_context_desc cd = {0};
+    cd.budget = 256 * MiB;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmem_type_desc td = {0};
+    td.name = "/memory/a";
+    td.reserve = 64 * MiB;
+    tmem_type *a;
+    REQUIRE_OK(tmem_type_create(ctx, &td, &a));
+    tmem_heap_desc hd = {0};
+    hd.type = a;
+    hd.size = 16 * MiB;
+    hd.role = TMEM_ROLE_ACTIVATION;
+    tmem_heap *h1, *h2;
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &h1));
+
+    void *p, *q;
+    CHECK_OK(tmem_heap_alloc(h1, 1000, 0, &p));
+    CHECK_OK(tmem_heap_free(h1, p));
+    CHECK_OK(tmem_heap_alloc(h1, 600, 0, &p));
+    expect_type(a, 600, 1000, 1600, 2, 1); /* one heap: exact */
+    CHECK_OK(tmem_heap_free(h1, p));
+
+    REQUIRE_OK(tmem_heap_create(ctx, &hd, &h2));
+    CHECK_OK(tmem_heap_alloc(h2, 600, 0, &q));
+    CHECK(heap_peak(h1) == 1000 && heap_peak(h2) == 600);
+    expect_type(a, 600, 1600, 2200, 3, 2);
+    expect_role(ctx, TMEM_ROLE_ACTIVATION, 600, 1600, 2200, 3, 1);
+
+    /* another role: the shared counters, their own peak added */
+    tmem_alloc_desc ad = {0};
+    ad.size = 300;
+    ad.role = TMEM_ROLE_SCRATCH;
+    tmem_alloc_info ai;
+    CHECK_OK(tmem_heap_alloc_ex(h1, &ad, &ai));
+    expect_type(a, 900, 1900, 2500, 4, 2);
+    expect_role(ctx, TMEM_ROLE_SCRATCH, 300, 300, 300, 1, 1);
+    CHECK_OK(tmem_heap_free_offset(h1, ai.offset));
+    CHECK_OK(tmem_context_check(ctx));
+
+    /* destroy h1: its peak stays in the type's */
+    tmem_heap_destroy(h1);
+    expect_type(a, 600, 1900, 2500, 4, 3);
+    expect_role(ctx, TMEM_ROLE_ACTIVATION, 600, 1600, 2200, 3, 1);
+    CHECK_OK(tmem_heap_free(h2, q));
+    tmem_heap_destroy(h2);
+    expect_type(a, 0, 1900, 2500, 4, 4);
+    CHECK_OK(tmem_context_check(ctx));
+    tmem_context_destroy(ctx);
+}
+
 int main(void) {
     RUN(test_heaps_fold_exactly);
+    RUN(test_peak_is_sum_of_heap_peaks);
     return tmem_test_finish();
 }

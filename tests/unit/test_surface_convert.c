@@ -6,7 +6,7 @@
  * destinations with odd strides. Bound: 1e-4 absolute for F32, the F16
  * rounding of the reference for F16. Plus hand-computed cases and errors. */
 #include "harness.h"
-#include "surface/surface_internal.h"
+#include "surface/convert_internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,6 +389,95 @@ static void test_simd_bit_exact(void) {
     CHECK_MSG(differ == 0, "%llu bytes differ between the SIMD and the reference path", (unsigned long long)differ);
 }
 
+/* How many of the AVX2 row's groups take byte shuffles instead of gathers
+ * for a W-pixel-wide YUV source resized to `out` columns. */
+static uint32_t shuffled_groups(tmem_pixel_format f, uint32_t W, uint32_t H, uint32_t out) {
+    tmem_surface_desc d = {0};
+    d.format = f, d.width = W, d.height = H;
+    tmem_surface_layout l;
+    if (tmem_surface_size_and_align(&d, &l) != TMEM_OK) return UINT32_MAX;
+    static int32_t xi0[4096], xi1[4096];
+    static float xw[4096];
+    static int64_t xoff[4096];
+    tmem__convert_plan p;
+    memset(&p, 0, sizeof p);
+    p.format = f, p.width = out, p.f32 = true, p.channels = 3;
+    for (uint32_t i = 0; i < l.plane_count; i++) p.bpr[i] = l.planes[i].bytes_per_row;
+    for (uint32_t x = 0; x < out; x++) {
+        uint32_t a, b;
+        tmem__convert_tap(x, out, 0, W, TMEM_RESIZE_BILINEAR, &a, &b, &xw[x]);
+        xi0[x] = (int32_t)a, xi1[x] = (int32_t)b, xoff[x] = 4 * (int64_t)x;
+    }
+    p.xi0 = xi0, p.xi1 = xi1, p.xw = xw, p.xoff = xoff;
+    size_t bytes = tmem__convert_avx2_table_bytes(&p);
+    void *mem = bytes ? aligned_alloc(32, (bytes + 31) / 32 * 32) : NULL;
+    if (!mem) return 0;
+    tmem__convert_avx2_prepare(&p, mem);
+    uint32_t n = tmem__convert_avx2_shuffled_groups(&p);
+    free(mem);
+    return n;
+}
+
+/* Camera-sized frames, SIMD vs the reference: 1080p and 720p NV12 / I420
+ * down to vision-model inputs (every group on the byte shuffles), 4K (past
+ * the shuffles' reach: every group gathers), mild and strong downscales,
+ * a crop, BGR, F16; planes end at a guard page. */
+static void test_simd_camera_frames(void) {
+    if (strcmp(tmem_surface_convert_isa(), "avx2") == 0) {
+        CHECK(shuffled_groups(TMEM_FORMAT_NV12, 1920, 1080, 448) == 56);
+        CHECK(shuffled_groups(TMEM_FORMAT_I420, 1920, 1080, 448) == 56);
+        CHECK(shuffled_groups(TMEM_FORMAT_NV12, 1280, 720, 336) == 42);
+        CHECK(shuffled_groups(TMEM_FORMAT_NV12, 3840, 2160, 448) == 0);
+        CHECK(shuffled_groups(TMEM_FORMAT_RGB8, 1920, 1080, 448) == 0); /* gathers: no tables */
+    }
+    struct {
+        tmem_pixel_format f;
+        uint32_t w, h, ow, oh;
+        bool f16, bgr, crop;
+    } cases[] = {
+        {TMEM_FORMAT_NV12, 1920, 1080, 448, 448, false, false, false},
+        {TMEM_FORMAT_I420, 1920, 1080, 448, 448, true, true, false},
+        {TMEM_FORMAT_NV12, 1280, 720, 336, 336, false, true, false},
+        {TMEM_FORMAT_I420, 3840, 2160, 448, 448, false, false, false},
+        {TMEM_FORMAT_NV12, 642, 480, 448, 440, true, false, false},
+        {TMEM_FORMAT_NV12, 1920, 1080, 200, 120, false, false, true},
+        {TMEM_FORMAT_I420, 1918, 1078, 1000, 500, false, false, false},
+        {TMEM_FORMAT_NV12, 1920, 1080, 1920, 1080, false, false, false},
+    };
+    tmem_rng r;
+    tmem_rng_init(&r, tmem_test_seed(5150));
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tmem_surface_desc d = {0};
+        d.format = cases[k].f, d.width = cases[k].w, d.height = cases[k].h;
+        tmem_surface_layout l;
+        REQUIRE_OK(tmem_surface_size_and_align(&d, &l));
+        guarded g;
+        REQUIRE(guarded_alloc(&g, l.alloc_size, &r));
+        tmem_convert_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.mean[0] = 0.485f, cd.mean[1] = 0.456f, cd.mean[2] = 0.406f;
+        cd.std[0] = 0.229f, cd.std[1] = 0.224f, cd.std[2] = 0.225f;
+        cd.matrix = (tmem_yuv_matrix)(k % TMEM_YUV_COUNT);
+        if (cases[k].bgr) cd.flags = TMEM_CONVERT_BGR;
+        if (cases[k].crop) cd.src_rect = (tmem_rect){333, 101, 1001, 777};
+        tmem_dtype dt = cases[k].f16 ? TMEM_DTYPE_F16 : TMEM_DTYPE_F32;
+        uint32_t vs = tmem_dtype_size(dt), W = cases[k].ow, H = cases[k].oh;
+        size_t bytes = (size_t)3 * W * H * vs;
+        uint8_t *fast = calloc(1, bytes), *ref = calloc(1, bytes);
+        REQUIRE(fast && ref);
+        tmem_tensor_view v;
+        REQUIRE_OK(tmem_tensor_view_chw(fast, dt, 3, H, W, &v));
+        REQUIRE_OK(tmem__surface_convert_raw(&l, g.base, &cd, &v, NULL));
+        v.data = ref;
+        cd.flags |= TMEM_CONVERT_REFERENCE;
+        REQUIRE_OK(tmem__surface_convert_raw(&l, g.base, &cd, &v, NULL));
+        CHECK_MSG(memcmp(fast, ref, bytes) == 0, "%s %ux%u -> %ux%u: SIMD and reference differ",
+                  tmem_pixel_format_name(cases[k].f), cases[k].w, cases[k].h, W, H);
+        free(fast), free(ref);
+        munmap(g.map, g.map_bytes);
+    }
+}
+
 /* Patch order against the (C, H, W) conversion rearranged by hand with
  * HF's reshape/transpose: (t, c, H/pm, m, p, W/pm, m, p) ->
  * (H/pm, W/pm, m, m, c, t, p, p). Both paths, F32 and F16. */
@@ -476,6 +565,7 @@ static void test_patch_order(void) {
 int main(void) {
     RUN(test_against_reference);
     RUN(test_simd_bit_exact);
+    RUN(test_simd_camera_frames);
     RUN(test_patch_order);
     RUN(test_hand_cases);
     RUN(test_errors);

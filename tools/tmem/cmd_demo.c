@@ -23,8 +23,6 @@
 #include "cli.h"
 #include "commands.h"
 #include "demo_session.h"
-#include "core/internal.h"
-#include "os/os.h"
 
 typedef struct demo_step {
     const char *name;
@@ -158,7 +156,7 @@ tmem_status tmem_demo_run(const tmem_demo_options *opt, tmem_context **out_ctx) 
     tmem_status st = tmem_cli_context_create(opt->command ? opt->command : "tmem demo", &cd, &s.ctx);
     if (st == TMEM_OK) {
         s.own = calloc(1, sizeof *s.own);
-        st = s.own ? tmem__context_add_owned(s.ctx, s.own, destroy_owned) : TMEM_E_NO_MEMORY;
+        st = s.own ? tmem_context_attach(s.ctx, s.own, destroy_owned) : TMEM_E_NO_MEMORY;
         if (st != TMEM_OK) free(s.own);
     }
     if (st == TMEM_OK) st = run_steps(&s);

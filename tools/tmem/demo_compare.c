@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "commands.h"
 #include "demo_session.h"
-#include "core/internal.h"
 
 /* Per-type accounted vs resident (mincore per pool), then the process
  * (smaps_rollup) against the context's accounted totals at the session's end. */
@@ -20,7 +19,7 @@ static void measure(tmem_context *ctx, const tmem_demo_result *r) {
         tmem_type_stats ts;
         if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK || tmem_type_get_stats(t, &ts) != TMEM_OK) break;
         uint64_t res = 0;
-        if (tmem__pool_residency(t, 0, ti.reserve, &res) != TMEM_OK) res = 0;
+        if (tmem_type_get_residency(t, &res) != TMEM_OK) res = 0;
         /* clean bytes (the mapped weights) are outside the pool: measured below */
         uint64_t pool_acc = ts.committed.current - ts.clean;
         /* memfd surfaces are charged to their type but live in their own
