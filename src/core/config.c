@@ -617,8 +617,8 @@ static tmem_status apply_steps(tmem_context *ctx, config *cfg, tmem_config_error
             cfg_type *t = &cfg->types[i];
             if (t->existing || risky(t) != (pass == 0)) continue;
             if ((st = create_type(ctx, t)) != TMEM_OK)
-                return fail(err, t->line, st, "creating type %s failed: %s (nothing was changed)", t->name,
-                            tmem_strerror(st));
+                return fail(err, t->line, st, "creating type %s failed: %s (nothing was changed)",
+                            t->name, tmem_strerror(st));
         }
     }
     for (uint32_t i = 0; i < cfg->ntypes; i++) {
@@ -631,8 +631,8 @@ static tmem_status apply_steps(tmem_context *ctx, config *cfg, tmem_config_error
             t->budget_set = st == TMEM_OK;
         }
         if (st != TMEM_OK)
-            return fail(err, t->key_line[K_BUDGET], st, "setting the budget of %s failed: %s", t->name,
-                        tmem_strerror(st));
+            return fail(err, t->key_line[K_BUDGET], st, "setting the budget of %s failed: %s",
+                        t->name, tmem_strerror(st));
     }
     for (uint32_t i = 0; i < cfg->nroles; i++) {
         cfg_role *r = &cfg->roles[i];
@@ -646,7 +646,8 @@ static tmem_status apply_steps(tmem_context *ctx, config *cfg, tmem_config_error
 static tmem_status apply(tmem_context *ctx, config *cfg, tmem_config_error *err) {
     undo u;
     tmem_status st = tmem_context_budget(ctx, &u.budget);
-    if (st != TMEM_OK) return fail(err, 0, st, "cannot read the context budget: %s", tmem_strerror(st));
+    if (st != TMEM_OK)
+        return fail(err, 0, st, "cannot read the context budget: %s", tmem_strerror(st));
     save_roles(ctx, &u);
     st = apply_steps(ctx, cfg, err);
     if (st != TMEM_OK) roll_back(ctx, cfg, &u);

@@ -72,8 +72,10 @@ static tmem_status grow(tmem_heap *h) {
 /* ---- create / destroy ---- */
 
 static tmem_status geometry(const tmem_heap_desc *d, uint64_t granule, tmem__block *b) {
-    if (!d->block_size || d->block_size >= TMEM__HEAP_MAX_SIZE) return tmem__err(TMEM_E_INVALID_ARG);
-    if (d->flags & TMEM_HEAP_COMMIT_ALL) return tmem__err(TMEM_E_INVALID_ARG); /* contradicts decommit */
+    if (!d->block_size || d->block_size >= TMEM__HEAP_MAX_SIZE)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    if (d->flags & TMEM_HEAP_COMMIT_ALL) /* contradicts decommit on free */
+        return tmem__err(TMEM_E_INVALID_ARG);
     if (!tmem__align_up(d->block_size, granule, &b->stride)) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t n = d->size / b->stride;
     if (!n) return tmem__err(TMEM_E_INVALID_ARG); /* not one block */
@@ -82,7 +84,8 @@ static tmem_status geometry(const tmem_heap_desc *d, uint64_t granule, tmem__blo
     return TMEM_OK;
 }
 
-tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, int32_t role, tmem_heap **out) {
+tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, int32_t role,
+                                    tmem_heap **out) {
     tmem_type *type = d->type;
     uint64_t g = tmem__pool_granule(type);
     tmem__block geo = {0};
@@ -91,7 +94,8 @@ tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, 
     tmem_heap *h = tmem__calloc(ctx, 1, sizeof *h);
     if (!h) return tmem__err(TMEM_E_NO_MEMORY);
     uint64_t size = (uint64_t)geo.nblocks * geo.stride;
-    *h = (tmem_heap){.magic = TMEM__HEAP_MAGIC, .kind = TMEM_HEAP_BLOCK, .flags = d->flags, .role = role,
+    *h = (tmem_heap){.magic = TMEM__HEAP_MAGIC, .kind = TMEM_HEAP_BLOCK, .flags = d->flags,
+                     .role = role,
                      .ctx = ctx, .type = type, .debug = tmem__context_debug(ctx), .size = size,
                      .carved = size, .granule = g, .block = geo};
     atomic_init(&h->purgeable, TMEM_PURGEABLE_NON_VOLATILE);
@@ -204,7 +208,8 @@ static tmem_status block_alloc(tmem_heap *h, uint32_t flags, const char *name, u
     unlock(h);
     if ((flags & TMEM_ALLOC_ZERO) && h->ptr) memset(h->ptr + off, 0, b->block_size);
     tmem__account_alloc(h->type, h->role, b->block_size);
-    tmem__trace(h->ctx, TMEM__TRACE_ALLOC, h->type, h->role, b->block_size, h->base + off, name ? name : h->name);
+    tmem__trace(h->ctx, TMEM__TRACE_ALLOC, h->type, h->role, b->block_size, h->base + off,
+                name ? name : h->name);
     *out_off = off;
     return TMEM_OK;
 }
@@ -231,7 +236,8 @@ tmem_status tmem__block_alloc_ex(tmem_heap *h, const tmem_alloc_desc *d, tmem_al
     tmem_status st = check_request(h, d->size, d->alignment);
     if (st != TMEM_OK) return st;
     if (d->flags & TMEM_ALLOC_ALIASABLE) return tmem__err(TMEM_E_UNSUPPORTED);
-    if (d->role != TMEM_ROLE_DEFAULT && d->role != -1 && d->role != h->role) return tmem__err(TMEM_E_INVALID_ARG);
+    bool own_role = d->role == TMEM_ROLE_DEFAULT || d->role == -1 || d->role == h->role;
+    if (!own_role) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t off = 0;
     st = block_alloc(h, d->flags, d->name, &off);
     if (st == TMEM_OK) *out = (tmem_alloc_info){off, d->size, h->ptr ? h->ptr + off : NULL};
@@ -313,12 +319,15 @@ tmem_status tmem__block_check(tmem_heap *h) {
     const tmem__block *b = &h->block;
     lock(h);
     uint64_t live = 0;
-    for (uint32_t w = 0; w < (b->high + 63u) / 64u; w++) live += (uint64_t)__builtin_popcountll(b->live[w]);
+    for (uint32_t w = 0; w < (b->high + 63u) / 64u; w++)
+        live += (uint64_t)__builtin_popcountll(b->live[w]);
     bool ok = b->high <= b->cap && b->cap <= b->nblocks && b->nfree <= b->high;
     ok = ok && (uint64_t)b->nfree + live + b->in_flight == b->high;
     ok = ok && live == h->live_count && h->used == live * b->block_size && h->used <= h->peak_used;
-    ok = ok && h->committed >= live * b->stride && h->committed <= (live + b->in_flight) * b->stride;
-    ok = ok && b->stride && b->stride % h->granule == 0 && h->size == (uint64_t)b->nblocks * b->stride;
+    ok = ok && h->committed >= live * b->stride;
+    ok = ok && h->committed <= (live + b->in_flight) * b->stride;
+    ok = ok && b->stride && b->stride % h->granule == 0;
+    ok = ok && h->size == (uint64_t)b->nblocks * b->stride;
     ok = ok && free_stack_ok(h);
     unlock(h);
     return ok ? TMEM_OK : tmem__err(TMEM_E_CORRUPT);

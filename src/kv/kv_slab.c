@@ -25,8 +25,8 @@ tmem_status tmem__kv_slab_init(tmem_context *ctx, kv_slab *s, tmem_type *type, u
     uint64_t g = tmem__pool_granule(type), slot;
     if (!g || !tmem__align_up(size, g, &slot)) return tmem__err(TMEM_E_OVERFLOW);
     if (range < slot) return tmem__err(TMEM_E_FULL);
-    tmem_heap_desc hd = {.kind = TMEM_HEAP_BLOCK, .type = type, .role = (tmem_role)role, .size = range,
-                         .block_size = size, .name = name};
+    tmem_heap_desc hd = {.kind = TMEM_HEAP_BLOCK, .type = type, .role = (tmem_role)role,
+                         .size = range, .block_size = size, .name = name};
     tmem_status st = tmem_heap_create(ctx, &hd, &s->heap);
     if (st != TMEM_OK) return st;
     tmem_heap_info info;
