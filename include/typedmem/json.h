@@ -114,7 +114,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_json_at(const tmem_json *j, tmem_json_r
 
 /** @brief Look a key up in an object (binary search over the decoded keys).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not an object) | TMEM_E_NOT_FOUND
- *          (an answer: *out untouched) @par Threads safe */
+ *          (an answer: *out untouched) @par Threads safe
+ *  On failure *out is untouched. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_get(const tmem_json *j, tmem_json_ref object,
                                                   const char *key, tmem_json_ref *out);
 

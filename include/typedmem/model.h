@@ -114,7 +114,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_type_from_name(const char *name, u
 
 /** @brief Convert n elements of a float ggml type (F32, F16, BF16; stored
  *  little-endian, any alignment) to f32. @return TMEM_OK | TMEM_E_INVALID_ARG
- *  (NULL with n > 0) | TMEM_E_UNSUPPORTED (another type) @par Threads safe */
+ *  (NULL with n > 0) | TMEM_E_UNSUPPORTED (another type) @par Threads safe
+ *  On failure dst is untouched (every check comes before the first write). */
 TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_row_to_f32(uint32_t type, const void *src, float *dst, uint64_t n);
 
 /** @brief Encode n f32 values as F32, F16 or BF16 (little-endian), rounding

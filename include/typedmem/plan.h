@@ -372,7 +372,8 @@ typedef struct tmem_plan_binding {
  *  pointers stay valid for every step of the same shape, so a plan is made
  *  once and re-used; aliasing buffers share bytes by design.
  *  @param desc  NULL = defaults.
- *  @param ptrs  array of tmem_plan_info::buffers entries; may be NULL.
+ *  @param ptrs  array of tmem_plan_info::buffers entries; may be NULL. On
+ *               failure all NULL (untouched when heap or plan is invalid).
  *  @param[out] out  may be NULL; zeroed on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap, unknown
  *          flags) | TMEM_E_ALIGNMENT (desc->offset) | TMEM_E_OVERFLOW | what
@@ -393,7 +394,7 @@ TMEM_API TMEM_NODISCARD tmem_status
                              const tmem_plan_binding *binding);
 
 /** @brief tmem_plan_heap_bind_ex with the defaults: the arena at offset 0,
- *  one allocation. Errors as tmem_plan_heap_bind_ex.
+ *  one allocation. Errors and outputs on failure as tmem_plan_heap_bind_ex.
  *  @par Threads as the heap */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind(tmem_heap *heap, const tmem_plan *plan, void **ptrs);
 

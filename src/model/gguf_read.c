@@ -573,6 +573,7 @@ tmem_status tmem_gguf_get_u64(const tmem_gguf *g, const char *key, uint64_t *out
 }
 
 tmem_status tmem_gguf_get_i64(const tmem_gguf *g, const char *key, int64_t *out) {
+    if (out) *out = 0;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -586,6 +587,7 @@ tmem_status tmem_gguf_get_i64(const tmem_gguf *g, const char *key, int64_t *out)
 }
 
 tmem_status tmem_gguf_get_f64(const tmem_gguf *g, const char *key, double *out) {
+    if (out) *out = 0;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -598,6 +600,7 @@ tmem_status tmem_gguf_get_f64(const tmem_gguf *g, const char *key, double *out) 
 }
 
 tmem_status tmem_gguf_get_bool(const tmem_gguf *g, const char *key, bool *out) {
+    if (out) *out = false;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -608,6 +611,7 @@ tmem_status tmem_gguf_get_bool(const tmem_gguf *g, const char *key, bool *out) {
 }
 
 tmem_status tmem_gguf_get_str(const tmem_gguf *g, const char *key, tmem_gguf_str *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
