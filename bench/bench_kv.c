@@ -75,7 +75,8 @@ static void time_lookups(tmem_kv_cache *c, const tmem_kv_seq *live, const uint32
     /* the flat baseline: a max-length buffer per sequence, K then V per layer */
     for (uint32_t i = 0; i < LOOKUPS; i++) {
         uint32_t s = q[3 * i];
-        acc += (uintptr_t)0x10000 * s + ((uintptr_t)q[3 * i + 1] * out->max_ctx * 2 + q[3 * i + 2]) * (token_bytes / (2 * 6)); /* row of 6 layers x K,V */
+        uintptr_t row = (uintptr_t)q[3 * i + 1] * out->max_ctx * 2 + q[3 * i + 2];
+        acc += (uintptr_t)0x10000 * s + row * (token_bytes / (2 * 6)); /* row of 6 layers x K,V */
     }
     double t2 = now();
     sink = acc;
@@ -123,7 +124,9 @@ static int workload(uint64_t seed, uint32_t nseq, uint32_t max_ctx, run *out) {
             out->forks++;
         } else {
             uint32_t n = prompt_len(&r, max_ctx);
-            if (tmem_kv_seq_create(c, &live[i]) != TMEM_OK || tmem_kv_seq_append(c, live[i], n) != TMEM_OK) goto out_free;
+            if (tmem_kv_seq_create(c, &live[i]) != TMEM_OK ||
+                tmem_kv_seq_append(c, live[i], n) != TMEM_OK)
+                goto out_free;
             len[i] = n;
         }
         /* decode: a few chunks of generated tokens, each written (a write
@@ -196,17 +199,21 @@ int tmem_bench_kv(int argc, char **argv, bool json) {
         printf("{\"bench\":\"kv\",\"seed\":%llu,\"sequences\":%u,\"forks\":%u,\"max_ctx\":%u,"
                "\"token_bytes\":%llu,\"block_bytes\":%llu,\"tokens\":%llu,"
                "\"paged\":{\"allocated\":%llu,\"used\":%llu,\"waste_pct\":%.3f,\"committed\":%llu,"
-               "\"blocks\":%llu,\"blocks_shared\":%llu,\"cow_copies\":%llu,\"seconds\":%.6f,\"lookup_ns\":%.2f},"
-               "\"contiguous\":{\"allocated\":%llu,\"used\":%llu,\"waste_pct\":%.3f,\"lookup_ns\":%.2f},"
+               "\"blocks\":%llu,\"blocks_shared\":%llu,\"cow_copies\":%llu,\"seconds\":%.6f,"
+               "\"lookup_ns\":%.2f},"
+               "\"contiguous\":{\"allocated\":%llu,\"used\":%llu,\"waste_pct\":%.3f,"
+               "\"lookup_ns\":%.2f},"
                "\"paged_vs_contiguous\":%.4f,"
                "\"cow\":{\"logical\":%llu,\"held\":%llu,\"saved\":%llu,\"saved_pct\":%.3f},"
                "\"target_waste_pct\":4.0,\"met\":%s}\n",
-               (unsigned long long)seed, r.seqs, r.forks, r.max_ctx, (unsigned long long)r.token_bytes,
-               (unsigned long long)r.block_bytes, (unsigned long long)r.tokens, (unsigned long long)p_alloc,
+               (unsigned long long)seed, r.seqs, r.forks, r.max_ctx,
+               (unsigned long long)r.token_bytes, (unsigned long long)r.block_bytes,
+               (unsigned long long)r.tokens, (unsigned long long)p_alloc,
                (unsigned long long)p_used, p_waste, (unsigned long long)r.committed,
                (unsigned long long)r.st.blocks_used, (unsigned long long)r.st.blocks_shared,
-               (unsigned long long)r.st.cow_copies, r.seconds, r.lookup_ns, (unsigned long long)c_alloc,
-               (unsigned long long)c_used, c_waste, r.flat_ns, (double)p_alloc / (double)c_alloc, (unsigned long long)logical,
+               (unsigned long long)r.st.cow_copies, r.seconds, r.lookup_ns,
+               (unsigned long long)c_alloc, (unsigned long long)c_used, c_waste, r.flat_ns,
+               (double)p_alloc / (double)c_alloc, (unsigned long long)logical,
                (unsigned long long)p_alloc, (unsigned long long)saved, pct(saved, logical),
                p_waste < 4.0 ? "true" : "false");
         return 0;
@@ -220,15 +227,18 @@ int tmem_bench_kv(int argc, char **argv, bool json) {
     printf("%-28s %12s %12s %8s\n", "", "allocated", "used", "waste");
     printf("%-28s %8.1f MiB %8.1f MiB %7.2f%%\n", "paged (typedmem)", mib(p_alloc), mib(p_used), p_waste);
     printf("%-28s %8.1f MiB %8.1f MiB %7.2f%%\n", "contiguous, max length", mib(c_alloc), mib(c_used), c_waste);
-    printf("\npaged / contiguous allocated: %.3fx  (target: paged waste < 4%%: %s)\n", (double)p_alloc / (double)c_alloc,
-           p_waste < 4.0 ? "met" : "NOT met");
-    printf("copy-on-write forks: %.1f MiB logical, %.1f MiB held, %.1f MiB saved (%.1f%%); %llu blocks shared, %llu copied on write\n",
-           mib(logical), mib(p_alloc), mib(saved), pct(saved, logical), (unsigned long long)r.st.blocks_shared,
-           (unsigned long long)r.st.cow_copies);
+    printf("\npaged / contiguous allocated: %.3fx  (target: paged waste < 4%%: %s)\n",
+           (double)p_alloc / (double)c_alloc, p_waste < 4.0 ? "met" : "NOT met");
+    printf("copy-on-write forks: %.1f MiB logical, %.1f MiB held, %.1f MiB saved (%.1f%%); "
+           "%llu blocks shared, %llu copied on write\n",
+           mib(logical), mib(p_alloc), mib(saved), pct(saved, logical),
+           (unsigned long long)r.st.blocks_shared, (unsigned long long)r.st.cow_copies);
     printf("KV pool committed: %.1f MiB (%.2f%% above the blocks: pool granules)\n", mib(r.committed), commit_over);
-    printf("row lookup: %.1f ns through tmem_kv_seq_kv vs %.1f ns base + offset (%.0fx; kernels should walk the block table)\n",
+    printf("row lookup: %.1f ns through tmem_kv_seq_kv vs %.1f ns base + offset "
+           "(%.0fx; kernels should walk the block table)\n",
            r.lookup_ns, r.flat_ns, r.flat_ns > 0 ? r.lookup_ns / r.flat_ns : 0.0);
     printf("time: %.3f s for the whole mix (context only)\n", r.seconds);
-    printf("\nreproduce: tmem bench kv --seed %llu --seqs %u --max-ctx %u\n", (unsigned long long)seed, r.seqs, r.max_ctx);
+    printf("\nreproduce: tmem bench kv --seed %llu --seqs %u --max-ctx %u\n",
+           (unsigned long long)seed, r.seqs, r.max_ctx);
     return 0;
 }

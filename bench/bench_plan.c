@@ -247,7 +247,9 @@ static double random_heuristic(uint32_t n, uint64_t *arena, uint64_t *lb) {
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         int64_t start = (int64_t)(i / 2);
         uint64_t r = x % 100;
-        int64_t len = r < 80 ? 1 + (int64_t)(x >> 20) % 8 : r < 98 ? 8 + (int64_t)(x >> 24) % 200 : 1000 + (int64_t)(x >> 28) % 20000;
+        int64_t len = r < 80   ? 1 + (int64_t)(x >> 20) % 8
+                      : r < 98 ? 8 + (int64_t)(x >> 24) % 200
+                               : 1000 + (int64_t)(x >> 28) % 20000;
         tmem_plan_buffer b = {0};
         b.size = (uint64_t)4096 << ((x >> 40) % 13);
         b.start = start;
@@ -292,7 +294,8 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         else if (!strcmp(a, "--shared") && v) shared = argv[++i];
         else if (!strcmp(a, "--threads")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 64, &threads)) return 2; i++; }
         else if (strcmp(a, "--json")) {
-            fprintf(stderr, "usage: tmem bench plan [--json] [--idealloc] [--nodes N] [--time-limit S] [--threads N] [--shared DIR]\n");
+            fprintf(stderr, "usage: tmem bench plan [--json] [--idealloc] [--nodes N] "
+                            "[--time-limit S] [--threads N] [--shared DIR]\n");
             return 2;
         }
     }
@@ -351,20 +354,26 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         printf("{\"bench\":\"plan\",\"time_limit_s\":%.3f,\"threads\":%u,\"instances\":[\n", limit, threads);
         for (uint32_t i = 0; i < nr; i++) {
             row *r = &rows[i];
-            printf("  {\"suite\":\"%s\",\"name\":\"%s\",\"buffers\":%u,\"lower_bound\":%llu,\"sum\":%llu,\"tflite\":%llu,"
-                   "\"online_best_fit\":%llu,\"ours\":%llu,\"ratio\":%.6f,\"optimal\":%s,\"seconds\":%.6f,\"cpu_seconds\":%.6f}%s\n",
+            printf("  {\"suite\":\"%s\",\"name\":\"%s\",\"buffers\":%u,\"lower_bound\":%llu,"
+                   "\"sum\":%llu,\"tflite\":%llu,"
+                   "\"online_best_fit\":%llu,\"ours\":%llu,\"ratio\":%.6f,\"optimal\":%s,"
+                   "\"seconds\":%.6f,\"cpu_seconds\":%.6f}%s\n",
                    r->suite, r->name, r->n, (unsigned long long)r->lb, (unsigned long long)r->sum,
-                   (unsigned long long)r->tfl, (unsigned long long)r->onl, (unsigned long long)r->ours,
-                   (double)r->ours / (double)r->lb, r->optimal ? "true" : "false", r->secs, r->cpu, i + 1 < nr ? "," : "");
+                   (unsigned long long)r->tfl, (unsigned long long)r->onl,
+                   (unsigned long long)r->ours, (double)r->ours / (double)r->lb,
+                   r->optimal ? "true" : "false", r->secs, r->cpu, i + 1 < nr ? "," : "");
         }
         printf("],\"random_100k\":{\"seconds\":%.6f,\"arena\":%llu,\"lower_bound\":%llu},"
-               "\"graphs\":{\"count\":%u,\"at_lower_bound\":%u,\"within_1.001\":%u,\"not_worse_than_baselines\":%u,\"seconds\":%.6f},"
-               "\"minimalloc\":{\"count\":%u,\"at_lower_bound\":%u,\"not_worse_than_baselines\":%u,\"seconds\":%.6f}}\n",
-               rt, (unsigned long long)rarena, (unsigned long long)rlb, count[0], at_lb[0], within[0], beat[0], total[0],
-               count[1], at_lb[1], beat[1], total[1]);
+               "\"graphs\":{\"count\":%u,\"at_lower_bound\":%u,\"within_1.001\":%u,"
+               "\"not_worse_than_baselines\":%u,\"seconds\":%.6f},"
+               "\"minimalloc\":{\"count\":%u,\"at_lower_bound\":%u,\"not_worse_than_baselines\":%u,"
+               "\"seconds\":%.6f}}\n",
+               rt, (unsigned long long)rarena, (unsigned long long)rlb, count[0], at_lb[0],
+               within[0], beat[0], total[0], count[1], at_lb[1], beat[1], total[1]);
         return 0;
     }
-    printf("tmem bench plan: ours vs TFLite greedy-by-size and online best fit (same run), ratios to the lower bound\n");
+    printf("tmem bench plan: ours vs TFLite greedy-by-size and online best fit (same run), "
+           "ratios to the lower bound\n");
     printf("%-10s %-40s %6s %12s %8s %8s %8s %8s %4s %9s %9s\n", "suite", "instance", "n", "lower bound", "sum",
            "tflite", "online", "ours", "opt", "ms", "cpu ms");
     for (uint32_t i = 0; i < nr; i++) {

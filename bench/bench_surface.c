@@ -103,7 +103,9 @@ static result run_naive(uint32_t w, uint32_t h, uint32_t S, uint32_t frames) {
             }
         }
         copies++, bytes += n * 3;
-        for (size_t i = 0; i < n; i++) tex[4 * i] = rgb[3 * i], tex[4 * i + 1] = rgb[3 * i + 1], tex[4 * i + 2] = rgb[3 * i + 2], tex[4 * i + 3] = 255;
+        for (size_t i = 0; i < n; i++)
+            tex[4 * i] = rgb[3 * i], tex[4 * i + 1] = rgb[3 * i + 1],
+            tex[4 * i + 2] = rgb[3 * i + 2], tex[4 * i + 3] = 255;
         copies++, bytes += n * 4;
         for (size_t i = 0; i < n; i++)
             for (int c = 0; c < 3; c++) full[(size_t)c * n + i] = tex[4 * i + (size_t)c] / 255.0f;
@@ -373,7 +375,10 @@ int tmem_bench_surface(int argc, char **argv, bool json) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL, *cmd = "tmem bench surface";
         if (!strcmp(a, "--frames")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 1u << 20, &frames)) return 2; i++; }
         else if (!strcmp(a, "--size")) { if (!tmem_cli_value_u32(cmd, a, v, 1, 4096, &S)) return 2; i++; }
-        else if (!strcmp(a, "--handoffs")) { if (!tmem_cli_value_u32(cmd, a, v, 100, 1u << 30, &handoffs)) return 2; i++; }
+        else if (!strcmp(a, "--handoffs")) {
+            if (!tmem_cli_value_u32(cmd, a, v, 100, 1u << 30, &handoffs)) return 2;
+            i++;
+        }
         else if (strcmp(a, "--json")) {
             fprintf(stderr, "usage: tmem bench surface [--json] [--frames N] [--size S] [--handoffs N]\n");
             return 2;
@@ -429,7 +434,8 @@ int tmem_bench_surface(int argc, char **argv, bool json) {
                conv_met ? "true" : "false");
         return failed ? 1 : 0;
     }
-    printf("surface bench: NV12 frame -> 3x%ux%u f32 tensor, %u frames per variant, each variant in a fresh process\n\n",
+    printf("surface bench: NV12 frame -> 3x%ux%u f32 tensor, %u frames per variant, "
+           "each variant in a fresh process\n\n",
            S, S, frames);
     printf("%-6s %-9s %7s %12s %16s %14s %15s\n", "frame", "variant", "copies", "MiB copied", "peak dirty MiB",
            "cpu ms/frame", "wall ms/frame");

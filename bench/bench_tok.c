@@ -44,7 +44,8 @@ static char *builtin_text(size_t *len) {
     static const char *const parts[] = {
         "The quick brown fox jumps over the lazy dog. ", "Memory is typed: every byte has a role. ",
         "int main(void) { return tmem_heap_alloc(h, 64, 16, &p) == TMEM_OK ? 0 : 1; }\n",
-        "我们在设备上运行大语言模型。", "日本語のテキスト、", "한국어 문장입니다. ", "3.14159 2026-12-01 0x1F ",
+        "我们在设备上运行大语言模型。", "日本語のテキスト、", "한국어 문장입니다. ",
+        "3.14159 2026-12-01 0x1F ",
         "    indented\tline\r\n", "I'm sure they'll say it's fine. ", "😀👍🏽 ", "\n\n",
     };
     size_t cap = 1 << 20, o = 0;
@@ -179,7 +180,8 @@ int tmem_bench_tok(int argc, char **argv, bool json) {
                    (double)ours.dirty / (double)plain.dirty, plain.enc_s / ours.enc_s,
                    ours.dirty <= 8388608 ? "true" : "false");
         } else {
-            printf("tokenizer: %s vocabulary, %.2f MB of text, %zu tokens\n", gguf ? gguf : "synthetic", mb, ours.tokens);
+            printf("tokenizer: %s vocabulary, %.2f MB of text, %zu tokens\n",
+                   gguf ? gguf : "synthetic", mb, ours.tokens);
             printf("  %-22s %12s %12s %9s %12s %12s %12s\n", "", "dirty", "load peak", "load s", "encode MB/s",
                    "tokens/s", "decode MB/s");
             const result *rs[2] = {&ours, &plain};

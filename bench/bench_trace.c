@@ -27,7 +27,8 @@ static double now_s(void) {
 }
 
 enum { MODE_OFF, MODE_STOPPED, MODE_RING, MODE_FILE, MODE_COUNT };
-static const char *const mode_names[MODE_COUNT] = {"off (never started)", "started, then stopped", "ring (65536 events)", "file stream"};
+static const char *const mode_names[MODE_COUNT] = {"off (never started)", "started, then stopped",
+                                                   "ring (65536 events)", "file stream"};
 
 /* ns per alloc+free pair, or < 0 on error. */
 static double loop(tmem_context *ctx, tmem_heap *heap, uint64_t ops) {
@@ -136,10 +137,14 @@ int tmem_bench_trace(int argc, char **argv, bool json) {
                 if (tmem_trace_data_get_info(data, &di) == TMEM_OK) snap_events = di.events;
                 char *text = NULL;
                 t1 = now_s();
-                if (tmem_trace_export(data, TMEM_TRACE_FORMAT_HTML, NULL, &text, &html_len) == TMEM_OK) export_html_s = now_s() - t1;
+                if (tmem_trace_export(data, TMEM_TRACE_FORMAT_HTML, NULL, &text, &html_len) ==
+                    TMEM_OK)
+                    export_html_s = now_s() - t1;
                 tmem_trace_string_free(text);
                 t1 = now_s();
-                if (tmem_trace_export(data, TMEM_TRACE_FORMAT_CHROME_JSON, NULL, &text, &chrome_len) == TMEM_OK) export_chrome_s = now_s() - t1;
+                if (tmem_trace_export(data, TMEM_TRACE_FORMAT_CHROME_JSON, NULL, &text,
+                                      &chrome_len) == TMEM_OK)
+                    export_chrome_s = now_s() - t1;
                 tmem_trace_string_free(text);
                 tmem_trace_data_destroy(data);
             }
@@ -155,23 +160,34 @@ int tmem_bench_trace(int argc, char **argv, bool json) {
         return 1;
     }
     if (json) {
-        printf("{\"bench\":\"trace\",\"ops\":%llu,\"ns_per_op\":{\"off\":%.2f,\"stopped\":%.2f,\"ring\":%.2f,\"file\":%.2f},"
-               "\"ratio_vs_off\":{\"stopped\":%.3f,\"ring\":%.3f,\"file\":%.3f},\"hook_off_ns\":%.3f,"
+        printf("{\"bench\":\"trace\",\"ops\":%llu,\"ns_per_op\":{\"off\":%.2f,\"stopped\":%.2f,"
+               "\"ring\":%.2f,\"file\":%.2f},"
+               "\"ratio_vs_off\":{\"stopped\":%.3f,\"ring\":%.3f,\"file\":%.3f},"
+               "\"hook_off_ns\":%.3f,"
                "\"file_bytes_per_event\":%.1f,\"snapshot\":{\"events\":%llu,\"seconds\":%.4f},"
-               "\"export\":{\"html_seconds\":%.4f,\"html_bytes\":%zu,\"chrome_seconds\":%.4f,\"chrome_bytes\":%zu}}\n",
-               (unsigned long long)ops, ns[0], ns[1], ns[2], ns[3], ns[1] / ns[0], ns[2] / ns[0], ns[3] / ns[0], hook_ns,
-               recorded[MODE_FILE] ? (double)file_bytes / (double)recorded[MODE_FILE] : 0.0, (unsigned long long)snap_events,
-               snap_s, export_html_s, html_len, export_chrome_s, chrome_len);
+               "\"export\":{\"html_seconds\":%.4f,\"html_bytes\":%zu,\"chrome_seconds\":%.4f,"
+               "\"chrome_bytes\":%zu}}\n",
+               (unsigned long long)ops, ns[0], ns[1], ns[2], ns[3], ns[1] / ns[0], ns[2] / ns[0],
+               ns[3] / ns[0], hook_ns,
+               recorded[MODE_FILE] ? (double)file_bytes / (double)recorded[MODE_FILE] : 0.0,
+               (unsigned long long)snap_events, snap_s, export_html_s, html_len, export_chrome_s,
+               chrome_len);
         return 0;
     }
-    printf("trace cost: %llu alloc+free pairs on a general heap, best of 3, same run (thread CPU time)\n\n", (unsigned long long)ops);
+    printf("trace cost: %llu alloc+free pairs on a general heap, best of 3, same run "
+           "(thread CPU time)\n\n",
+           (unsigned long long)ops);
     printf("  %-24s %10s %10s %12s\n", "tracing", "ns/pair", "vs off", "events");
     for (int m = 0; m < MODE_COUNT; m++)
         printf("  %-24s %10.1f %9.3fx %12llu\n", mode_names[m], ns[m], ns[m] / ns[0], (unsigned long long)recorded[m]);
     printf("\n  off-path hook alone: %.2f ns per tmem__trace call (no tracer)\n", hook_ns);
-    if (recorded[MODE_FILE]) printf("  file stream: %.1f bytes per event\n", (double)file_bytes / (double)recorded[MODE_FILE]);
-    printf("  full ring: snapshot of %llu events %.1f ms; HTML report %.1f ms (%zu KiB); Chrome JSON %.1f ms (%zu KiB)\n",
-           (unsigned long long)snap_events, snap_s * 1e3, export_html_s * 1e3, html_len >> 10, export_chrome_s * 1e3, chrome_len >> 10);
+    if (recorded[MODE_FILE])
+        printf("  file stream: %.1f bytes per event\n",
+               (double)file_bytes / (double)recorded[MODE_FILE]);
+    printf("  full ring: snapshot of %llu events %.1f ms; HTML report %.1f ms (%zu KiB); "
+           "Chrome JSON %.1f ms (%zu KiB)\n",
+           (unsigned long long)snap_events, snap_s * 1e3, export_html_s * 1e3, html_len >> 10,
+           export_chrome_s * 1e3, chrome_len >> 10);
     printf("\nreproduce: tmem bench trace --ops %llu%s\n", (unsigned long long)ops, "");
     return 0;
 }

@@ -70,7 +70,8 @@ static int child(int argc, char **argv) {
     if (pthread_create(&s.th, NULL, sample_loop, &s) != 0) return 1;
     char err[320];
     tmrt_vision *v = NULL;
-    int rc = naive ? tmrt_vision_open_naive(path, &v, err, sizeof err) : tmrt_vision_open(ctx, path, &v, err, sizeof err);
+    int rc = naive ? tmrt_vision_open_naive(path, &v, err, sizeof err)
+                   : tmrt_vision_open(ctx, path, &v, err, sizeof err);
     tmem_surface *img = NULL;
     float *emb = NULL;
     if (rc == 0) {
@@ -81,7 +82,8 @@ static int child(int argc, char **argv) {
             tmem_surface_lock(img, 0, NULL) == TMEM_OK) {
             for (uint32_t y = 0; y < h; y++) /* a smooth image, what a decoder would write */
                 for (uint32_t x = 0; x < 3 * w; x++)
-                    ((uint8_t *)pv.data)[(size_t)y * (size_t)pv.strides[0] + x] = (uint8_t)((x / 3 + y * 2 + x % 3 * 60) & 0xFF);
+                    ((uint8_t *)pv.data)[(size_t)y * (size_t)pv.strides[0] + x] =
+                        (uint8_t)((x / 3 + y * 2 + x % 3 * 60) & 0xFF);
             rc = tmem_surface_unlock(img, 0, NULL) == TMEM_OK ? 0 : -1;
         } else
             rc = -1;
@@ -105,8 +107,9 @@ static int child(int argc, char **argv) {
     pthread_join(s.th, NULL);
     r.peak = s.peak;
     if (rc != 0) fprintf(stderr, "bench vision (%s): %s\n", argv[2], err);
-    printf("%d %llu %llu %llu %llu %llu %.3f %.3f\n", r.ok, (unsigned long long)r.peak, (unsigned long long)r.patch,
-           (unsigned long long)r.arena, (unsigned long long)r.weights, (unsigned long long)r.copies, r.pre_ms, r.enc_ms);
+    printf("%d %llu %llu %llu %llu %llu %.3f %.3f\n", r.ok, (unsigned long long)r.peak,
+           (unsigned long long)r.patch, (unsigned long long)r.arena, (unsigned long long)r.weights,
+           (unsigned long long)r.copies, r.pre_ms, r.enc_ms);
     free(emb);
     tmem_surface_release(img);
     tmrt_vision_close(v);
@@ -189,7 +192,8 @@ int tmem_bench_vision(int argc, char **argv, bool json) {
                 if (!strcmp(fr.items[i].what, "image")) img = fr.items[i].bytes;
                 if (!strcmp(fr.items[i].what, "vision_embeddings")) emb = fr.items[i].bytes;
             }
-            uint64_t pv = img - (uint64_t)fd.image_width * fd.image_height * 3, rows = fr.image_patches * 2ull * c.hidden * 4;
+            uint64_t pv = img - (uint64_t)fd.image_width * fd.image_height * 3,
+                     rows = fr.image_patches * 2ull * c.hidden * 4;
             uint64_t vis = fr.vision_arena > img ? fr.vision_arena : img;
             if (pv + rows > vis) vis = pv + rows;
             fit_vision = vis + emb;
@@ -197,8 +201,9 @@ int tmem_bench_vision(int argc, char **argv, bool json) {
     }
     int failed = !r[0].ok || !r[1].ok;
     if (json) {
-        printf("{\"bench\":\"vision\",\"preset\":\"%s\",\"depth\":%u,\"image\":[%u,%u],\"threads\":%d,\"variants\":[", preset,
-               c.depth, w, h, threads);
+        printf("{\"bench\":\"vision\",\"preset\":\"%s\",\"depth\":%u,\"image\":[%u,%u],"
+               "\"threads\":%d,\"variants\":[",
+               preset, c.depth, w, h, threads);
         for (int k = 0; k < 2; k++)
             printf("%s{\"variant\":\"%s\",\"ok\":%s,\"peak_private_dirty_bytes\":%llu,\"patch_bytes\":%llu,"
                    "\"arena_bytes\":%llu,\"weight_bytes\":%llu,\"image_copies\":%llu,\"preprocess_ms\":%.3f,"

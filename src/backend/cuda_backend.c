@@ -180,7 +180,8 @@ static tmem_status cu_decommit(const tmem__backend *be, tmem__region *r, uint64_
     return TMEM_OK;
 }
 
-static tmem_status cu_residency(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, uint64_t *out) {
+static tmem_status cu_residency(const tmem__backend *be, const tmem__region *r, uint64_t off,
+                                uint64_t size, uint64_t *out) {
     (void)be;
     const tmem__cu_region *cr = region_of(r);
     uint64_t n = 0;
@@ -258,6 +259,8 @@ static tmem_status cu_memory_info(const tmem__backend *be, const tmem__region *r
 void tmem__cu_backend_init(tmem_gpu *gpu) {
     static const tmem_placement served[] = {TMEM_PLACEMENT_DEVICE, TMEM_PLACEMENT_PINNED};
     for (unsigned k = 0; k < 2; k++)
-        gpu->backends[served[k]] = (tmem__backend){"cuda", cu_reserve, cu_release, cu_commit, cu_decommit, tmem__gpu_advise,
-                                                   cu_residency, gpu, cu_locate, cu_size_and_align, cu_memory_info};
+        gpu->backends[served[k]] =
+            (tmem__backend){"cuda",      cu_reserve,        cu_release,    cu_commit,
+                            cu_decommit, tmem__gpu_advise,  cu_residency,  gpu,
+                            cu_locate,   cu_size_and_align, cu_memory_info};
 }

@@ -122,7 +122,8 @@ tmem_status tmem__cuda_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
         (void)cu->fn.cuDeviceGetName(cu->name, sizeof cu->name, cu->device);
         (void)cu->fn.cuDriverGetVersion(&cu->driver_version);
         (void)cu->fn.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cu->device);
-        (void)cu->fn.cuDeviceGetAttribute(&fdx, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, cu->device);
+        (void)cu->fn.cuDeviceGetAttribute(
+            &fdx, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, cu->device);
     } else {
         cu->ctx = NULL;
     }
@@ -143,7 +144,8 @@ tmem_status tmem__cuda_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     cu->access.location = cu->prop.location;
     cu->access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     size_t g = 0;
-    if ((r = cu->fn.cuMemGetAllocationGranularity(&g, &cu->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM)) != CUDA_SUCCESS || !g) {
+    r = cu->fn.cuMemGetAllocationGranularity(&g, &cu->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (r != CUDA_SUCCESS || !g) {
         cu_close(cu);
         return r == CUDA_SUCCESS ? tmem__err(TMEM_E_UNSUPPORTED) : tmem__cu_status(r);
     }

@@ -32,7 +32,8 @@ uint64_t tmem__gpu_pow2_ceil(uint64_t x) {
     return p;
 }
 
-tmem_status tmem__gpu_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size, tmem__advice advice) {
+tmem_status tmem__gpu_advise(const tmem__backend *be, tmem__region *r, uint64_t off, uint64_t size,
+                             tmem__advice advice) {
     (void)be, (void)r, (void)off, (void)size;
     if (advice == TMEM__ADVICE_VOLATILE || advice == TMEM__ADVICE_EMPTY) return tmem__err(TMEM_E_UNSUPPORTED);
     return TMEM_OK;
@@ -104,7 +105,9 @@ tmem_status tmem_gpu_attach(tmem_context *ctx, const tmem_gpu_desc *desc, tmem_g
     if (st != TMEM_OK) {
         for (unsigned p = 0; p < TMEM_PLACEMENT_COUNT; p++)
             if ((gpu->placements & (1u << p)) && tmem__context_backend(ctx, (tmem_placement)p) == &gpu->backends[p])
-                (void)tmem__context_set_backend(ctx, (tmem_placement)p, p < TMEM_PLACEMENT_DEVICE ? tmem__backend_host() : NULL);
+                (void)tmem__context_set_backend(ctx, (tmem_placement)p,
+                                                p < TMEM_PLACEMENT_DEVICE ? tmem__backend_host()
+                                                                          : NULL);
         tmem__gpu_unref(gpu);
         return st;
     }
@@ -119,7 +122,9 @@ void tmem_gpu_release(tmem_gpu *gpu) {
      * pools keep their own reference. */
     for (unsigned p = 0; p < TMEM_PLACEMENT_COUNT; p++)
         if ((gpu->placements & (1u << p)) && tmem__context_backend(gpu->ctx, (tmem_placement)p) == &gpu->backends[p])
-            (void)tmem__context_set_backend(gpu->ctx, (tmem_placement)p, p < TMEM_PLACEMENT_DEVICE ? tmem__backend_host() : NULL);
+            (void)tmem__context_set_backend(gpu->ctx, (tmem_placement)p,
+                                            p < TMEM_PLACEMENT_DEVICE ? tmem__backend_host()
+                                                                      : NULL);
     tmem__gpu_unref(gpu);
 }
 

@@ -137,13 +137,14 @@ static tmem_status import_chunk(tmem_gpu *gpu, void *base, tmem__vk_region *vr, 
     tmem_status st = tmem__os_commit(p, (size_t)vr->chunk, TMEM__OS_MAP_POPULATE);
     if (st != TMEM_OK) return st;
     VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
-    VkResult res = vk->fn.vkGetMemoryHostPointerPropertiesEXT(vk->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
-                                                              p, &hp);
+    VkResult res = vk->fn.vkGetMemoryHostPointerPropertiesEXT(
+        vk->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, p, &hp);
     uint32_t bits = hp.memoryTypeBits & vk->buffer_type_bits;
     if (res == VK_SUCCESS && !(bits & (1u << vr->memory_type))) {
         /* the first host-visible type the import allows */
         uint32_t t = 0;
-        while (t < 32 && !((bits >> t) & 1 && (vk->mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)))
+        while (t < 32 && !((bits >> t) & 1 && (vk->mem.memoryTypes[t].propertyFlags &
+                                               VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)))
             t++;
         if (t == 32) res = VK_ERROR_FEATURE_NOT_PRESENT;
         else vr->memory_type = t;
@@ -195,7 +196,8 @@ static tmem_status vk_decommit(const tmem__backend *be, tmem__region *r, uint64_
     return TMEM_OK;
 }
 
-static tmem_status vk_residency(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size, uint64_t *out) {
+static tmem_status vk_residency(const tmem__backend *be, const tmem__region *r, uint64_t off,
+                                uint64_t size, uint64_t *out) {
     (void)be;
     const tmem__vk_region *vr = region_of(r);
     uint64_t n = 0;
@@ -242,11 +244,18 @@ static tmem_status vk_size_and_align(const tmem__backend *be, const tmem__region
         vk->fn.vkGetBufferMemoryRequirements(vk->device, b, &req);
         vk->fn.vkDestroyBuffer(vk->device, b, NULL);
     } else {
-        VkImageCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
-                                 .format = VK_FORMAT_R8G8B8A8_UNORM, .extent = {64, 64, 1}, .mipLevels = 1,
-                                 .arrayLayers = 1, .samples = VK_SAMPLE_COUNT_1_BIT,
-                                 .tiling = kind == TMEM_RESOURCE_IMAGE_OPTIMAL ? VK_IMAGE_TILING_OPTIMAL : VK_IMAGE_TILING_LINEAR,
-                                 .usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+        VkImageCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
+                                 .imageType = VK_IMAGE_TYPE_2D,
+                                 .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                 .extent = {64, 64, 1},
+                                 .mipLevels = 1,
+                                 .arrayLayers = 1,
+                                 .samples = VK_SAMPLE_COUNT_1_BIT,
+                                 .tiling = kind == TMEM_RESOURCE_IMAGE_OPTIMAL
+                                               ? VK_IMAGE_TILING_OPTIMAL
+                                               : VK_IMAGE_TILING_LINEAR,
+                                 .usage =
+                                     VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
                                  .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
         VkImage im;
         VkResult res = vk->fn.vkCreateImage(vk->device, &ici, NULL, &im);
@@ -272,7 +281,8 @@ static tmem_status vk_memory_info(const tmem__backend *be, const tmem__region *r
 void tmem__vk_backend_init(tmem_gpu *gpu) {
     for (unsigned p = TMEM_PLACEMENT_DEVICE; p <= TMEM_PLACEMENT_DEVICE_HOST_VISIBLE; p++) {
         tmem__backend *be = &gpu->backends[p];
-        *be = (tmem__backend){"vulkan", vk_reserve, vk_release, vk_commit, vk_decommit, tmem__gpu_advise, vk_residency, gpu,
-                              vk_locate, vk_size_and_align, vk_memory_info};
+        *be = (tmem__backend){"vulkan",    vk_reserve,        vk_release,    vk_commit,
+                              vk_decommit, tmem__gpu_advise,  vk_residency,  gpu,
+                              vk_locate,   vk_size_and_align, vk_memory_info};
     }
 }

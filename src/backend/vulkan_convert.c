@@ -30,7 +30,9 @@ static tmem_status build_pipeline(tmem__vk *vk) {
     for (uint32_t i = 0; i < 3; i++)
         b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                               .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo dli = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 3,
+    VkDescriptorSetLayoutCreateInfo dli = {.sType =
+                                               VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = 3,
                                            .pBindings = b};
     if (r == VK_SUCCESS) r = vk->fn.vkCreateDescriptorSetLayout(vk->device, &dli, NULL, &c->set_layout);
     VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(convert_push)};
@@ -111,8 +113,8 @@ static void record_convert(tmem__vk *vk, VkCommandBuffer cb, void *arg) {
                           .srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT};
-    vk->fn.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                                NULL, 0, NULL);
+    vk->fn.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
     vk->fn.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->conv.pipeline);
     vk->fn.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->conv.layout, 0, 1, &j->set, 0, NULL);
     vk->fn.vkCmdPushConstants(cb, vk->conv.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof j->push, &j->push);

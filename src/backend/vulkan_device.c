@@ -55,7 +55,8 @@ static tmem_status create_own(tmem__vk *vk, uint32_t index) {
     vk->own_instance = true;
     tmem__vk_load_instance(vk);
     uint32_t n = 0;
-    if (vk->fn.vkEnumeratePhysicalDevices(vk->instance, &n, NULL) != VK_SUCCESS || n == 0) return tmem__err(TMEM_E_NOT_FOUND);
+    if (vk->fn.vkEnumeratePhysicalDevices(vk->instance, &n, NULL) != VK_SUCCESS || n == 0)
+        return tmem__err(TMEM_E_NOT_FOUND);
     if (index >= n) return tmem__err(TMEM_E_NOT_FOUND);
     VkPhysicalDevice *devs = calloc(n, sizeof *devs);
     if (!devs) return tmem__err(TMEM_E_NO_MEMORY);
@@ -81,14 +82,18 @@ static tmem_status create_own(tmem__vk *vk, uint32_t index) {
     if (ne && vk->fn.vkEnumerateDeviceExtensionProperties(vk->physical, NULL, &ne, ext) != VK_SUCCESS) ne = 0;
     const char *want[3];
     uint32_t nw = 0;
-    if ((vk->has_budget = has_ext(ext, ne, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME))) want[nw++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
-    if ((vk->has_fd = has_ext(ext, ne, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))) want[nw++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    if ((vk->has_budget = has_ext(ext, ne, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME)))
+        want[nw++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+    if ((vk->has_fd = has_ext(ext, ne, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)))
+        want[nw++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
     if ((vk->has_host_import = has_ext(ext, ne, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)))
         want[nw++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     free(ext);
     float prio = 1.0f;
-    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = vk->queue_family,
-                                   .queueCount = 1, .pQueuePriorities = &prio};
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueFamilyIndex = vk->queue_family,
+                                   .queueCount = 1,
+                                   .pQueuePriorities = &prio};
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci, .enabledExtensionCount = nw, .ppEnabledExtensionNames = want};
     r = vk->fn.vkCreateDevice(vk->physical, &dci, NULL, &vk->device);
@@ -156,8 +161,10 @@ void tmem__vk_heap_budget(tmem_gpu *gpu, uint32_t t, tmem_device_memory_info *ou
     out->backend_bytes = tmem__gpu_device_bytes(gpu);
     out->usage = out->backend_bytes;
     if (vk->has_budget && vk->fn.vkGetPhysicalDeviceMemoryProperties2) {
-        VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-        VkPhysicalDeviceMemoryProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+        VkPhysicalDeviceMemoryProperties2 p2 = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
         vk->fn.vkGetPhysicalDeviceMemoryProperties2(vk->physical, &p2);
         out->budget = b.heapBudget[h];
         out->usage = b.heapUsage[h];
@@ -203,7 +210,8 @@ static tmem_status vk_info(tmem_gpu *gpu, tmem_gpu_info *out) {
 static tmem_status vk_export(tmem_gpu *gpu, const tmem_device_span *span, int *fd) {
     tmem__vk *vk = tmem__vk_of(gpu);
     if (!vk->fn.vkGetMemoryFdKHR) return tmem__err(TMEM_E_UNSUPPORTED);
-    VkMemoryGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, .memory = (VkDeviceMemory)span->memory,
+    VkMemoryGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+                               .memory = (VkDeviceMemory)span->memory,
                                .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT};
     VkResult r = vk->fn.vkGetMemoryFdKHR(vk->device, &gi, fd);
     if (r != VK_SUCCESS) *fd = -1;
@@ -277,7 +285,8 @@ tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
 tmem_status tmem_vk_get_native(tmem_gpu *gpu, tmem_vk_native *out, VkQueue *queue) {
     if (out) memset(out, 0, sizeof *out);
     if (queue) *queue = VK_NULL_HANDLE;
-    if (!gpu || gpu->magic != TMEM__GPU_MAGIC || gpu->api != TMEM_GPU_VULKAN || !out) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!gpu || gpu->magic != TMEM__GPU_MAGIC || gpu->api != TMEM_GPU_VULKAN || !out)
+        return tmem__err(TMEM_E_INVALID_ARG);
     tmem__vk *vk = tmem__vk_of(gpu);
     out->instance = vk->instance;
     out->physical_device = vk->physical;

@@ -18,18 +18,21 @@
     X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkCreateDevice) X(vkEnumerateDeviceExtensionProperties)              \
     X(vkGetDeviceProcAddr) X(vkGetPhysicalDeviceProperties2)
 /* Device-level entry points (extension ones may stay NULL). */
-#define TMEM__VK_DEVICE_FNS(X)                                                                                         \
-    X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkAllocateMemory) X(vkFreeMemory) X(vkMapMemory) X(vkUnmapMemory)         \
-    X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkBindBufferMemory) X(vkCreateImage)       \
-    X(vkDestroyImage) X(vkGetImageMemoryRequirements) X(vkBindImageMemory) X(vkCreateShaderModule)                     \
-    X(vkDestroyShaderModule) X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)                            \
-    X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)              \
-    X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets) X(vkFreeDescriptorSets) X(vkUpdateDescriptorSets)         \
-    X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers)                 \
-    X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)                      \
-    X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer)               \
-    X(vkQueueSubmit) X(vkQueueWaitIdle) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences)         \
-    X(vkDeviceWaitIdle) X(vkGetMemoryFdKHR) X(vkGetMemoryHostPointerPropertiesEXT) X(vkGetMemoryFdPropertiesKHR)
+#define TMEM__VK_DEVICE_FNS(X)                                                                     \
+    X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkAllocateMemory) X(vkFreeMemory) X(vkMapMemory)      \
+    X(vkUnmapMemory) X(vkCreateBuffer) X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements)         \
+    X(vkBindBufferMemory) X(vkCreateImage) X(vkDestroyImage) X(vkGetImageMemoryRequirements)       \
+    X(vkBindImageMemory) X(vkCreateShaderModule) X(vkDestroyShaderModule)                          \
+    X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) X(vkCreatePipelineLayout)       \
+    X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)                    \
+    X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkAllocateDescriptorSets)               \
+    X(vkFreeDescriptorSets) X(vkUpdateDescriptorSets) X(vkCreateCommandPool)                       \
+    X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers)                    \
+    X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets)  \
+    X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer)              \
+    X(vkCmdFillBuffer) X(vkQueueSubmit) X(vkQueueWaitIdle) X(vkCreateFence) X(vkDestroyFence)      \
+    X(vkWaitForFences) X(vkResetFences) X(vkDeviceWaitIdle) X(vkGetMemoryFdKHR)                    \
+    X(vkGetMemoryHostPointerPropertiesEXT) X(vkGetMemoryFdPropertiesKHR)
 
 typedef struct tmem__vk_fns {
     PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;

@@ -36,8 +36,9 @@ void tmem__vk_load_instance(tmem__vk *vk) {
     TMEM__VK_INSTANCE_FNS(TMEM__VK_LOAD_I)
 #undef TMEM__VK_LOAD_I
     if (!vk->fn.vkGetPhysicalDeviceMemoryProperties2)
-        vk->fn.vkGetPhysicalDeviceMemoryProperties2 = (PFN_vkGetPhysicalDeviceMemoryProperties2)vk->fn.vkGetInstanceProcAddr(
-            vk->instance, "vkGetPhysicalDeviceMemoryProperties2KHR");
+        vk->fn.vkGetPhysicalDeviceMemoryProperties2 =
+            (PFN_vkGetPhysicalDeviceMemoryProperties2)vk->fn.vkGetInstanceProcAddr(
+                vk->instance, "vkGetPhysicalDeviceMemoryProperties2KHR");
 }
 
 void tmem__vk_load_device(tmem__vk *vk) {

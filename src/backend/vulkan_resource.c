@@ -12,7 +12,8 @@
 static bool is_vk(const tmem_gpu *gpu) { return gpu && gpu->magic == TMEM__GPU_MAGIC && gpu->api == TMEM_GPU_VULKAN; }
 
 /* The span of a heap range, checked to be memory of this gpu. */
-static tmem_status span_of(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, uint64_t size, tmem_device_span *out) {
+static tmem_status span_of(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, uint64_t size,
+                           tmem_device_span *out) {
     tmem_status st = tmem_heap_device_span(heap, offset, size, out);
     if (st != TMEM_OK) return st;
     const tmem__backend *be = tmem__heap_type(heap)->pool.backend;
@@ -78,7 +79,8 @@ tmem_status tmem_vk_image_create(tmem_gpu *gpu, const tmem_heap *heap, uint64_t 
     tmem_device_span span;
     tmem_status st = span_of(gpu, heap, offset, req.size, &span);
     if (st == TMEM_OK && (span.offset % req.alignment || !(req.memoryTypeBits))) st = tmem__err(TMEM_E_ALIGNMENT);
-    if (st == TMEM_OK && (r = vk->fn.vkBindImageMemory(vk->device, im, (VkDeviceMemory)span.memory, span.offset)) != VK_SUCCESS)
+    if (st == TMEM_OK && (r = vk->fn.vkBindImageMemory(vk->device, im, (VkDeviceMemory)span.memory,
+                                                       span.offset)) != VK_SUCCESS)
         st = tmem__vk_status(r);
     if (st != TMEM_OK) {
         vk->fn.vkDestroyImage(vk->device, im, NULL);
@@ -114,8 +116,8 @@ tmem_status tmem_vk_surface_import(tmem_gpu *gpu, tmem_surface *surface, tmem_vk
     /* Only a whole, aligned mapping can be imported (memfd surfaces are). */
     if (!base || !size || (uintptr_t)base % a || size % a) return tmem__err(TMEM_E_UNSUPPORTED);
     VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
-    VkResult r = vk->fn.vkGetMemoryHostPointerPropertiesEXT(vk->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
-                                                            base, &hp);
+    VkResult r = vk->fn.vkGetMemoryHostPointerPropertiesEXT(
+        vk->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, base, &hp);
     if (r != VK_SUCCESS) return tmem__vk_status(r);
     uint32_t bits = hp.memoryTypeBits & vk->buffer_type_bits, t = 0;
     if (!bits) return tmem__err(TMEM_E_UNSUPPORTED);

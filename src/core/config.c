@@ -42,7 +42,8 @@ enum {
 
 /* Keys of a [type] section, in the order they are documented. */
 typedef enum type_key { K_PLACEMENT, K_LIFETIME, K_FLAGS, K_RESERVE, K_BUDGET, K_PRIORITY, K_COUNT } type_key;
-static const char *const k_type_keys[K_COUNT] = {"placement", "lifetime", "flags", "reserve", "budget", "reclaim_priority"};
+static const char *const k_type_keys[K_COUNT] = {"placement", "lifetime", "flags",
+                                                 "reserve",   "budget",   "reclaim_priority"};
 
 static const struct { const char *name; uint32_t bit; } k_flags[] = {
     {"populate", TMEM_TYPE_POPULATE},
@@ -284,7 +285,8 @@ static tmem_status parse_header(parser *ps, span body, uint32_t line) {
         ps->role = r;
         return TMEM_OK;
     }
-    return PARSE_FAIL(line, "unknown section '[%s]' (want [type /memory/<name>] or [role <name>])", show(body, b, sizeof b));
+    return PARSE_FAIL(line, "unknown section '[%s]' (want [type /memory/<name>] or [role <name>])",
+                      show(body, b, sizeof b));
 }
 
 static tmem_status parse_top_key(parser *ps, span key, span val, uint32_t line) {
@@ -292,10 +294,15 @@ static tmem_status parse_top_key(parser *ps, span key, span val, uint32_t line) 
     char a[48];
     const char *why;
     if (!span_is(key, "budget"))
-        return PARSE_FAIL(line, "unknown key '%s' at top level (known: budget; types and roles go in [type ...] / [role ...])",
+        return PARSE_FAIL(line,
+                          "unknown key '%s' at top level (known: budget; types and roles go in "
+                          "[type ...] / [role ...])",
                           show(key, a, sizeof a));
-    if (ps->cfg->budget_line) return PARSE_FAIL(line, "duplicate key 'budget' (first set on line %u)", (unsigned)ps->cfg->budget_line);
-    if (!parse_size(val, &ps->cfg->budget, &why)) return PARSE_FAIL(line, "budget '%s': %s", show(val, a, sizeof a), why);
+    if (ps->cfg->budget_line)
+        return PARSE_FAIL(line, "duplicate key 'budget' (first set on line %u)",
+                          (unsigned)ps->cfg->budget_line);
+    if (!parse_size(val, &ps->cfg->budget, &why))
+        return PARSE_FAIL(line, "budget '%s': %s", show(val, a, sizeof a), why);
     if (ps->cfg->budget == 0) return PARSE_FAIL(line, "the context budget must be above 0 (a context always has one)");
     ps->cfg->budget_line = line;
     return TMEM_OK;
@@ -317,13 +324,17 @@ static tmem_status parse_type_key(parser *ps, span key, span val, uint32_t line)
     switch ((type_key)k) {
     case K_PLACEMENT:
         if ((i = lookup_placement(val)) < 0)
-            return PARSE_FAIL(line, "unknown placement '%s' (host, host_shared, file, pinned, device, device_host_visible)",
+            return PARSE_FAIL(line,
+                              "unknown placement '%s' (host, host_shared, file, pinned, device, "
+                              "device_host_visible)",
                               show(val, a, sizeof a));
         t->placement = (tmem_placement)i;
         break;
     case K_LIFETIME:
         if ((i = lookup_lifetime(val)) < 0)
-            return PARSE_FAIL(line, "unknown lifetime '%s' (persistent, growing, transient, shared)", show(val, a, sizeof a));
+            return PARSE_FAIL(line,
+                              "unknown lifetime '%s' (persistent, growing, transient, shared)",
+                              show(val, a, sizeof a));
         t->lifetime = (tmem_lifetime)i;
         break;
     case K_FLAGS:
@@ -332,7 +343,8 @@ static tmem_status parse_type_key(parser *ps, span key, span val, uint32_t line)
                               show(bad, a, sizeof a), show(val, b, sizeof b));
         break;
     case K_RESERVE:
-        if (!parse_size(val, &t->reserve, &why)) return PARSE_FAIL(line, "reserve '%s': %s", show(val, a, sizeof a), why);
+        if (!parse_size(val, &t->reserve, &why))
+            return PARSE_FAIL(line, "reserve '%s': %s", show(val, a, sizeof a), why);
         break;
     case K_BUDGET:
         if (!parse_size(val, &t->budget, &why)) return PARSE_FAIL(line, "budget '%s': %s", show(val, a, sizeof a), why);
@@ -352,14 +364,20 @@ static tmem_status parse_role_key(parser *ps, span key, span val, uint32_t line)
     cfg_role *r = ps->role;
     char a[48];
     if (span_is(key, "type")) {
-        if (r->type_line) return PARSE_FAIL(line, "duplicate key 'type' in [role %s] (first set on line %u)", r->name, (unsigned)r->type_line);
-        if (!type_name_ok(val)) return PARSE_FAIL(line, "bad type name '%s' in [role %s]", show(val, a, sizeof a), r->name);
+        if (r->type_line)
+            return PARSE_FAIL(line, "duplicate key 'type' in [role %s] (first set on line %u)",
+                              r->name, (unsigned)r->type_line);
+        if (!type_name_ok(val))
+            return PARSE_FAIL(line, "bad type name '%s' in [role %s]", show(val, a, sizeof a),
+                              r->name);
         copy_name(r->type, val);
         r->type_line = line;
         return TMEM_OK;
     }
     if (span_is(key, "id")) {
-        if (r->id_line) return PARSE_FAIL(line, "duplicate key 'id' in [role %s] (first set on line %u)", r->name, (unsigned)r->id_line);
+        if (r->id_line)
+            return PARSE_FAIL(line, "duplicate key 'id' in [role %s] (first set on line %u)",
+                              r->name, (unsigned)r->id_line);
         int32_t id;
         if (!parse_int32(val, &id) || id < TMEM_ROLE_USER_FIRST || id >= TMEM_ROLE_MAX)
             return PARSE_FAIL(line, "role id '%s' out of range (user roles are %d..%d)", show(val, a, sizeof a),
@@ -443,7 +461,8 @@ static tmem_status validate_existing(const cfg_type *t, tmem_type *ty, tmem_conf
         return PARSE_FAIL(t->key_line[K_LIFETIME], "type %s exists with lifetime %s; %s", t->name,
                           tmem_lifetime_name(info.lifetime), hint);
     if (t->key_line[K_FLAGS] && t->flags != info.flags)
-        return PARSE_FAIL(t->key_line[K_FLAGS], "type %s exists with other flags (0x%x); %s", t->name, (unsigned)info.flags, hint);
+        return PARSE_FAIL(t->key_line[K_FLAGS], "type %s exists with other flags (0x%x); %s",
+                          t->name, (unsigned)info.flags, hint);
     if (t->key_line[K_RESERVE] && t->reserve != info.reserve)
         return PARSE_FAIL(t->key_line[K_RESERVE], "type %s exists with reserve %llu bytes; %s", t->name,
                           (unsigned long long)info.reserve, hint);
@@ -466,9 +485,12 @@ static tmem_status validate_types(tmem_context *ctx, config *cfg, tmem_config_er
         }
         if (st != TMEM_E_NOT_FOUND) return fail(err, t->line, st, "cannot look up type %s", t->name);
         fresh++;
-        bool populates = (t->flags & (TMEM_TYPE_POPULATE | TMEM_TYPE_CONTIGUOUS)) || t->placement == TMEM_PLACEMENT_PINNED;
+        bool populates = (t->flags & (TMEM_TYPE_POPULATE | TMEM_TYPE_CONTIGUOUS)) ||
+                         t->placement == TMEM_PLACEMENT_PINNED;
         if (populates && !t->reserve && !t->budget)
-            return PARSE_FAIL(t->line, "[type %s] is populated at creation (populate, contiguous or pinned): give it a 'reserve' or 'budget'",
+            return PARSE_FAIL(t->line,
+                              "[type %s] is populated at creation (populate, contiguous or "
+                              "pinned): give it a 'reserve' or 'budget'",
                               t->name);
     }
     uint32_t have = tmem_type_count(ctx);
@@ -492,7 +514,9 @@ static tmem_status validate_roles(tmem_context *ctx, config *cfg, tmem_config_er
         cfg_role *r = &cfg->roles[i];
         tmem_type *ty = NULL;
         if (!cfg_find_type(cfg, r->type) && tmem_type_find(ctx, r->type, &ty) != TMEM_OK)
-            return PARSE_FAIL(r->type_line, "[role %s] maps to unknown type %s (declare it with [type %s])", r->name, r->type, r->type);
+            return PARSE_FAIL(r->type_line,
+                              "[role %s] maps to unknown type %s (declare it with [type %s])",
+                              r->name, r->type, r->type);
         int known = find_role(ctx, r->name);
         if (known >= 0) {
             if (r->id_line && (uint32_t)known != r->id)
@@ -501,8 +525,10 @@ static tmem_status validate_roles(tmem_context *ctx, config *cfg, tmem_config_er
             continue;
         }
         if (!r->id_line)
-            return PARSE_FAIL(r->line, "unknown role '%s' (builtin: weights, kv_cache, recurrent_state, activation, scratch, image, "
-                              "vision_intermediate, output_tokens; a user role needs 'id = %d..%d')",
+            return PARSE_FAIL(r->line,
+                              "unknown role '%s' (builtin: weights, kv_cache, recurrent_state, "
+                              "activation, scratch, image, vision_intermediate, output_tokens; "
+                              "a user role needs 'id = %d..%d')",
                               r->name, TMEM_ROLE_USER_FIRST, TMEM_ROLE_MAX - 1);
         const char *holder = tmem_role_name(ctx, (tmem_role)r->id);
         if (holder) return PARSE_FAIL(r->id_line, "role id %u is already role '%s'", (unsigned)r->id, holder);
@@ -683,7 +709,8 @@ tmem_status tmem_config_load(tmem_context *ctx, const char *path, tmem_config_er
     uint64_t size = 0;
     tmem_status st = tmem__os_file_open(path, &fd, &size);
     if (st != TMEM_OK)
-        return fail(err, 0, st == TMEM_E_NO_MEMORY ? st : TMEM_E_IO, "cannot open config '%.100s': %s", path, tmem_strerror(st));
+        return fail(err, 0, st == TMEM_E_NO_MEMORY ? st : TMEM_E_IO,
+                    "cannot open config '%.100s': %s", path, tmem_strerror(st));
     if (size > CFG_MAX_FILE) {
         (void)tmem__os_close(fd);
         return PARSE_FAIL(0, "config '%.100s' is larger than %u bytes", path, CFG_MAX_FILE);
@@ -693,7 +720,8 @@ tmem_status tmem_config_load(tmem_context *ctx, const char *path, tmem_config_er
         st = tmem__os_map_fd(fd, 0, (size_t)size, false, false, &map);
         if (st != TMEM_OK) {
             (void)tmem__os_close(fd);
-            return fail(err, 0, st == TMEM_E_NO_MEMORY ? st : TMEM_E_IO, "cannot map config '%.100s': %s", path, tmem_strerror(st));
+            return fail(err, 0, st == TMEM_E_NO_MEMORY ? st : TMEM_E_IO,
+                        "cannot map config '%.100s': %s", path, tmem_strerror(st));
         }
     }
     (void)tmem__os_close(fd); /* the mapping keeps the file */

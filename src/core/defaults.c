@@ -32,7 +32,8 @@ static const default_type defaults[TMEM_ROLE_BUILTIN_COUNT] = {
     {TMEM_ROLE_ACTIVATION, "activation", "/memory/activations", TMEM_PLACEMENT_HOST, TMEM_LIFETIME_TRANSIENT, 10},
     {TMEM_ROLE_SCRATCH, "scratch", "/memory/scratch", TMEM_PLACEMENT_HOST, TMEM_LIFETIME_TRANSIENT, 10},
     {TMEM_ROLE_IMAGE, "image", "/memory/images", TMEM_PLACEMENT_HOST_SHARED, TMEM_LIFETIME_SHARED, 30},
-    {TMEM_ROLE_VISION_INTERMEDIATE, "vision_intermediate", "/memory/vision", TMEM_PLACEMENT_HOST, TMEM_LIFETIME_TRANSIENT, 20},
+    {TMEM_ROLE_VISION_INTERMEDIATE, "vision_intermediate", "/memory/vision", TMEM_PLACEMENT_HOST,
+     TMEM_LIFETIME_TRANSIENT, 20},
     {TMEM_ROLE_OUTPUT_TOKENS, "output_tokens", "/memory/tokens", TMEM_PLACEMENT_HOST, TMEM_LIFETIME_PERSISTENT, 70},
 };
 

@@ -31,7 +31,8 @@ static tmem_status digits(const char *p, size_t len, uint64_t *out, size_t *used
         if (tmem__mul_overflow(n, 10, &n) || tmem__add_overflow(n, (uint64_t)(p[i] - '0'), &n))
             return fail(TMEM_E_OVERFLOW, why, "number overflows 64 bits");
     if (!i) {
-        if (len && (p[0] == '-' || p[0] == '+')) return fail(TMEM_E_PARSE, why, "no sign allowed (a whole number >= 0)");
+        if (len && (p[0] == '-' || p[0] == '+'))
+            return fail(TMEM_E_PARSE, why, "no sign allowed (a whole number >= 0)");
         return fail(TMEM_E_PARSE, why, "not a whole number (digits only)");
     }
     *out = n;

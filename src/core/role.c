@@ -46,7 +46,8 @@ const char *tmem_role_name(tmem_context *ctx, tmem_role role) {
 }
 
 tmem_status tmem_role_define(tmem_context *ctx, tmem_role role, const char *name, tmem_type *type) {
-    if (!tmem__context_valid(ctx) || !name || !*name || (unsigned)role < TMEM_ROLE_USER_FIRST || (unsigned)role >= TMEM_ROLE_MAX)
+    if (!tmem__context_valid(ctx) || !name || !*name || (unsigned)role < TMEM_ROLE_USER_FIRST ||
+        (unsigned)role >= TMEM_ROLE_MAX)
         return tmem__err(TMEM_E_INVALID_ARG);
     if (strnlen(name, TMEM__ROLE_NAME_MAX) >= TMEM__ROLE_NAME_MAX) return tmem__err(TMEM_E_INVALID_ARG);
     if (type && !tmem__type_valid(type)) return tmem__err(TMEM_E_INVALID_ARG);

@@ -66,12 +66,14 @@ static tmem_status alias_placed(tmem_heap *h, uint64_t off, uint64_t *user, uint
 
 static tmem_status make_aliasable_locked(tmem_heap *h, uint64_t off) {
     uint64_t user = 0, bytes = 0;
-    tmem_status st = h->kind == TMEM_HEAP_PLACEMENT ? alias_placed(h, off, &user, &bytes) : alias_block(h, off, &user, &bytes);
+    tmem_status st = h->kind == TMEM_HEAP_PLACEMENT ? alias_placed(h, off, &user, &bytes)
+                                                    : alias_block(h, off, &user, &bytes);
     if (st == TMEM_E_EXISTS) return TMEM_OK; /* aliasable already: idempotent */
     if (st != TMEM_OK) return st;
     tmem__heap_poison(h, off, bytes);
     h->used -= tmem__heap_user_size(user);
-    tmem__trace(h->ctx, TMEM__TRACE_ALIAS, h->type, tmem__heap_user_role(user), tmem__heap_user_size(user), h->base + off, NULL);
+    tmem__trace(h->ctx, TMEM__TRACE_ALIAS, h->type, tmem__heap_user_role(user),
+                tmem__heap_user_size(user), h->base + off, NULL);
     return TMEM_OK;
 }
 

@@ -188,7 +188,9 @@ static bool overlaps(const tmem__ivx *x, uint64_t start, uint64_t end, bool soli
     return false;
 }
 
-bool tmem__ivx_overlaps_solid(const tmem__ivx *x, uint64_t start, uint64_t end) { return overlaps(x, start, end, true); }
+bool tmem__ivx_overlaps_solid(const tmem__ivx *x, uint64_t start, uint64_t end) {
+    return overlaps(x, start, end, true);
+}
 bool tmem__ivx_overlaps_any(const tmem__ivx *x, uint64_t start, uint64_t end) { return overlaps(x, start, end, false); }
 
 static uint32_t mark(tmem__ivx *x, uint32_t i, uint64_t start, uint64_t end) {

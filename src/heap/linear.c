@@ -45,7 +45,8 @@ static tmem_status grow(tmem__linear *l) {
     return TMEM_OK;
 }
 
-tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size) {
+tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t user,
+                               uint64_t *out_offset, uint64_t *out_size) {
     if (out_offset) *out_offset = TMEM_OFFSET_NONE;
     if (!size) return tmem__err(TMEM_E_INVALID_ARG);
     if (!tmem__is_pow2(align)) return tmem__err(TMEM_E_ALIGNMENT);

@@ -45,14 +45,17 @@ typedef struct tmem__linear {
 tmem_status tmem__linear_init(tmem__linear *l, uint64_t size, uint64_t granule, bool ring, const tmem_allocator *a);
 void tmem__linear_destroy(tmem__linear *l);
 /* TMEM_E_INVALID_ARG (0) | TMEM_E_ALIGNMENT | TMEM_E_FULL | TMEM_E_NO_MEMORY */
-tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size);
+tmem_status tmem__linear_alloc(tmem__linear *l, uint64_t size, uint64_t align, uint64_t user,
+                               uint64_t *out_offset, uint64_t *out_size);
 /* The live record at offset, or NULL. Valid until the next alloc/free. */
 tmem__linear_rec *tmem__linear_find(tmem__linear *l, uint64_t offset);
 /* TMEM_E_DOUBLE_FREE | TMEM_E_FOREIGN; *out gets the freed record. */
 tmem_status tmem__linear_free(tmem__linear *l, uint64_t offset, tmem__linear_rec *out);
 void tmem__linear_reset(tmem__linear *l);
 uint64_t tmem__linear_largest_free(const tmem__linear *l);
-static inline uint64_t tmem__linear_offset(const tmem__linear *l, const tmem__linear_rec *r) { return r->vpos % l->size; }
+static inline uint64_t tmem__linear_offset(const tmem__linear *l, const tmem__linear_rec *r) {
+    return r->vpos % l->size;
+}
 /* Visit live records oldest first; stop when fn returns false. */
 typedef bool (*tmem__linear_visit)(void *ctx, uint64_t offset, const tmem__linear_rec *r);
 void tmem__linear_walk(const tmem__linear *l, tmem__linear_visit fn, void *ctx);

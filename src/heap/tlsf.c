@@ -286,7 +286,8 @@ static uint32_t find_fit(const tmem__tlsf *t, uint64_t size, uint64_t align, uin
     return NIL;
 }
 
-tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size) {
+tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user,
+                             uint64_t *out_offset, uint64_t *out_size) {
     uint32_t index;
     return tmem__tlsf_alloc_index(t, size, align, user, out_offset, out_size, &index);
 }

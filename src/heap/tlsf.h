@@ -89,7 +89,8 @@ void tmem__tlsf_destroy(tmem__tlsf *t);
  * storing `user` with the block. *out_size gets the block size (may be
  * NULL). Nothing changes on failure.
  * TMEM_E_INVALID_ARG (0) | TMEM_E_ALIGNMENT | TMEM_E_FULL | TMEM_E_NO_MEMORY */
-tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset, uint64_t *out_size);
+tmem_status tmem__tlsf_alloc(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user,
+                             uint64_t *out_offset, uint64_t *out_size);
 /* The same, also giving the block's record index (valid until it is freed). */
 tmem_status tmem__tlsf_alloc_index(tmem__tlsf *t, uint64_t size, uint64_t align, uint64_t user, uint64_t *out_offset,
                                    uint64_t *out_size, uint32_t *out_index);

@@ -134,7 +134,9 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
     }
     if (c->has_state) {
         st = tmem_recurrent_layout_sizes(&desc->recurrent, &c->rs);
-        if (st == TMEM_OK) st = pick_type(ctx, desc->state_type, TMEM_ROLE_RECURRENT_STATE, "/memory/state", &c->state_type);
+        if (st == TMEM_OK)
+            st = pick_type(ctx, desc->state_type, TMEM_ROLE_RECURRENT_STATE, "/memory/state",
+                           &c->state_type);
         if (st == TMEM_OK) st = find_snap_type(ctx, desc, &c->snap_type);
         if (st != TMEM_OK) goto fail;
     }
@@ -145,15 +147,19 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
         if (st != TMEM_OK) goto fail;
     }
     if (c->has_state) {
-        uint64_t r = desc->state_pool_bytes ? desc->state_pool_bytes : default_range(c->state_type, slabs_on(c, c->state_type));
-        st = tmem__kv_slab_init(ctx, &c->state_slab, c->state_type, r, c->rs.total_bytes, TMEM_ROLE_RECURRENT_STATE, "kv state");
+        uint64_t r = desc->state_pool_bytes
+                         ? desc->state_pool_bytes
+                         : default_range(c->state_type, slabs_on(c, c->state_type));
+        st = tmem__kv_slab_init(ctx, &c->state_slab, c->state_type, r, c->rs.total_bytes,
+                                TMEM_ROLE_RECURRENT_STATE, "kv state");
         if (st != TMEM_OK) goto fail;
         /* Only now, once the caller's input has passed every check: a type
          * created by a create that fails stays in the context for good. (A
          * new type is none of the others, so slabs_on above was right.) */
         if (!c->snap_type && (st = create_snap_type(ctx, desc, &c->snap_type)) != TMEM_OK) goto fail;
         r = desc->snapshot_budget ? desc->snapshot_budget : default_range(c->snap_type, slabs_on(c, c->snap_type));
-        st = tmem__kv_slab_init(ctx, &c->snap_slab, c->snap_type, r, c->rs.total_bytes, TMEM_ROLE_RECURRENT_STATE, "kv snapshot");
+        st = tmem__kv_slab_init(ctx, &c->snap_slab, c->snap_type, r, c->rs.total_bytes,
+                                TMEM_ROLE_RECURRENT_STATE, "kv snapshot");
         if (st != TMEM_OK) goto fail;
         c->snap_budget = r;
     }

@@ -163,7 +163,8 @@ void tmem__kv_snap_touch(tmem_kv_cache *c, kv_snaprec *s);
  * TMEM_E_FULL when its carved range is full; TMEM_OK from the reclaim step
  * and by hand): free room by the policy (snapshots when they help, then LRU
  * sequences other than protected/pinned ones). Returns the bytes given back. */
-uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, tmem_kv_evict_reason reason, tmem_status why);
+uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed,
+                            tmem_kv_evict_reason reason, tmem_status why);
 /* The context reclaim step. */
 uint64_t tmem__kv_reclaim_step(tmem_context *ctx, tmem_type *type, uint64_t needed, void *user);
 

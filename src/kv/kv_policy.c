@@ -72,7 +72,8 @@ static tmem_status candidates(tmem_kv_cache *c, cand **out, uint32_t *n) {
 
 /* ---- reactive: our own allocation hit a budget ---- */
 
-uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, tmem_kv_evict_reason reason, tmem_status why) {
+uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed,
+                            tmem_kv_evict_reason reason, tmem_status why) {
     uint64_t freed = 0;
     uint32_t flags = c->desc.flags;
     /* Snapshots help when the context budget binds, or when they share the
@@ -88,7 +89,8 @@ uint64_t tmem__kv_make_room(tmem_kv_cache *c, tmem_type *type, uint64_t needed, 
             s = next;
         }
     }
-    if (freed >= needed || (flags & TMEM_KV_POLICY_NO_EVICT) || (type && type == c->snap_type && type != c->kv_type && type != c->state_type))
+    if (freed >= needed || (flags & TMEM_KV_POLICY_NO_EVICT) ||
+        (type && type == c->snap_type && type != c->kv_type && type != c->state_type))
         return freed;
     cand *a;
     uint32_t n;
@@ -310,7 +312,9 @@ tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req, tmem
         nd.state_room = tr < sr ? tr : sr;
     }
     nd.ctx_room = ctx_room(c->ctx);
-    uint32_t chunk = req->prefill_chunk && req->prefill_chunk < req->context_tokens ? req->prefill_chunk : req->context_tokens;
+    uint32_t chunk = req->prefill_chunk && req->prefill_chunk < req->context_tokens
+                         ? req->prefill_chunk
+                         : req->context_tokens;
 
     if (s) s->protect = true;
     st = candidates(c, &a, &na);

@@ -63,7 +63,8 @@ static uint64_t table_cut(tmem_kv_cache *c, kv_seqrec *s, uint32_t keep) {
 static tmem_status block_new(tmem_kv_cache *c, uint32_t *id, uint64_t still_needed) {
     tmem_status st = tmem__kv_block_new(c, id);
     /* a budget, or the carved range, is full: the policy may free slots */
-    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM, st))
+    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) &&
+        tmem__kv_make_room(c, c->kv_type, still_needed, TMEM_KV_REASON_RECLAIM, st))
         st = tmem__kv_block_new(c, id);
     return st;
 }
@@ -326,14 +327,16 @@ static tmem_status cow(tmem_kv_cache *c, kv_seqrec *s, uint32_t i) {
     return TMEM_OK;
 }
 
-tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t layer, uint32_t token, uint32_t flags, void **k, void **v) {
+tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t layer, uint32_t token,
+                           uint32_t flags, void **k, void **v) {
     if (k) *k = NULL;
     if (v) *v = NULL;
     if (!cache) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__kv_lock(cache);
     kv_seqrec *s;
     tmem_status st = tmem__kv_seq_get(cache, seq, &s);
-    if (st == TMEM_OK && (!cache->has_kv || layer >= cache->desc.kv.layers || token >= s->tokens || (flags & ~(uint32_t)TMEM_KV_WRITE)))
+    if (st == TMEM_OK && (!cache->has_kv || layer >= cache->desc.kv.layers || token >= s->tokens ||
+                          (flags & ~(uint32_t)TMEM_KV_WRITE)))
         st = tmem__err(TMEM_E_INVALID_ARG);
     if (st != TMEM_OK) goto out;
     uint32_t bi = token / cache->block_tokens;

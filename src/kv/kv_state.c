@@ -10,7 +10,8 @@ tmem_status tmem__kv_state_alloc(tmem_kv_cache *c, kv_seqrec *s, const void *cop
     void *p = NULL;
     uint64_t n = c->rs.total_bytes;
     tmem_status st = tmem__kv_slab_alloc(&c->state_slab, &p);
-    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) && tmem__kv_make_room(c, c->state_type, c->state_slab.slot, TMEM_KV_REASON_RECLAIM, st))
+    if ((st == TMEM_E_BUDGET || st == TMEM_E_FULL) &&
+        tmem__kv_make_room(c, c->state_type, c->state_slab.slot, TMEM_KV_REASON_RECLAIM, st))
         st = tmem__kv_slab_alloc(&c->state_slab, &p);
     if (st != TMEM_OK) return st;
     if (copy_from) memcpy(p, copy_from, n);
@@ -32,7 +33,8 @@ tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t la
     tmem__kv_lock(cache);
     kv_seqrec *s;
     tmem_status st = tmem__kv_seq_get(cache, seq, &s);
-    if (st == TMEM_OK && (!cache->has_state || layer >= cache->desc.recurrent.layers)) st = tmem__err(TMEM_E_INVALID_ARG);
+    if (st == TMEM_OK && (!cache->has_state || layer >= cache->desc.recurrent.layers))
+        st = tmem__err(TMEM_E_INVALID_ARG);
     if (st == TMEM_OK) {
         uint8_t *base = (uint8_t *)s->state_ptr + (uint64_t)layer * cache->rs.layer_bytes;
         if (conv) *conv = base;

@@ -92,7 +92,8 @@ void tmem__model_file_release(tmem__model_file *f, void *owner) {
     if (f->type) {
         if (f->registered) tmem__context_remove_owned(f->ctx, owner);
         tmem__account_free(f->type, TMEM_ROLE_WEIGHTS, f->map_size);
-        tmem__trace(f->ctx, TMEM__TRACE_FREE, f->type, TMEM_ROLE_WEIGHTS, f->map_size, (uint64_t)(uintptr_t)f->map, NULL);
+        tmem__trace(f->ctx, TMEM__TRACE_FREE, f->type, TMEM_ROLE_WEIGHTS, f->map_size,
+                    (uint64_t)(uintptr_t)f->map, NULL);
         tmem__type_uncharge(f->type, f->map_size, true);
     }
     tmem__model_unmap(f->map, f->map_size);

@@ -243,8 +243,10 @@ static tmem_status parse_header(tmem_gguf *g, cursor *c) {
                     (unsigned long long)g->n_kv, (unsigned long long)left);
     if (g->n_tensors > TMEM__GGUF_MAX_ITEMS || g->n_kv > TMEM__GGUF_MAX_ITEMS)
         return fail(c, TMEM_E_CORRUPT, g->n_tensors > TMEM__GGUF_MAX_ITEMS ? 8 : 16,
-                    "%s count %llu is over the limit of %u", g->n_tensors > TMEM__GGUF_MAX_ITEMS ? "tensor" : "metadata",
-                    (unsigned long long)(g->n_tensors > TMEM__GGUF_MAX_ITEMS ? g->n_tensors : g->n_kv),
+                    "%s count %llu is over the limit of %u",
+                    g->n_tensors > TMEM__GGUF_MAX_ITEMS ? "tensor" : "metadata",
+                    (unsigned long long)(g->n_tensors > TMEM__GGUF_MAX_ITEMS ? g->n_tensors
+                                                                             : g->n_kv),
                     TMEM__GGUF_MAX_ITEMS);
     return TMEM_OK;
 }
@@ -646,7 +648,8 @@ tmem_status tmem_gguf_array_next(const tmem_gguf *g, uint64_t kvi, tmem_gguf_arr
         it->offset = kv->value_off + 12;
     } else if (it->kv != kvi || it->offset < kv->value_off + 12 || it->offset > kv->value_end ||
                it->index > kv->count ||
-               (fixed_size(kv->elem_type) && it->offset != kv->value_off + 12 + it->index * fixed_size(kv->elem_type))) {
+               (fixed_size(kv->elem_type) &&
+                it->offset != kv->value_off + 12 + it->index * fixed_size(kv->elem_type))) {
         return tmem__err(TMEM_E_INVALID_ARG); /* an iterator of another array, or one not from array_next */
     }
     if (it->index >= kv->count) return TMEM_E_NOT_FOUND;

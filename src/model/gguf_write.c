@@ -102,8 +102,18 @@ static bool put_scalar(bytes *b, const tmem_gguf_value *v) {
     case TMEM_GGUF_UINT8: { uint8_t x = (uint8_t)v->v.u; b_put(b, &x, 1); break; }
     case TMEM_GGUF_INT8: { uint8_t x = (uint8_t)(int8_t)v->v.i; b_put(b, &x, 1); break; }
     case TMEM_GGUF_BOOL: { uint8_t x = v->v.b ? 1 : 0; b_put(b, &x, 1); break; }
-    case TMEM_GGUF_UINT16: { uint16_t x = (uint16_t)v->v.u; uint8_t y[2] = {(uint8_t)x, (uint8_t)(x >> 8)}; b_put(b, y, 2); break; }
-    case TMEM_GGUF_INT16: { uint16_t x = (uint16_t)(int16_t)v->v.i; uint8_t y[2] = {(uint8_t)x, (uint8_t)(x >> 8)}; b_put(b, y, 2); break; }
+    case TMEM_GGUF_UINT16: {
+        uint16_t x = (uint16_t)v->v.u;
+        uint8_t y[2] = {(uint8_t)x, (uint8_t)(x >> 8)};
+        b_put(b, y, 2);
+        break;
+    }
+    case TMEM_GGUF_INT16: {
+        uint16_t x = (uint16_t)(int16_t)v->v.i;
+        uint8_t y[2] = {(uint8_t)x, (uint8_t)(x >> 8)};
+        b_put(b, y, 2);
+        break;
+    }
     case TMEM_GGUF_UINT32: b_u32(b, (uint32_t)v->v.u); break;
     case TMEM_GGUF_INT32: b_u32(b, (uint32_t)(int32_t)v->v.i); break;
     case TMEM_GGUF_UINT64: b_u64(b, v->v.u); break;

@@ -136,9 +136,13 @@ static tmem_status parse_string(parser *p, uint32_t *out, uint8_t extra_flags) {
                 if (u >= 0xDC00 && u <= 0xDFFF)
                     return fail(p, TMEM_E_PARSE, p->pos, "lone low surrogate \\u%04x", (unsigned)u);
                 if (u >= 0xD800 && u <= 0xDBFF) {
-                    int lo = (n - p->pos >= 12 && t[p->pos + 6] == '\\' && t[p->pos + 7] == 'u') ? hex4(t + p->pos + 8) : -1;
+                    int lo = (n - p->pos >= 12 && t[p->pos + 6] == '\\' && t[p->pos + 7] == 'u')
+                                 ? hex4(t + p->pos + 8)
+                                 : -1;
                     if (lo < 0xDC00 || lo > 0xDFFF)
-                        return fail(p, TMEM_E_PARSE, p->pos, "high surrogate \\u%04x not followed by a low one", (unsigned)u);
+                        return fail(p, TMEM_E_PARSE, p->pos,
+                                    "high surrogate \\u%04x not followed by a low one",
+                                    (unsigned)u);
                     p->pos += 12;
                 } else {
                     p->pos += 6;
@@ -530,7 +534,8 @@ uint64_t tmem_json_offset(const tmem_json *j, tmem_json_ref v) {
 
 tmem_status tmem_json_first(const tmem_json *j, tmem_json_ref c, tmem_json_ref *item) {
     const jnode *n = node_at(j, c);
-    if (!n || !item || (n->type != TMEM_JSON_ARRAY && n->type != TMEM_JSON_OBJECT)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!n || !item || (n->type != TMEM_JSON_ARRAY && n->type != TMEM_JSON_OBJECT))
+        return tmem__err(TMEM_E_INVALID_ARG);
     if (!n->count) return TMEM_E_NOT_FOUND;
     *item = c + 1;
     return TMEM_OK;

@@ -80,7 +80,8 @@ void tmem__model_free(tmem_context *ctx, void *p, size_t size);
 
 /* Parse and validate `size` bytes at `base` into a new handle (gguf_read.c).
  * The handle points into base; the caller owns base's lifetime. */
-tmem_status tmem__gguf_parse(tmem_context *ctx, const uint8_t *base, uint64_t size, tmem_gguf **out, tmem_gguf_error *err);
+tmem_status tmem__gguf_parse(tmem_context *ctx, const uint8_t *base, uint64_t size, tmem_gguf **out,
+                             tmem_gguf_error *err);
 /* Free the parsed tables and the handle (not the mapping). */
 void tmem__gguf_free(tmem_gguf *g);
 

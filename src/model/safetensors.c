@@ -305,7 +305,8 @@ static tmem_status parse_header(tmem_safetensors *st, tmem_safetensors_error *er
         return s;
     }
     ctx_t c = {st, j, err};
-    if (tmem_json_type_of(j, TMEM_JSON_ROOT) != TMEM_JSON_OBJECT) s = fail(err, TMEM_E_PARSE, 8, "header is not an object");
+    if (tmem_json_type_of(j, TMEM_JSON_ROOT) != TMEM_JSON_OBJECT)
+        s = fail(err, TMEM_E_PARSE, 8, "header is not an object");
     size_t pool = 0;
     if (!s) s = pool_bytes(j, &pool);
     if (!s) {

@@ -81,7 +81,9 @@ static const struct { unsigned ours; int linux_seal; } k_seals[] = {
     {TMEM__OS_SEAL_FUTURE_WRITE, F_SEAL_FUTURE_WRITE},
 };
 #endif
-#define SEAL_MASK (TMEM__OS_SEAL_SEAL | TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW | TMEM__OS_SEAL_WRITE | TMEM__OS_SEAL_FUTURE_WRITE)
+#define SEAL_MASK                                                                           \
+    (TMEM__OS_SEAL_SEAL | TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW | TMEM__OS_SEAL_WRITE | \
+     TMEM__OS_SEAL_FUTURE_WRITE)
 
 tmem_status tmem__os_memfd_seal(int fd, unsigned seals) {
     if (fd < 0 || (seals & ~(unsigned)SEAL_MASK) != 0) return TMEM_E_INVALID_ARG;

@@ -36,9 +36,11 @@ static void probe_memfd(tmem_system_info *info, size_t page) {
     if (tmem__os_memfd_create("tmem-probe", page, &fd) != TMEM_OK) return;
     info->memfd = true;
     unsigned seals = 0;
-    info->memfd_seals = tmem__os_memfd_seal(fd, TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW) == TMEM_OK &&
-                        tmem__os_fd_seals(fd, &seals) == TMEM_OK &&
-                        (seals & (TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW)) == (TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW);
+    info->memfd_seals =
+        tmem__os_memfd_seal(fd, TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW) == TMEM_OK &&
+        tmem__os_fd_seals(fd, &seals) == TMEM_OK &&
+        (seals & (TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW)) ==
+            (TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW);
     info->seal_future_write = info->memfd_seals && tmem__os_memfd_seal(fd, TMEM__OS_SEAL_FUTURE_WRITE) == TMEM_OK;
     (void)tmem__os_close(fd);
 }

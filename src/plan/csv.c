@@ -123,28 +123,45 @@ static tmem_status parse_row(csv_state *c, const int *cols, int ncols, const cha
     id[fv[COL_ID].n] = 0;
     if (memchr(id, 0, fv[COL_ID].n)) return fail(c, COL_ID, "id contains a NUL byte");
     b.id = id;
-    if (!parse_i64(fv[COL_LO], &b.start)) return fail(c, COL_LO, "'%s' is not a 64-bit integer", show(fv[COL_LO], shown, sizeof shown));
-    if (!parse_i64(fv[COL_HI], &b.end)) return fail(c, COL_HI, "'%s' is not a 64-bit integer", show(fv[COL_HI], shown, sizeof shown));
+    if (!parse_i64(fv[COL_LO], &b.start))
+        return fail(c, COL_LO, "'%s' is not a 64-bit integer",
+                    show(fv[COL_LO], shown, sizeof shown));
+    if (!parse_i64(fv[COL_HI], &b.end))
+        return fail(c, COL_HI, "'%s' is not a 64-bit integer",
+                    show(fv[COL_HI], shown, sizeof shown));
     if (fv[COL_SIZE].n && fv[COL_SIZE].p[0] == '-')
         return fail(c, COL_SIZE, "negative size '%s'", show(fv[COL_SIZE], shown, sizeof shown));
-    if (!parse_u64(fv[COL_SIZE], &b.size)) return fail(c, COL_SIZE, "'%s' is not an unsigned 64-bit integer", show(fv[COL_SIZE], shown, sizeof shown));
+    if (!parse_u64(fv[COL_SIZE], &b.size))
+        return fail(c, COL_SIZE, "'%s' is not an unsigned 64-bit integer",
+                    show(fv[COL_SIZE], shown, sizeof shown));
     if (b.size == 0) return fail(c, COL_SIZE, "size must be > 0");
-    if (b.end <= b.start) return fail(c, COL_HI, "end %lld <= start %lld (the end is exclusive)", (long long)b.end, (long long)b.start);
+    if (b.end <= b.start)
+        return fail(c, COL_HI, "end %lld <= start %lld (the end is exclusive)", (long long)b.end,
+                    (long long)b.start);
     if (have[COL_ALIGN] && fv[COL_ALIGN].n) {
-        if (!parse_u64(fv[COL_ALIGN], &b.alignment)) return fail(c, COL_ALIGN, "'%s' is not an unsigned integer", show(fv[COL_ALIGN], shown, sizeof shown));
-        if (b.alignment && !tmem__is_pow2(b.alignment)) return fail(c, COL_ALIGN, "%llu is not a power of two", (unsigned long long)b.alignment);
+        if (!parse_u64(fv[COL_ALIGN], &b.alignment))
+            return fail(c, COL_ALIGN, "'%s' is not an unsigned integer",
+                        show(fv[COL_ALIGN], shown, sizeof shown));
+        if (b.alignment && !tmem__is_pow2(b.alignment))
+            return fail(c, COL_ALIGN, "%llu is not a power of two",
+                        (unsigned long long)b.alignment);
     }
     if (have[COL_OFF] && fv[COL_OFF].n) {
-        if (!parse_u64(fv[COL_OFF], &b.offset)) return fail(c, COL_OFF, "'%s' is not an unsigned 64-bit integer", show(fv[COL_OFF], shown, sizeof shown));
+        if (!parse_u64(fv[COL_OFF], &b.offset))
+            return fail(c, COL_OFF, "'%s' is not an unsigned 64-bit integer",
+                        show(fv[COL_OFF], shown, sizeof shown));
         b.flags |= TMEM_PLAN_BUFFER_FIXED;
-        if (b.offset % (b.alignment ? b.alignment : 1)) return fail(c, COL_OFF, "offset %llu is not a multiple of the alignment", (unsigned long long)b.offset);
+        if (b.offset % (b.alignment ? b.alignment : 1))
+            return fail(c, COL_OFF, "offset %llu is not a multiple of the alignment",
+                        (unsigned long long)b.offset);
     }
     tmem_status st = tmem_plan_problem_add(prob, &b, NULL);
     switch (st) {
     case TMEM_OK: return TMEM_OK;
     case TMEM_E_EXISTS: return fail(c, COL_ID, "duplicate id '%s'", show(fv[COL_ID], shown, sizeof shown));
     case TMEM_E_OVERFLOW:
-        return fail(c, b.flags & TMEM_PLAN_BUFFER_FIXED ? COL_OFF : COL_SIZE, "sizes overflow 64 bits (offset + size, or the sum of all sizes)");
+        return fail(c, b.flags & TMEM_PLAN_BUFFER_FIXED ? COL_OFF : COL_SIZE,
+                    "sizes overflow 64 bits (offset + size, or the sum of all sizes)");
     case TMEM_E_NO_MEMORY: return st;
     default: return fail(c, -1, "buffer refused: %s", tmem_strerror(st));
     }
@@ -163,7 +180,9 @@ tmem_status tmem_plan_problem_parse_csv(const char *text, size_t len, tmem_plan_
     int ncols = 0;
     bool header = false;
     size_t pos = 0;
-    if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF) pos = 3;
+    if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
+        (unsigned char)text[2] == 0xBF)
+        pos = 3;
     while (pos < len && st == TMEM_OK) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - text) : len;
@@ -194,7 +213,9 @@ tmem_status tmem_plan_problem_parse_csv(const char *text, size_t len, tmem_plan_
                     }
                     c.names[col] = canonical[col];
                     /* remember the spelling used, for error messages */
-                    static const char *const spell[] = {"id", "buffer", "buffer_id", "lower", "start", "begin", "upper", "end", "size", "alignment", "offset"};
+                    static const char *const spell[] = {"id",    "buffer",    "buffer_id", "lower",
+                                                        "start", "begin",     "upper",     "end",
+                                                        "size",  "alignment", "offset"};
                     for (size_t s = 0; s < sizeof spell / sizeof spell[0]; s++)
                         if (field_is(f, spell[s])) c.names[col] = spell[s];
                 }
@@ -204,7 +225,10 @@ tmem_status tmem_plan_problem_parse_csv(const char *text, size_t len, tmem_plan_
             if (st) break;
             for (int col = COL_ID; col <= COL_SIZE; col++)
                 if (!c.names[col]) {
-                    st = fail(&c, -1, "header lacks the '%s' column (want id,lower,upper,size or buffer,start,end,size)", canonical[col]);
+                    st = fail(&c, -1,
+                              "header lacks the '%s' column (want id,lower,upper,size or "
+                              "buffer,start,end,size)",
+                              canonical[col]);
                     break;
                 }
             header = true;

@@ -81,7 +81,8 @@ static bool reserve(void **ptr, size_t *cap, size_t need, size_t elem) {
 tmem_status tmem_plan_problem_add(tmem_plan_problem *p, const tmem_plan_buffer *b, uint32_t *index) {
     if (!p || !b) return tmem__err(TMEM_E_INVALID_ARG);
     if (b->size == 0 || b->end <= b->start) return tmem__err(TMEM_E_INVALID_ARG);
-    if (b->flags & ~(uint32_t)(TMEM_PLAN_BUFFER_FIXED | TMEM_PLAN_BUFFER_NO_ALIAS)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (b->flags & ~(uint32_t)(TMEM_PLAN_BUFFER_FIXED | TMEM_PLAN_BUFFER_NO_ALIAS))
+        return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t align = b->alignment ? b->alignment : 1;
     if (!tmem__is_pow2(align)) return tmem__err(TMEM_E_ALIGNMENT);
     uint64_t t;

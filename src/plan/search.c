@@ -677,8 +677,8 @@ static bool setup(search *s, const tmem__plan_inst *in, const tmem__plan_adj *ad
     L->cand_cap = nn * 4;
     L->cand = malloc(L->cand_cap * sizeof *L->cand);
     if (!s->nb_start || !s->ob_start || !s->nb || !s->ob || !s->base_min || !s->total0 || !s->st ||
-        !s->floor || !s->tot || !s->tmax || !s->cuts || !s->rank || !s->ckeys || !s->stamp || !s->dirty || !s->pstack || !L->unplaced || !L->where ||
-        !L->frames || !L->cand)
+        !s->floor || !s->tot || !s->tmax || !s->cuts || !s->rank || !s->ckeys || !s->stamp ||
+        !s->dirty || !s->pstack || !L->unplaced || !L->where || !L->frames || !L->cand)
         return false;
     uint32_t ne = 0, oe = 0;
     for (uint32_t i = 0; i < n; i++) {

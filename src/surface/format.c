@@ -57,7 +57,8 @@ tmem_status tmem_surface_size_and_align(const tmem_surface_desc *desc, tmem_surf
     memset(&l, 0, sizeof l);
     if (desc->format <= TMEM_FORMAT_INVALID || desc->format >= TMEM_FORMAT_COUNT) return tmem__err(TMEM_E_INVALID_ARG);
     if (desc->flags) return tmem__err(TMEM_E_INVALID_ARG);
-    if (desc->width == 0 || desc->height == 0 || desc->width > TMEM_SURFACE_MAX_DIM || desc->height > TMEM_SURFACE_MAX_DIM)
+    if (desc->width == 0 || desc->height == 0 || desc->width > TMEM_SURFACE_MAX_DIM ||
+        desc->height > TMEM_SURFACE_MAX_DIM)
         return tmem__err(TMEM_E_INVALID_ARG);
     const format_def *f = &formats[desc->format];
     uint32_t planes = f->plane_count, channels = f->channels;

@@ -188,7 +188,8 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
     return TMEM_OK;
 }
 
-tmem_status tmem_surface_import(tmem_context *ctx, const tmem_surface_share *share, uint32_t flags, tmem_surface **out) {
+tmem_status tmem_surface_import(tmem_context *ctx, const tmem_surface_share *share, uint32_t flags,
+                                tmem_surface **out) {
     if (out) *out = NULL;
     if (!ctx || !share || !out || share->fds[0] < 0 || share->fds[1] < 0 ||
         share->descriptor_size > TMEM_SURFACE_DESCRIPTOR_SIZE)

@@ -109,7 +109,8 @@ static tmem_status create_memfd(tmem_surface *s, tmem_type *type) {
     if ((st = tmem__os_memfd_create(s->name, pixel_bytes, &s->pix_fd)) != TMEM_OK) return st;
     /* The control page is final now; the pixels get SEAL (and maybe
      * FUTURE_WRITE) when first shared. */
-    if ((st = tmem__os_memfd_seal(s->ctl_fd, TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW | TMEM__OS_SEAL_SEAL)) != TMEM_OK)
+    if ((st = tmem__os_memfd_seal(s->ctl_fd, TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW |
+                                                 TMEM__OS_SEAL_SEAL)) != TMEM_OK)
         return st;
     if ((st = tmem__os_memfd_seal(s->pix_fd, TMEM__OS_SEAL_SHRINK | TMEM__OS_SEAL_GROW)) != TMEM_OK) return st;
     void *p;
@@ -218,7 +219,9 @@ void *tmem_surface_plane_ptr(const tmem_surface *s, uint32_t plane) {
 static bool dec_nonzero(_Atomic uint32_t *c) {
     uint32_t v = atomic_load_explicit(c, memory_order_relaxed);
     while (v) {
-        if (atomic_compare_exchange_weak_explicit(c, &v, v - 1, memory_order_acq_rel, memory_order_relaxed)) return true;
+        if (atomic_compare_exchange_weak_explicit(c, &v, v - 1, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+            return true;
     }
     return false;
 }
@@ -227,7 +230,9 @@ static bool dec_nonzero(_Atomic uint32_t *c) {
 static bool inc_bounded(_Atomic uint32_t *c) {
     uint32_t v = atomic_load_explicit(c, memory_order_relaxed);
     while (v < (1u << 31)) {
-        if (atomic_compare_exchange_weak_explicit(c, &v, v + 1, memory_order_acq_rel, memory_order_relaxed)) return true;
+        if (atomic_compare_exchange_weak_explicit(c, &v, v + 1, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+            return true;
     }
     return false;
 }

@@ -86,13 +86,14 @@ tmem_status tmem_surface_tensor_view(tmem_surface *s, const tmem_rect *rect, tme
     return TMEM_OK;
 }
 
-tmem_status tmem_tensor_view_chw(void *data, tmem_dtype dtype, uint64_t c, uint64_t h, uint64_t w, tmem_tensor_view *out) {
+tmem_status tmem_tensor_view_chw(void *data, tmem_dtype dtype, uint64_t c, uint64_t h, uint64_t w,
+                                 tmem_tensor_view *out) {
     if (out) memset(out, 0, sizeof *out);
     uint32_t size = tmem_dtype_size(dtype);
     if (!data || !out || !size || !c || !h || !w) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t row, plane, total;
-    if (tmem__mul_overflow(w, size, &row) || tmem__mul_overflow(row, h, &plane) || tmem__mul_overflow(plane, c, &total) ||
-        total > (uint64_t)INT64_MAX)
+    if (tmem__mul_overflow(w, size, &row) || tmem__mul_overflow(row, h, &plane) ||
+        tmem__mul_overflow(plane, c, &total) || total > (uint64_t)INT64_MAX)
         return tmem__err(TMEM_E_OVERFLOW);
     out->data = data;
     out->dtype = dtype;

@@ -29,7 +29,9 @@ static void on_live(const tmem_trace_event *ev, void *user) {
     c->rows[c->nrows++] = (live_row){ev->name[0] ? ev->name : c->unnamed[role], ev->size, 1};
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(((const live_row *)a)->name, ((const live_row *)b)->name); }
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const live_row *)a)->name, ((const live_row *)b)->name);
+}
 static int by_bytes(const void *a, const void *b) {
     uint64_t x = ((const live_row *)a)->bytes, y = ((const live_row *)b)->bytes;
     if (x != y) return x > y ? -1 : 1;
@@ -52,7 +54,8 @@ static uint32_t top_table(tmem_trace_contributor *out, const uint64_t *bytes, co
         memset(c, 0, sizeof *c);
         int32_t id = i + 1 == n ? -1 : (int32_t)i;
         char tmp[32];
-        const char *label = roles ? tmem__trace_role_label(d, id, tmp, sizeof tmp) : tmem__trace_type_label(d, id, tmp, sizeof tmp);
+        const char *label = roles ? tmem__trace_role_label(d, id, tmp, sizeof tmp)
+                                  : tmem__trace_type_label(d, id, tmp, sizeof tmp);
         snprintf(c->label, sizeof c->label, "%s", label);
         c->id = id, c->bytes = bytes[i], c->count = count[i];
     }

@@ -80,7 +80,8 @@ bool tmem_cli_value_u32(const char *command, const char *opt, const char *v, uin
 bool tmem_cli_value_seconds(const char *command, const char *opt, const char *v, double max, double *out) {
     const char *why = "out of range";
     double d;
-    if (!v || !tmem_cli_parse_seconds(v, &d, &why) || d > max) return value_fail(command, opt, v, why, 0, (uint64_t)max);
+    if (!v || !tmem_cli_parse_seconds(v, &d, &why) || d > max)
+        return value_fail(command, opt, v, why, 0, (uint64_t)max);
     *out = d;
     return true;
 }
@@ -113,8 +114,8 @@ int tmem_cli_usage_error(const tmem_cli *cli, const char *fmt, ...) {
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nusage: %s %s   (%s --help for more)\n", cli->command, cli->synopsis ? cli->synopsis : "[options]",
-            cli->command);
+    fprintf(stderr, "\nusage: %s %s   (%s --help for more)\n", cli->command,
+            cli->synopsis ? cli->synopsis : "[options]", cli->command);
     return TMEM_CLI_USAGE;
 }
 

@@ -14,7 +14,9 @@ static const tmem_bench benches[] = {
     {"kv", "paged KV cache vs contiguous max-length buffers: waste, CoW fork savings", tmem_bench_kv},
     {"kern", "runtime matmul kernels: decode GB/s vs a streaming read, prefill GFLOP/s vs scalar", tmem_bench_kern},
     {"run", "the runtime on the Qwen3.5-0.8B shape: typed vs naive memory, speed, fit vs OS peak", tmem_bench_run},
-    {"tok", "tokenizer tables indexed in the mapped GGUF vs strings copied: dirty bytes, encode/decode", tmem_bench_tok},
+    {"tok", "tokenizer tables indexed in the mapped GGUF vs strings copied: dirty bytes, "
+            "encode/decode",
+     tmem_bench_tok},
     {"gpu", "model graphs on CUDA: planned typed heap vs cudaMalloc per tensor vs cudaMallocAsync", tmem_bench_gpu},
     {NULL, NULL, NULL}
 };

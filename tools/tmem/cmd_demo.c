@@ -100,7 +100,8 @@ static tmem_status run_steps(session *s) {
     for (; i < sizeof steps / sizeof steps[0] && st == TMEM_OK; i++) {
         double t0 = now_s();
         if (steps[i].run == demo_step_report) measure_end(s);
-        if (s->opt->trace_path && strcmp(steps[i].name, "report") != 0) DEMO_IGNORE(tmem_trace_mark(s->ctx, steps[i].name));
+        if (s->opt->trace_path && strcmp(steps[i].name, "report") != 0)
+            DEMO_IGNORE(tmem_trace_mark(s->ctx, steps[i].name));
         st = steps[i].run(s);
         demo_sample(s->res, s->fp_base);
         if (!s->opt->quiet) {

@@ -35,23 +35,30 @@ static void print_roles(tmem_context *ctx, const tmem_type *t, bool json) {
 static void print_json(tmem_context *ctx, const tmem_system_limits *lim, bool have_lim, const tmem_system_info *si) {
     printf("{\"version\":\"%d.%d.%d\",", TMEM_VERSION_MAJOR, TMEM_VERSION_MINOR, TMEM_VERSION_PATCH);
     if (have_lim)
-        printf("\"limits\":{\"cgroup_max\":%llu,\"cgroup_high\":%llu,\"cgroup_current\":%llu,\"mem_total\":%llu,\"mem_available\":%llu,\"effective\":%llu},",
-               (unsigned long long)lim->cgroup_max, (unsigned long long)lim->cgroup_high, (unsigned long long)lim->cgroup_current,
-               (unsigned long long)lim->mem_total, (unsigned long long)lim->mem_available, (unsigned long long)lim->effective);
+        printf("\"limits\":{\"cgroup_max\":%llu,\"cgroup_high\":%llu,\"cgroup_current\":%llu,"
+               "\"mem_total\":%llu,\"mem_available\":%llu,\"effective\":%llu},",
+               (unsigned long long)lim->cgroup_max, (unsigned long long)lim->cgroup_high,
+               (unsigned long long)lim->cgroup_current, (unsigned long long)lim->mem_total,
+               (unsigned long long)lim->mem_available, (unsigned long long)lim->effective);
     else
         printf("\"limits\":null,");
-    printf("\"system\":{\"page_size\":%llu,\"huge_page_size\":%llu,\"huge_pages_free\":%llu,\"memfd\":%s,\"memfd_seals\":%s,"
-           "\"seal_future_write\":%s,\"thp\":%s,\"madv_free\":%s,\"madv_cold\":%s,\"madv_pageout\":%s,\"psi\":%s,\"cgroup_v2\":%s},",
-           (unsigned long long)si->page_size, (unsigned long long)si->huge_page_size, (unsigned long long)si->huge_pages_free,
-           si->memfd ? "true" : "false", si->memfd_seals ? "true" : "false", si->seal_future_write ? "true" : "false",
-           si->thp ? "true" : "false", si->madv_free ? "true" : "false", si->madv_cold ? "true" : "false",
-           si->madv_pageout ? "true" : "false", si->psi ? "true" : "false", si->cgroup_v2 ? "true" : "false");
+    printf("\"system\":{\"page_size\":%llu,\"huge_page_size\":%llu,\"huge_pages_free\":%llu,"
+           "\"memfd\":%s,\"memfd_seals\":%s,\"seal_future_write\":%s,\"thp\":%s,"
+           "\"madv_free\":%s,\"madv_cold\":%s,\"madv_pageout\":%s,\"psi\":%s,\"cgroup_v2\":%s},",
+           (unsigned long long)si->page_size, (unsigned long long)si->huge_page_size,
+           (unsigned long long)si->huge_pages_free, si->memfd ? "true" : "false",
+           si->memfd_seals ? "true" : "false", si->seal_future_write ? "true" : "false",
+           si->thp ? "true" : "false", si->madv_free ? "true" : "false",
+           si->madv_cold ? "true" : "false", si->madv_pageout ? "true" : "false",
+           si->psi ? "true" : "false", si->cgroup_v2 ? "true" : "false");
     tmem_budget_info bi;
-    printf("\"budget\":%llu,\"config\":", tmem_context_budget(ctx, &bi) == TMEM_OK ? (unsigned long long)bi.budget : 0ull);
+    printf("\"budget\":%llu,\"config\":",
+           tmem_context_budget(ctx, &bi) == TMEM_OK ? (unsigned long long)bi.budget : 0ull);
     const char *cfg = getenv("TMEM_CONFIG");
     if (cfg && *cfg) {
         printf("\"");
-        for (const char *c = cfg; *c; c++) printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "?" : "%c", *c);
+        for (const char *c = cfg; *c; c++)
+            printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "?" : "%c", *c);
         printf("\",");
     } else {
         printf("null,");
@@ -61,9 +68,11 @@ static void print_json(tmem_context *ctx, const tmem_system_limits *lim, bool ha
         tmem_type *t;
         tmem_type_info ti;
         if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK) break;
-        printf("%s{\"name\":\"%s\",\"placement\":\"%s\",\"lifetime\":\"%s\",\"flags\":%u,\"reserve\":%llu,\"budget\":%llu,\"reclaim_priority\":%d,\"roles\":[",
-               i ? "," : "", ti.name, tmem_placement_name(ti.placement), tmem_lifetime_name(ti.lifetime), ti.flags,
-               (unsigned long long)ti.reserve, (unsigned long long)ti.budget, ti.reclaim_priority);
+        printf("%s{\"name\":\"%s\",\"placement\":\"%s\",\"lifetime\":\"%s\",\"flags\":%u,"
+               "\"reserve\":%llu,\"budget\":%llu,\"reclaim_priority\":%d,\"roles\":[",
+               i ? "," : "", ti.name, tmem_placement_name(ti.placement),
+               tmem_lifetime_name(ti.lifetime), ti.flags, (unsigned long long)ti.reserve,
+               (unsigned long long)ti.budget, ti.reclaim_priority);
         print_roles(ctx, t, true);
         printf("]}");
     }
@@ -91,7 +100,10 @@ static void print_text(tmem_context *ctx, const tmem_system_limits *lim, bool ha
     human(b, sizeof b, si->huge_page_size);
     printf("\nsystem\n  page size               %s\n  huge page size          %s (%llu free hugetlb pages)\n", a, b,
            (unsigned long long)si->huge_pages_free);
-    printf("  transparent huge pages  %s\n  memfd                   %s\n  memfd seals             %s\n  F_SEAL_FUTURE_WRITE     %s\n",
+    printf("  transparent huge pages  %s\n"
+           "  memfd                   %s\n"
+           "  memfd seals             %s\n"
+           "  F_SEAL_FUTURE_WRITE     %s\n",
            yn(si->thp), yn(si->memfd), yn(si->memfd_seals), yn(si->seal_future_write));
     printf("  MADV_FREE / COLD / PAGEOUT  %s / %s / %s\n  PSI (/proc/pressure)    %s\n  cgroup v2 memory        %s\n",
            yn(si->madv_free), yn(si->madv_cold), yn(si->madv_pageout), yn(si->psi), yn(si->cgroup_v2));

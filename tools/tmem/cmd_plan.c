@@ -124,7 +124,8 @@ int tmem_cmd_plan(int argc, char **argv) {
             fprintf(stderr, "%s:%llu: %s%s%s\n", file, (unsigned long long)err.line, err.field[0] ? err.field : "",
                     err.field[0] ? ": " : "", err.message);
         else
-            fprintf(stderr, "%s: %s (%s)\n", file, err.message[0] ? err.message : tmem_strerror(st), tmem_status_name(st));
+            fprintf(stderr, "%s: %s (%s)\n", file, err.message[0] ? err.message : tmem_strerror(st),
+                    tmem_status_name(st));
         return 1;
     }
     tmem_plan *plan;

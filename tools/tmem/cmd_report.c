@@ -36,11 +36,15 @@ int tmem_cmd_report(int argc, char **argv) {
     const tmem_cli_opt opts[] = {
         TMEM_CLI_FLAG("--json", "print the summary JSON instead of the text tables", &json),
         TMEM_CLI_STR("--html", "OUT", "write the self-contained HTML report", &html),
-        TMEM_CLI_STR("--chrome", "OUT", "write Chrome/Perfetto trace JSON (ui.perfetto.dev, chrome://tracing)", &chrome),
+        TMEM_CLI_STR("--chrome", "OUT",
+                     "write Chrome/Perfetto trace JSON (ui.perfetto.dev, chrome://tracing)",
+                     &chrome),
         TMEM_CLI_STR("--svg", "OUT", "write the SVG timeline", &svg),
-        TMEM_CLI_STR("--plan", "FILE", "show this plan picture (SVG, '-' = stdin) in the HTML report", &plan),
+        TMEM_CLI_STR("--plan", "FILE",
+                     "show this plan picture (SVG, '-' = stdin) in the HTML report", &plan),
         TMEM_CLI_STR("--title", "TEXT", "title of the HTML report", &rd.title),
-        TMEM_CLI_U32("--top", "N", "rows per 'alive at the peak' table (default 10)", &rd.top, 1, TMEM_TRACE_TOP_MAX),
+        TMEM_CLI_U32("--top", "N", "rows per 'alive at the peak' table (default 10)", &rd.top, 1,
+                     TMEM_TRACE_TOP_MAX),
     };
     const char **pos[] = {&trace};
     tmem_cli cli = {"tmem report", "TRACE [options]",

@@ -17,7 +17,9 @@ static void measure(tmem_context *ctx, const tmem_demo_result *r) {
         tmem_type *t;
         tmem_type_info ti;
         tmem_type_stats ts;
-        if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK || tmem_type_get_stats(t, &ts) != TMEM_OK) break;
+        if (tmem_type_at(ctx, i, &t) != TMEM_OK || tmem_type_get_info(t, &ti) != TMEM_OK ||
+            tmem_type_get_stats(t, &ts) != TMEM_OK)
+            break;
         uint64_t res = 0;
         if (tmem_type_get_residency(t, &res) != TMEM_OK) res = 0;
         /* clean bytes (the mapped weights) are outside the pool: measured below */
@@ -34,10 +36,16 @@ static void measure(tmem_context *ctx, const tmem_demo_result *r) {
         return;
     }
     printf("\nprocess (smaps_rollup, change over the session, before the report was written)\n");
-    printf("  private dirty   accounted %9.1f MiB   OS %9.1f MiB   (%+.2f%%)\n", demo_mib(r->accounted_dirty),
-           demo_mib(r->os_dirty), r->accounted_dirty ? 100.0 * ((double)r->os_dirty - (double)r->accounted_dirty) / (double)r->accounted_dirty : 0.0);
-    printf("  clean (file)    accounted %9.1f MiB   OS %9.1f MiB   (%+.2f%%)\n", demo_mib(r->accounted_clean),
-           demo_mib(r->os_clean), r->accounted_clean ? 100.0 * ((double)r->os_clean - (double)r->accounted_clean) / (double)r->accounted_clean : 0.0);
+    printf("  private dirty   accounted %9.1f MiB   OS %9.1f MiB   (%+.2f%%)\n",
+           demo_mib(r->accounted_dirty), demo_mib(r->os_dirty),
+           r->accounted_dirty ? 100.0 * ((double)r->os_dirty - (double)r->accounted_dirty) /
+                                    (double)r->accounted_dirty
+                              : 0.0);
+    printf("  clean (file)    accounted %9.1f MiB   OS %9.1f MiB   (%+.2f%%)\n",
+           demo_mib(r->accounted_clean), demo_mib(r->os_clean),
+           r->accounted_clean ? 100.0 * ((double)r->os_clean - (double)r->accounted_clean) /
+                                    (double)r->accounted_clean
+                              : 0.0);
 }
 
 /* The typed session in this (child) process. */
@@ -107,29 +115,36 @@ static bool in_child(const tmem_demo_options *o, bool typed, bool print, tmem_de
 }
 
 static void json(const tmem_demo_options *o, const tmem_demo_result *t, const tmem_demo_result *n) {
-    printf("{\"version\":1,\"prompt_tokens\":%u,\"image_tokens\":%u,\"generated\":%u,\"image_side\":%u,"
-           "\"typed\":{\"seconds\":%.3f,\"peak_private_dirty\":%llu,\"samples\":%llu,\"accounted_dirty\":%llu,"
+    printf("{\"version\":1,\"prompt_tokens\":%u,\"image_tokens\":%u,\"generated\":%u,"
+           "\"image_side\":%u,"
+           "\"typed\":{\"seconds\":%.3f,\"peak_private_dirty\":%llu,\"samples\":%llu,"
+           "\"accounted_dirty\":%llu,"
            "\"accounted_clean\":%llu,\"os_dirty\":%llu,\"os_clean\":%llu,\"peak_committed\":%llu,"
-           "\"peak_committed_dirty\":%llu,\"kv_bytes\":%llu,\"state_bytes\":%llu,\"snapshot_bytes\":%llu},"
+           "\"peak_committed_dirty\":%llu,\"kv_bytes\":%llu,\"state_bytes\":%llu,"
+           "\"snapshot_bytes\":%llu},"
            "\"predicted\":{\"total\":%llu,\"dirty\":%llu},"
            "\"plans\":{\"vision\":{\"arena\":%llu,\"lower_bound\":%llu,\"no_alias\":%llu},"
            "\"prefill\":{\"arena\":%llu,\"lower_bound\":%llu,\"no_alias\":%llu},"
            "\"decode\":{\"arena\":%llu,\"lower_bound\":%llu,\"no_alias\":%llu}},"
-           "\"naive\":{\"seconds\":%.3f,\"peak_private_dirty\":%llu,\"samples\":%llu,\"weights_dirty\":%llu},"
+           "\"naive\":{\"seconds\":%.3f,\"peak_private_dirty\":%llu,\"samples\":%llu,"
+           "\"weights_dirty\":%llu},"
            "\"ratio\":%.3f,\"report\":\"%s\"}\n",
            t->prompt_tokens, t->image_tokens, t->generated, o->image_side, t->seconds,
            (unsigned long long)t->peak_private_dirty, (unsigned long long)t->samples,
            (unsigned long long)t->accounted_dirty, (unsigned long long)t->accounted_clean,
-           (unsigned long long)t->os_dirty, (unsigned long long)t->os_clean, (unsigned long long)t->peak_committed,
-           (unsigned long long)t->peak_committed_dirty, (unsigned long long)t->kv_bytes,
-           (unsigned long long)t->state_bytes, (unsigned long long)t->snapshot_bytes,
-           (unsigned long long)t->predicted_total, (unsigned long long)t->predicted_dirty,
-           (unsigned long long)t->plan_arena[0], (unsigned long long)t->plan_lower[0], (unsigned long long)t->plan_sum[0],
-           (unsigned long long)t->plan_arena[1], (unsigned long long)t->plan_lower[1], (unsigned long long)t->plan_sum[1],
-           (unsigned long long)t->plan_arena[2], (unsigned long long)t->plan_lower[2], (unsigned long long)t->plan_sum[2],
-           n->seconds, (unsigned long long)n->peak_private_dirty, (unsigned long long)n->samples,
+           (unsigned long long)t->os_dirty, (unsigned long long)t->os_clean,
+           (unsigned long long)t->peak_committed, (unsigned long long)t->peak_committed_dirty,
+           (unsigned long long)t->kv_bytes, (unsigned long long)t->state_bytes,
+           (unsigned long long)t->snapshot_bytes, (unsigned long long)t->predicted_total,
+           (unsigned long long)t->predicted_dirty, (unsigned long long)t->plan_arena[0],
+           (unsigned long long)t->plan_lower[0], (unsigned long long)t->plan_sum[0],
+           (unsigned long long)t->plan_arena[1], (unsigned long long)t->plan_lower[1],
+           (unsigned long long)t->plan_sum[1], (unsigned long long)t->plan_arena[2],
+           (unsigned long long)t->plan_lower[2], (unsigned long long)t->plan_sum[2], n->seconds,
+           (unsigned long long)n->peak_private_dirty, (unsigned long long)n->samples,
            (unsigned long long)n->weights_dirty,
-           t->peak_private_dirty ? (double)n->peak_private_dirty / (double)t->peak_private_dirty : 0.0,
+           t->peak_private_dirty ? (double)n->peak_private_dirty / (double)t->peak_private_dirty
+                                 : 0.0,
            t->report_written ? t->report : "");
 }
 
@@ -228,11 +243,14 @@ int tmem_demo_bookkeeping(int argc, char **argv) {
         json(&o, &typed, &naive);
         return 0;
     }
-    printf("\npredicted vs actual: fit %.1f MiB dirty (+ %.1f MiB clean weights); the session committed at most "
-           "%.1f MiB dirty (%+.1f%%)\n",
+    printf("\npredicted vs actual: fit %.1f MiB dirty (+ %.1f MiB clean weights); "
+           "the session committed at most %.1f MiB dirty (%+.1f%%)\n",
            demo_mib(typed.predicted_dirty), demo_mib(typed.predicted_total - typed.predicted_dirty),
            demo_mib(typed.peak_committed_dirty),
-           typed.predicted_dirty ? 100.0 * ((double)typed.peak_committed_dirty - (double)typed.predicted_dirty) / (double)typed.predicted_dirty : 0.0);
+           typed.predicted_dirty
+               ? 100.0 * ((double)typed.peak_committed_dirty - (double)typed.predicted_dirty) /
+                     (double)typed.predicted_dirty
+               : 0.0);
     printf("planned arenas: vision %.1f MiB (no aliasing: %.1f), prefill %.1f MiB (%.1f), decode %.2f MiB (%.2f)\n",
            demo_mib(typed.plan_arena[0]), demo_mib(typed.plan_sum[0]), demo_mib(typed.plan_arena[1]),
            demo_mib(typed.plan_sum[1]), demo_mib(typed.plan_arena[2]), demo_mib(typed.plan_sum[2]));
@@ -242,7 +260,10 @@ int tmem_demo_bookkeeping(int argc, char **argv) {
            demo_mib(typed.peak_private_dirty), typed.seconds);
     printf("  naive   %9.1f MiB   (malloc per tensor, a copy per image stage, max-length KV)        %.2f s\n",
            demo_mib(naive.peak_private_dirty), naive.seconds);
-    printf("  naive / typed = %.2fx\n", typed.peak_private_dirty ? (double)naive.peak_private_dirty / (double)typed.peak_private_dirty : 0.0);
+    printf("  naive / typed = %.2fx\n",
+           typed.peak_private_dirty
+               ? (double)naive.peak_private_dirty / (double)typed.peak_private_dirty
+               : 0.0);
     uint64_t nw = naive.peak_private_dirty > naive.weights_dirty ? naive.peak_private_dirty - naive.weights_dirty : 0;
     printf("  without the weights (naive: %.1f MiB of them, dirty): naive %.1f MiB, typed %.1f MiB = %.2fx\n",
            demo_mib(naive.weights_dirty), demo_mib(nw), demo_mib(typed.peak_private_dirty),

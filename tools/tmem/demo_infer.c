@@ -56,19 +56,22 @@ tmem_status demo_step_heaps(session *s) {
         (st = tmem_plan_heap_desc(s->own->decode.plan, &dd)) != TMEM_OK)
         return st;
     uint64_t act = pd.size > dd.size ? pd.size : dd.size;
-    if ((st = placement(s, TMEM_ROLE_VISION_INTERMEDIATE, vd.size, "vision.arena", &s->vision_heap)) != TMEM_OK ||
-        (st = placement(s, TMEM_ROLE_ACTIVATION, act, "activations.arena", &s->act_heap)) != TMEM_OK ||
-        (st = heap(s, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_ROLE_IMAGE, TMEM_HEAP_LINEAR, 3ull * s->side * s->side * 4 + 4096,
-                   "pixels", &s->pixels)) != TMEM_OK ||
-        (st = heap(s, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_LINEAR,
-                   s->image_tokens * m->n_embd * 4 + 4096, "vision.embeddings", &s->embd)) != TMEM_OK ||
-        (st = heap(s, TMEM_ROLE_OUTPUT_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, TMEM_HEAP_GENERAL, DEMO_MAX_CONTEXT * 4 + 65536,
-                   "tokens", &s->tokens)) != TMEM_OK ||
+    if ((st = placement(s, TMEM_ROLE_VISION_INTERMEDIATE, vd.size, "vision.arena",
+                        &s->vision_heap)) != TMEM_OK ||
+        (st = placement(s, TMEM_ROLE_ACTIVATION, act, "activations.arena",
+                        &s->act_heap)) != TMEM_OK ||
+        (st = heap(s, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_ROLE_IMAGE, TMEM_HEAP_LINEAR,
+                   3ull * s->side * s->side * 4 + 4096, "pixels", &s->pixels)) != TMEM_OK ||
+        (st = heap(s, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_ROLE_VISION_INTERMEDIATE,
+                   TMEM_HEAP_LINEAR, s->image_tokens * m->n_embd * 4 + 4096, "vision.embeddings",
+                   &s->embd)) != TMEM_OK ||
+        (st = heap(s, TMEM_ROLE_OUTPUT_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, TMEM_HEAP_GENERAL,
+                   DEMO_MAX_CONTEXT * 4 + 65536, "tokens", &s->tokens)) != TMEM_OK ||
         /* the last position's logits: a step's output, transient (the fit's "logits" line) */
-        (st = heap(s, TMEM_ROLE_ACTIVATION, TMEM_ROLE_ACTIVATION, TMEM_HEAP_LINEAR, (uint64_t)m->n_vocab * 4 + 4096,
-                   "logits", &s->logits_heap)) != TMEM_OK ||
-        (st = heap(s, TMEM_ROLE_SCRATCH, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR, (uint64_t)m->n_vocab * 8 + 4096,
-                   "sampler", &s->scratch)) != TMEM_OK)
+        (st = heap(s, TMEM_ROLE_ACTIVATION, TMEM_ROLE_ACTIVATION, TMEM_HEAP_LINEAR,
+                   (uint64_t)m->n_vocab * 4 + 4096, "logits", &s->logits_heap)) != TMEM_OK ||
+        (st = heap(s, TMEM_ROLE_SCRATCH, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR,
+                   (uint64_t)m->n_vocab * 8 + 4096, "sampler", &s->scratch)) != TMEM_OK)
         return st;
 
     /* The paged KV cache and the recurrent state, laid out by the model

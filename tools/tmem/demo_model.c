@@ -294,7 +294,8 @@ tmem_status demo_step_predict(session *s) {
            s->model.name, s->model.n_layers, (unsigned)s->image_tokens, (unsigned long long)fd.ctx_tokens, s->chunk);
     for (uint32_t i = 0; i < s->fit.item_count; i++) {
         const tmem_fit_item *it = &s->fit.items[i];
-        printf("    %-20s %-18s %9.1f MiB%s\n", it->what, it->type_name, demo_mib(it->bytes), it->clean ? "  clean" : "");
+        printf("    %-20s %-18s %9.1f MiB%s\n", it->what, it->type_name, demo_mib(it->bytes),
+               it->clean ? "  clean" : "");
     }
     printf("    %-20s %-18s %9.1f MiB  (%.1f MiB dirty)  budget %.0f MiB: %s\n\n", "total", "", demo_mib(s->fit.total),
            demo_mib(s->fit.total_dirty), demo_mib(bi.budget), s->fit.total <= bi.budget ? "fits" : "DOES NOT FIT");

@@ -46,7 +46,8 @@ static tmem_status load_weights(naive *n, const demo_model_files *f) {
 }
 
 /* One layer: malloc every buffer of its graph, write it, free them all. */
-static tmem_status layer(naive *n, tmem_model_layer_kind kind, uint64_t tokens, uint64_t ctx, uint32_t salt, bool sample) {
+static tmem_status layer(naive *n, tmem_model_layer_kind kind, uint64_t tokens, uint64_t ctx,
+                         uint32_t salt, bool sample) {
     tmem_model_buffer bufs[DEMO_GRAPH_CAP];
     void *ptrs[DEMO_GRAPH_CAP];
     uint32_t count;
@@ -65,7 +66,8 @@ static uint8_t clamp8(int v) { return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); 
 
 /* The image stages; returns the tensor stage (the others stay alive). */
 static tmem_status image(naive *n, uint32_t side, void *stage[5]) {
-    uint32_t w = n->opt->frame_width ? n->opt->frame_width : 1280, h = n->opt->frame_height ? n->opt->frame_height : 720;
+    uint32_t w = n->opt->frame_width ? n->opt->frame_width : 1280,
+             h = n->opt->frame_height ? n->opt->frame_height : 720;
     uint64_t nv12 = (uint64_t)w * h * 3 / 2;
     uint8_t *frame = stage[0] = malloc(nv12), *pb = stage[1] = malloc(nv12);
     uint8_t *rgb = stage[2] = malloc((uint64_t)w * h * 3), *tex = stage[3] = malloc((uint64_t)w * h * 4);
@@ -134,8 +136,8 @@ static tmem_status run(naive *n, const demo_model_files *f, void *stage[5], void
         nt = prefill ? (total - pos < chunk ? total - pos : chunk) : 1;
         for (uint32_t l = 0; l < m->n_layers && st == TMEM_OK; l++) {
             bool full = (l + 1) % m->full_attn_interval == 0;
-            st = layer(n, full ? TMEM_MODEL_LAYER_ATTENTION : TMEM_MODEL_LAYER_DELTANET, prefill ? chunk : 1, ctx, pos + l,
-                       prefill);
+            st = layer(n, full ? TMEM_MODEL_LAYER_ATTENTION : TMEM_MODEL_LAYER_DELTANET,
+                       prefill ? chunk : 1, ctx, pos + l, prefill);
         }
         if (st != TMEM_OK) return st;
         memset(kv + (uint64_t)pos * kvtok, (int)pos, (uint64_t)nt * kvtok);

@@ -10,8 +10,9 @@
 
 #define PLAN_ALIGN 64u /* cache lines, SIMD loads: the fit calculator's alignment */
 
-tmem_status demo_plan_build(const tmem_model_desc *m, demo_plan *p, const char *name, const tmem_model_layer_kind *kinds,
-                            uint32_t nkinds, uint64_t n_tokens, uint64_t n_ctx) {
+tmem_status demo_plan_build(const tmem_model_desc *m, demo_plan *p, const char *name,
+                            const tmem_model_layer_kind *kinds, uint32_t nkinds, uint64_t n_tokens,
+                            uint64_t n_ctx) {
     memset(p, 0, sizeof *p);
     p->name = name;
     p->nkinds = nkinds;
@@ -59,12 +60,14 @@ void demo_plan_run_layer(const demo_plan *p, tmem_model_layer_kind kind, uint32_
     for (uint32_t k = 0; k < p->nkinds; k++) {
         if (p->kinds[k] != kind) continue;
         /* buffers come in the order their ops produce them */
-        for (uint32_t i = p->first[k]; i < p->first[k] + p->count[k]; i++) demo_touch(p->ptrs[i], p->bufs[i].size, layer + i);
+        for (uint32_t i = p->first[k]; i < p->first[k] + p->count[k]; i++)
+            demo_touch(p->ptrs[i], p->bufs[i].size, layer + i);
     }
 }
 
 void demo_plan_print(const demo_plan *p) {
-    printf("    plan %-8s %3u buffers  arena %8.1f MiB  lower bound %8.1f MiB  no aliasing %8.1f MiB  (%s%s)\n", p->name,
-           p->info.buffers, demo_mib(p->info.arena), demo_mib(p->info.lower_bound), demo_mib(p->info.sum_sizes),
-           p->info.method, p->info.optimal ? ", optimal" : "");
+    printf("    plan %-8s %3u buffers  arena %8.1f MiB  lower bound %8.1f MiB  "
+           "no aliasing %8.1f MiB  (%s%s)\n",
+           p->name, p->info.buffers, demo_mib(p->info.arena), demo_mib(p->info.lower_bound),
+           demo_mib(p->info.sum_sizes), p->info.method, p->info.optimal ? ", optimal" : "");
 }

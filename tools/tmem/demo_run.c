@@ -124,7 +124,8 @@ int tmem_cmd_demo(int argc, char **argv) {
     const double M = 1048576.0;
     printf("generated token ids (noise from random weights): %s\n\n", t.tokens);
     printf("%-32s %12s %12s %12s\n", "", "typed", "naive", "naive/typed");
-    printf("%-32s %12.1f %12.1f %11.1fx\n", "peak Private_Dirty (MiB, OS)", t.dirty / M, n.dirty / M, n.dirty / t.dirty);
+    printf("%-32s %12.1f %12.1f %11.1fx\n", "peak Private_Dirty (MiB, OS)", t.dirty / M,
+           n.dirty / M, n.dirty / t.dirty);
     printf("%-32s %12.1f %12.1f %11.1fx\n", "peak RSS (MiB, OS)", t.rss / M, n.rss / M, n.rss / t.rss);
     printf("%-32s %12.1f %12.1f\n", "prefill (tok/s)", t.prefill, n.prefill);
     printf("%-32s %12.2f %12.2f\n", "decode (tok/s)", t.decode, n.decode);

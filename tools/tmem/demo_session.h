@@ -91,8 +91,9 @@ tmem_status demo_step_decode(session *s);
 tmem_status demo_step_report(session *s);
 
 /* demo_plan.c: graph(s) -> plan; the pointers are filled by tmem_plan_heap_bind. */
-tmem_status demo_plan_build(const tmem_model_desc *m, demo_plan *p, const char *name, const tmem_model_layer_kind *kinds,
-                            uint32_t nkinds, uint64_t n_tokens, uint64_t n_ctx);
+tmem_status demo_plan_build(const tmem_model_desc *m, demo_plan *p, const char *name,
+                            const tmem_model_layer_kind *kinds, uint32_t nkinds, uint64_t n_tokens,
+                            uint64_t n_ctx);
 void demo_plan_free(demo_plan *p);
 /* Write every buffer of one layer of `kind`, in the order its ops produce them. */
 void demo_plan_run_layer(const demo_plan *p, tmem_model_layer_kind kind, uint32_t layer);

@@ -17,16 +17,27 @@ static int cmd_version(int argc, char **argv) {
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
     {"run", "tmem run MODEL.gguf -p TEXT [...]   generate with the reference runtime on typed memory", tmem_cmd_run},
-    {"plan", "tmem plan FILE.csv [--capacity N] [--time-limit S] [--out F] [--json] [--svg F]  plan buffer offsets", tmem_cmd_plan},
+    {"plan",
+     "tmem plan FILE.csv [--capacity N] [--time-limit S] [--out F] [--json] [--svg F]  "
+     "plan buffer offsets",
+     tmem_cmd_plan},
     {"bench", "tmem bench <name> [--json]         benchmarks: ours vs baselines, same run", tmem_cmd_bench},
     {"info", "tmem info [--json]                 limits, OS features and the default memory types", tmem_cmd_info},
     {"stats", "tmem stats [--json]                accounting of a small demo session", tmem_cmd_stats},
     {"demo", "tmem demo                          a VLM session in typed memory, accounted vs measured", tmem_cmd_demo},
     {"fit", "tmem fit --model M --ctx N [...]   will a model + request fit a memory budget?", tmem_cmd_fit},
-    {"report", "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG", tmem_cmd_report},
-    {"watch", "tmem watch --limit SIZE [--cgroup] -- CMD...  run CMD under a jetsam-style footprint limit", tmem_cmd_watch},
-    {"convert", "tmem convert HF_DIR OUT.gguf [--dtype f16]  Hugging Face Qwen3.5 checkpoint -> qwen35 GGUF", tmem_cmd_convert},
-    {"gen", "tmem gen [--preset P] [--dtype f16] OUT.gguf  random-weight qwen35 GGUF of a preset's shape", tmem_cmd_gen},
+    {"report",
+     "tmem report TRACE [--html out.html] [--json]  what was alive at the peak; HTML/Chrome/SVG",
+     tmem_cmd_report},
+    {"watch",
+     "tmem watch --limit SIZE [--cgroup] -- CMD...  run CMD under a jetsam-style footprint limit",
+     tmem_cmd_watch},
+    {"convert",
+     "tmem convert HF_DIR OUT.gguf [--dtype f16]  Hugging Face Qwen3.5 checkpoint -> qwen35 GGUF",
+     tmem_cmd_convert},
+    {"gen",
+     "tmem gen [--preset P] [--dtype f16] OUT.gguf  random-weight qwen35 GGUF of a preset's shape",
+     tmem_cmd_gen},
 };
 
 static void usage(FILE *f) {

@@ -49,7 +49,8 @@ void tmem_progress_draw(tmem_progress *p) {
                          (unsigned long long)done, (unsigned long long)p->total);
     } else {
         static const char spin[] = "|/-\\";
-        n = snprintf(line, sizeof line, "%-16s %c %llu  %.1fs", p->label, spin[(now / 100000000u) % 4], (unsigned long long)p->done, secs);
+        n = snprintf(line, sizeof line, "%-16s %c %llu  %.1fs", p->label,
+                     spin[(now / 100000000u) % 4], (unsigned long long)p->done, secs);
     }
     if (n < 0) return;
     if (n >= (int)sizeof line) n = (int)sizeof line - 1;

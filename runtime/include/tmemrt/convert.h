@@ -77,7 +77,8 @@ typedef struct tmrt_convert_desc {
  *          and writing files.
  *  @param[out] out  may be NULL.  @param[out] err  may be NULL.
  *  @par Threads one call per context at a time */
-TMEM_API TMEM_NODISCARD tmem_status tmrt_convert(tmem_context *ctx, const tmrt_convert_desc *desc, tmrt_convert_result *out, tmrt_convert_error *err);
+TMEM_API TMEM_NODISCARD tmem_status tmrt_convert(tmem_context *ctx, const tmrt_convert_desc *desc,
+                                                 tmrt_convert_result *out, tmrt_convert_error *err);
 
 /** @brief Random weights of a model shape. Zeroed = defaults. */
 typedef struct tmrt_gen_desc {
@@ -95,7 +96,8 @@ typedef struct tmrt_gen_desc {
 
 /** @brief Write a GGUF with the qwen35 layout of `model`, a synthetic
  *  byte-level BPE tokenizer of its vocabulary size (tmrt_tokenizer_synth_write,
- *  so `tmem run -p TEXT` works on it) and deterministic random weights at a scale that keeps activations finite through every
+ *  so `tmem run -p TEXT` works on it) and deterministic random weights at a
+ *  scale that keeps activations finite through every
  *  layer (docs/convert.md: projections uniform with std 1/sqrt(fan_in),
  *  output projections further divided by sqrt(2 x layers), norms near 1,
  *  A and dt_bias in the ranges Qwen3.5 initialises them to). Rope theta
@@ -103,7 +105,8 @@ typedef struct tmrt_gen_desc {
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, bad shape) | TMEM_E_UNSUPPORTED
  *          (dtype) | TMEM_E_IO | TMEM_E_NO_MEMORY | the OS errors of writing.
  *  @par Threads one call per context at a time */
-TMEM_API TMEM_NODISCARD tmem_status tmrt_gen(tmem_context *ctx, const tmrt_gen_desc *desc, tmrt_convert_result *out, tmrt_convert_error *err);
+TMEM_API TMEM_NODISCARD tmem_status tmrt_gen(tmem_context *ctx, const tmrt_gen_desc *desc,
+                                             tmrt_convert_result *out, tmrt_convert_error *err);
 
 TMEM_EXTERN_C_END
 

@@ -99,7 +99,8 @@ static tmem_status read_rope(cfg *c, cv_hparams *h) {
         return cv_fail(c->err, TMEM_E_UNSUPPORTED, "%s: rope_type other than \"default\" (rope scaling) is not "
                        "supported", c->path);
     tmem_status st;
-    if (!find_rope(c, "rope_theta", &v)) return cv_fail(c->err, TMEM_E_NOT_FOUND, "%s: missing field 'rope_theta'", c->path);
+    if (!find_rope(c, "rope_theta", &v))
+        return cv_fail(c->err, TMEM_E_NOT_FOUND, "%s: missing field 'rope_theta'", c->path);
     if ((st = num_of(c, v, "rope_theta", &h->rope_theta))) return st;
     double partial = 0.25;
     if (find_rope(c, "partial_rotary_factor", &v) && (st = num_of(c, v, "partial_rotary_factor", &partial))) return st;
@@ -248,7 +249,8 @@ tmem_status cv_config_read(tmem_context *ctx, const char *hf_dir, cv_hparams *h,
         return cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
     }
     cfg c = {j, TMEM_JSON_ROOT, TMEM_JSON_ROOT, 0, false, path, err};
-    if (tmem_json_type_of(j, TMEM_JSON_ROOT) != TMEM_JSON_OBJECT) st = cv_fail(err, TMEM_E_PARSE, "%s: not an object", path);
+    if (tmem_json_type_of(j, TMEM_JSON_ROOT) != TMEM_JSON_OBJECT)
+        st = cv_fail(err, TMEM_E_PARSE, "%s: not an object", path);
     else st = read_all(&c, h);
     tmem_json_free(j);
     free(text);

@@ -313,7 +313,8 @@ static tmem_status write_specials(tmem_gguf_writer *w, const char *dir, const do
         tmem_json_ref f;
         bool b;
         snprintf(k, sizeof k, "add_%s_token", typ[i]);
-        if (!st && cfg->j && tmem_json_get(cfg->j, TMEM_JSON_ROOT, k, &f) == TMEM_OK && !tmem_json_bool(cfg->j, f, &b)) {
+        if (!st && cfg->j && tmem_json_get(cfg->j, TMEM_JSON_ROOT, k, &f) == TMEM_OK &&
+            !tmem_json_bool(cfg->j, f, &b)) {
             tmem_gguf_value x = {.type = TMEM_GGUF_BOOL};
             x.v.b = b;
             snprintf(k, sizeof k, "tokenizer.ggml.add_%s_token", typ[i]);

@@ -59,7 +59,8 @@ static uint32_t j_u32(jcfg *c, const char *key, bool required, uint32_t fallback
     return (uint32_t)x;
 }
 
-static tmem_status parse_json(tmem_context *ctx, const char *path, char **text, tmem_json **j, tmrt_convert_error *err) {
+static tmem_status parse_json(tmem_context *ctx, const char *path, char **text, tmem_json **j,
+                              tmrt_convert_error *err) {
     size_t len;
     tmem_status st = cv_read_file(path, text, &len, err);
     if (st) return st;
@@ -220,7 +221,10 @@ static bool hf_name(const char *g, char *out, size_t cap, int *frame) {
 }
 
 static uint32_t ggml_of_st(tmem_st_dtype d) {
-    return d == TMEM_ST_F32 ? TMEM_GGML_F32 : d == TMEM_ST_F16 ? TMEM_GGML_F16 : d == TMEM_ST_BF16 ? TMEM_GGML_BF16 : 0xFFFF;
+    return d == TMEM_ST_F32    ? TMEM_GGML_F32
+           : d == TMEM_ST_F16  ? TMEM_GGML_F16
+           : d == TMEM_ST_BF16 ? TMEM_GGML_BF16
+                               : 0xFFFF;
 }
 
 static int hf_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
@@ -230,7 +234,8 @@ static int hf_row(void *user, const char *name, int how, size_t tensor, uint64_t
     if (!r->have || r->tensor != tensor) {
         char hf[128];
         if (!hf_name(name, hf, sizeof hf, &r->frame)) return vis_error(err, cap, "no checkpoint tensor for %s", name);
-        if (cv_source_find(r->src, hf, &r->t) != TMEM_OK) return vis_error(err, cap, "%s missing from the checkpoint", hf);
+        if (cv_source_find(r->src, hf, &r->t) != TMEM_OK)
+            return vis_error(err, cap, "%s missing from the checkpoint", hf);
         uint32_t gt = ggml_of_st(r->t.dtype);
         if (gt == 0xFFFF) return vis_error(err, cap, "%s: dtype %s (F32, F16 or BF16 expected)", hf,
                                            tmem_st_dtype_name(r->t.dtype));

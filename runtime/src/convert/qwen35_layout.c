@@ -43,8 +43,10 @@ tmem_status cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err) {
     for (uint32_t i = 0; i < h->n_layers; i++) n_rec += h->recurrent[i];
     if (n_rec) {
         if (!h->ssm_conv_kernel || !h->ssm_k_heads || !h->ssm_k_dim || !h->ssm_v_heads || !h->ssm_v_dim)
-            return cv_fail(err, TMEM_E_INVALID_ARG, "linear attention layers need linear_conv_kernel_dim, "
-                           "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, linear_value_head_dim > 0");
+            return cv_fail(err, TMEM_E_INVALID_ARG,
+                           "linear attention layers need linear_conv_kernel_dim, "
+                           "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, "
+                           "linear_value_head_dim > 0");
         if (h->ssm_v_heads % h->ssm_k_heads)
             return cv_fail(err, TMEM_E_INVALID_ARG, "linear_num_value_heads %u is not a multiple of "
                            "linear_num_key_heads %u", h->ssm_v_heads, h->ssm_k_heads);

@@ -116,9 +116,10 @@ static tmem_status bind_layer(binder *b, const tmrt_hparams *hp, uint32_t il, tm
     if (tmem_gguf_tensor_find(b->g, NAME(n, "blk.%u.ssm_conv1d.weight", il), &t))
         return tmrt__fail(b->err, TMEM_E_NOT_FOUND, "missing tensor '%s'", n);
     if (t.n_dims != 2 || t.dims[0] != hp->conv_kernel || (int64_t)t.dims[1] != C || !is_vector_type(t.type))
-        return tmrt__fail(b->err, TMEM_E_CORRUPT, "tensor '%s': shape [%llu, %llu], expected [%u, %lld] in f32/f16/bf16",
-                          n, (unsigned long long)t.dims[0], (unsigned long long)t.dims[1], hp->conv_kernel,
-                          (long long)C);
+        return tmrt__fail(b->err, TMEM_E_CORRUPT,
+                          "tensor '%s': shape [%llu, %llu], expected [%u, %lld] in f32/f16/bf16", n,
+                          (unsigned long long)t.dims[0], (unsigned long long)t.dims[1],
+                          hp->conv_kernel, (long long)C);
     size_t es = t.type == TMEM_GGML_F32 ? 4 : 2;
     lw->conv1d = (kern_wmat){t.data, t.type, hp->conv_kernel, C, es * hp->conv_kernel};
     return TMEM_OK;

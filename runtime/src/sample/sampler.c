@@ -31,7 +31,9 @@ static double next_unit(tmrt_sampler *sp) {
 }
 
 /* a before b in the final order: higher logit first, lower id on ties */
-static bool before(const cand *a, const cand *b) { return a->logit > b->logit || (a->logit == b->logit && a->id < b->id); }
+static bool before(const cand *a, const cand *b) {
+    return a->logit > b->logit || (a->logit == b->logit && a->id < b->id);
+}
 
 /* Sift down in a heap whose root is the candidate that comes LAST in the
  * order (a min-heap of the order), over c[0..n). */

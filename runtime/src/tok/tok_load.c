@@ -415,7 +415,8 @@ static tmem_status read_special_ids(loader *L) {
     static const char *const eog_text[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>"};
     for (size_t i = 0; i < sizeof eog_text / sizeof eog_text[0]; i++) {
         int32_t id;
-        if (tmrt_tokenizer_special(L->t, eog_text[i], &id) == TMEM_OK && tok_type(L->t, (uint32_t)id) == TMRT_TOKEN_CONTROL)
+        if (tmrt_tokenizer_special(L->t, eog_text[i], &id) == TMEM_OK &&
+            tok_type(L->t, (uint32_t)id) == TMRT_TOKEN_CONTROL)
             add_eog(L->t, id);
     }
     return TMEM_OK;
@@ -439,7 +440,8 @@ static tmem_status resolve_types(loader *L, const tmrt_tokenizer_desc *d) {
     L->role = d && d->role ? d->role : TMEM_ROLE_OUTPUT_TOKENS;
     L->scratch_bytes = d && d->scratch_bytes ? d->scratch_bytes : DEFAULT_SCRATCH;
     L->flags = d ? d->flags : 0;
-    if (L->flags & ~(uint32_t)TMRT_TOKENIZER_COPY_STRINGS) return fail(L, TMEM_E_INVALID_ARG, "tokenizer: unknown flags");
+    if (L->flags & ~(uint32_t)TMRT_TOKENIZER_COPY_STRINGS)
+        return fail(L, TMEM_E_INVALID_ARG, "tokenizer: unknown flags");
     if (!L->type && tmem_role_get_type(L->ctx, TMEM_ROLE_OUTPUT_TOKENS, &L->type) != TMEM_OK)
         return fail(L, TMEM_E_INVALID_ARG, "tokenizer: no type for the output_tokens role");
     if (!L->scratch_type && tmem_role_get_type(L->ctx, TMEM_ROLE_SCRATCH, &L->scratch_type) != TMEM_OK)
@@ -465,7 +467,9 @@ uint64_t tmrt_tokenizer_table_bytes(uint32_t n_vocab, uint64_t n_merges, uint32_
 
 static tmem_status create_heaps(loader *L) {
     uint64_t n = L->n_vocab, m = L->n_merges_raw;
-    if (m > UINT32_MAX / 2) return fail(L, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES, (unsigned long long)m);
+    if (m > UINT32_MAX / 2)
+        return fail(L, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES,
+                    (unsigned long long)m);
     uint32_t pair_cap = pair_capacity(m);
     uint64_t copy = (L->flags & TMRT_TOKENIZER_COPY_STRINGS) ? L->region : 0;
     uint64_t size = align_up(sizeof(tmrt_tokenizer)) + align_up((n + 1) * 4) + align_up(m * 8) +
@@ -474,7 +478,9 @@ static tmem_status create_heaps(loader *L) {
                          .name = "tokenizer.tables"};
     tmem_heap *tables;
     tmem_status st = tmem_heap_create(L->ctx, &hd, &tables);
-    if (st != TMEM_OK) return fail(L, st, "tokenizer: table heap of %llu bytes: %s", (unsigned long long)size, tmem_strerror(st));
+    if (st != TMEM_OK)
+        return fail(L, st, "tokenizer: table heap of %llu bytes: %s", (unsigned long long)size,
+                    tmem_strerror(st));
     tmrt_tokenizer *t;
     if ((st = tmem_heap_alloc(tables, sizeof *t, 16, (void **)&t)) != TMEM_OK) {
         tmem_heap_destroy(tables);
@@ -544,7 +550,8 @@ static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
     if ((st = find_array(L, K_TYPES, TMEM_GGUF_INT32, false, &L->types_kv, &n_types, &L->have_types)) != TMEM_OK)
         return st;
     if (L->have_types && n_types < L->n_vocab)
-        return fail(L, TMEM_E_CORRUPT, "%s: %llu types for %u tokens", K_TYPES, (unsigned long long)n_types, L->n_vocab);
+        return fail(L, TMEM_E_CORRUPT, "%s: %llu types for %u tokens", K_TYPES,
+                    (unsigned long long)n_types, L->n_vocab);
     if ((st = find_array(L, K_MERGES, TMEM_GGUF_STRING, true, &L->merges_kv, &L->n_merges_raw, &found)) != TMEM_OK)
         return st;
     /* count the specials before sizing the heap (types are fixed-size: O(1) each) */

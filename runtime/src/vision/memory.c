@@ -148,7 +148,8 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
                        size_t ld, tmrt_vision_stats *stats, char *err, size_t cap) {
     tmrt_vision_encode_desc d = {0};
     if (desc) d = *desc;
-    if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden) return vis_error(err, cap, "invalid arguments");
+    if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden)
+        return vis_error(err, cap, "invalid arguments");
     int threads = d.n_threads > 0 ? d.n_threads : 1;
     bool naive = d.memory == TMRT_VISION_NAIVE;
     if (!naive && !v->ctx) return vis_error(err, cap, "typed encoding needs a model opened with a context");
@@ -209,8 +210,8 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
         tmem_heap_desc arena_desc;
         if (tmem_plan_heap_desc(plan, &arena_desc) != TMEM_OK) goto out;
         arena_bytes = arena_desc.size;
-        if (make_heap(v->ctx, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_PLACEMENT, arena_desc.size, "vision.arena", &arena, err,
-                      cap))
+        if (make_heap(v->ctx, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_PLACEMENT, arena_desc.size,
+                      "vision.arena", &arena, err, cap))
             goto out;
         void *ptrs[GRAPH_CAP];
         tmem_status st = tmem_plan_heap_bind(arena, plan, ptrs);

@@ -213,7 +213,8 @@ int tmrt_vision_open(tmem_context *ctx, const char *path, tmrt_vision **out, cha
     tmem_status st = tmem_gguf_open(ctx, &gd, &v->gguf, &ge);
     if (st != TMEM_OK) {
         free(v);
-        return vis_error(err, cap, "%s: %s (%s)", path, ge.message[0] ? ge.message : "cannot open", tmem_status_name(st));
+        return vis_error(err, cap, "%s: %s (%s)", path, ge.message[0] ? ge.message : "cannot open",
+                         tmem_status_name(st));
     }
     return load(v, out, err, cap);
 }
@@ -258,7 +259,8 @@ static int load(tmrt_vision *v, tmrt_vision **out, char *err, size_t cap) {
             }
         }
         v->pos = mat(&l, "v.position_embd.weight", h, v->cfg.n_pos);
-        if (!l.failed && v->pos.type != TMEM_GGML_F32 && v->pos.type != TMEM_GGML_F16 && v->pos.type != TMEM_GGML_BF16) {
+        if (!l.failed && v->pos.type != TMEM_GGML_F32 && v->pos.type != TMEM_GGML_F16 &&
+            v->pos.type != TMEM_GGML_BF16) {
             vis_error(err, cap, "mmproj: v.position_embd.weight must be F32, F16 or BF16");
             l.failed = true;
         }

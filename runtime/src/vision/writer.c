@@ -16,9 +16,13 @@ int tmrt_vision_preset(const char *name, tmrt_vision_config *out) {
         tmrt_vision_config c;
     } presets[] = {
         /* Qwen3.5-0.8B's vision_config: 12 x 768, 12 heads, MLP 3072, out = text hidden 1024 */
-        {"qwen3.5-0.8b", {12, 768, 12, 3072, 16, 2, 2, 1024, 2304, 1e-6f, {.5f, .5f, .5f}, {.5f, .5f, .5f}, 65536, 16777216}},
+        {"qwen3.5-0.8b",
+         {12, 768, 12, 3072, 16, 2, 2, 1024, 2304, 1e-6f, {.5f, .5f, .5f}, {.5f, .5f, .5f},
+          65536, 16777216}},
         /* Qwen3.5-2B (Qwen3-VL-2B's tower): 24 x 1024, 16 heads, MLP 4096, out 2048 */
-        {"qwen3.5-2b", {24, 1024, 16, 4096, 16, 2, 2, 2048, 2304, 1e-6f, {.5f, .5f, .5f}, {.5f, .5f, .5f}, 65536, 16777216}},
+        {"qwen3.5-2b",
+         {24, 1024, 16, 4096, 16, 2, 2, 2048, 2304, 1e-6f, {.5f, .5f, .5f}, {.5f, .5f, .5f},
+          65536, 16777216}},
         /* tests: 2 blocks of 64, head dim 16, a 4 x 4 position grid */
         {"tiny", {2, 64, 4, 128, 16, 2, 2, 96, 16, 1e-6f, {.5f, .5f, .5f}, {.5f, .5f, .5f}, 1024, 1048576}},
     };

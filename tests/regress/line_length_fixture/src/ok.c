@@ -1,0 +1,2 @@
+/* fixture: every line fits; semicolons; [brackets] stay harmless */
+int ok(void) { return 0; }
