@@ -194,6 +194,10 @@ static void soak_kv_op(soak_kv *w, tmem_rng *rng) {
         }
         r->len = 0;
         r->snap = 0;
+        /* a new sequence's recurrent slot is zeroed (kv.h); if the first grow
+         * is refused, a snapshot taken next must expect zeros, not the
+         * pattern of the sequence this record held before */
+        r->state_pattern = 0;
         soak_kv_grow(w, r, (uint32_t)tmem_rng_range(rng, 8, 64), ++w->next_lineage);
     } else if (op < 3) {
         soak_kv_grow(w, r, (uint32_t)tmem_rng_range(rng, 1, 32), ++w->next_lineage);
