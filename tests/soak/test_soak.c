@@ -10,9 +10,9 @@
  *
  * Asserts: every job's logits equal, bitwise, those of the same job run solo
  * before the soak (one kernel thread per session, so threads never change a
- * summation order), and so does every frame's embeddings; a rollback decodes the same logits again; the footprint
- * never passes the budget + the fixed overhead measured before the load
- * (not asserted under a sanitizer: its shadow memory grows with every byte
+ * summation order), and so does every frame's embeddings; a rollback
+ * decodes the same logits again; the footprint never passes the budget +
+ * the fixed overhead measured before the load (not asserted under a sanitizer: its shadow memory grows with every byte
  * touched); every eviction and snapshot drop came through the callback, and
  * the callbacks equal the cache's counters; some evictions happened; at the
  * end each pool's resident bytes (mincore) are within a page of what it
