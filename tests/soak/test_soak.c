@@ -12,8 +12,9 @@
  * before the soak (one kernel thread per session, so threads never change a
  * summation order), and so does every frame's embeddings; a rollback
  * decodes the same logits again; the footprint never passes the budget +
- * the fixed overhead measured before the load (not asserted under a sanitizer: its shadow memory grows with every byte
- * touched); every eviction and snapshot drop came through the callback, and
+ * the fixed overhead measured before the load (not asserted under a
+ * sanitizer: its shadow memory grows with every byte touched); every
+ * eviction and snapshot drop came through the callback, and
  * the callbacks equal the cache's counters; some evictions happened; at the
  * end each pool's resident bytes (mincore) are within a page of what it
  * accounts as committed, either way, and the context and cache checks pass.
