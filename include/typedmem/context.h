@@ -246,7 +246,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_context_attach(tmem_context *ctx, void 
  *  @param[out] level  may be NULL; the effective level (on
  *                     TMEM_E_UNSUPPORTED: the budget's level alone, NORMAL
  *                     for an invalid ctx).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (no source) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (no source)
+ *  On failure *level is NORMAL, or the budget level if the OS read failed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_context_poll_os_pressure(tmem_context *ctx, tmem_pressure *level);
 
 /* ---- types and roles ---- */
@@ -322,14 +323,16 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_role_define(tmem_context *ctx, tmem_rol
  *          TMEM_E_BUDGET (a context `budget` above the process's memory
  *          limit: the tightest of TMEM_LIMIT, cgroup memory.max and
  *          memory.high, else the machine's RAM; err names the line) | the
- *          errors of tmem_type_create */
+ *          errors of tmem_type_create
+ *  On failure *err holds the line (0 if none) and the message. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_config_load(tmem_context *ctx, const char *path, tmem_config_error *err);
 
 /** @brief Same as tmem_config_load, from a string of `len` bytes (no NUL
  *  needed; a NUL inside is a parse error). text may be NULL when len is 0.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx, NULL text with len > 0)
  *          | TMEM_E_PARSE (also: len above 1 MiB)
- *          | TMEM_E_NO_MEMORY | the errors of tmem_type_create */
+ *          | TMEM_E_NO_MEMORY | the errors of tmem_type_create
+ *  On failure *err holds the line (0 if none) and the message. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_config_load_string(tmem_context *ctx, const char *text,
                                                             size_t len, tmem_config_error *err);
 
@@ -371,7 +374,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_stats_table(tmem_context *ctx, char *bu
 
 /** @brief Sum of what the context accounts as private dirty (committed
  *  anonymous/shared memory) and clean (file-backed) bytes, for comparison with
- *  tmem_footprint_read(). @return TMEM_OK | TMEM_E_INVALID_ARG */
+ *  tmem_footprint_read(). @return TMEM_OK | TMEM_E_INVALID_ARG
+ *  On failure *dirty and *clean are 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_context_accounted(tmem_context *ctx, uint64_t *dirty, uint64_t *clean);
 
 /** @brief Walk every pool and heap and verify invariants (slow, for tests).

@@ -133,7 +133,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_get_info(tmem_gpu *gpu, tmem_gpu_in
  *  @param[out] level  may be NULL; the effective level after the poll.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (no memory type
  *          has a driver budget, e.g. lavapipe without VK_EXT_memory_budget:
- *          *level is then the context's level without a device part) */
+ *          *level is then the context's level without a device part)
+ *  On other failures *level is TMEM_PRESSURE_NORMAL.
+ *  @par Threads safe (reads the device budget; the callback runs on this thread) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_pressure *level);
 
 /** @brief Export the device memory object holding [offset, offset + size) of
@@ -143,7 +145,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_p
  *  *memory_size that object's size. The fd is the caller's (close-on-exec).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (attached
  *          without TMEM_GPU_EXPORTABLE, or a heap of another device)
- *          | the errors of tmem_heap_device_span | TMEM_E_OS */
+ *          | the errors of tmem_heap_device_span | TMEM_E_OS
+ *  On failure *fd is -1, *memory_offset and *memory_size 0.
+ *  @par Threads as tmem_heap_device_span: a heap that is not THREAD_SAFE must
+ *  not be used at the same time. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_export_fd(tmem_gpu *gpu, const tmem_heap *heap,
                                                        uint64_t offset, uint64_t size, int *fd,
                                                        uint64_t *memory_offset,

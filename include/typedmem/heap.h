@@ -139,7 +139,9 @@ TMEM_API TMEM_NODISCARD tmem_status
  *          | TMEM_E_BUDGET (COMMIT_ALL over budget) | TMEM_E_NO_MEMORY */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem_heap **out);
 
-/** @brief Destroy a heap; live allocations are released with it. NULL is a no-op. */
+/** @brief Destroy a heap; live allocations are released with it. NULL is a no-op.
+ *  @par Threads externally synchronized even with TMEM_HEAP_THREAD_SAFE: no
+ *  other call on the heap may be in flight. */
 TMEM_API void tmem_heap_destroy(tmem_heap *heap);
 
 /** @brief Allocate host memory (the fast path): GENERAL and LINEAR heaps.
@@ -228,7 +230,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_heap_reset(tmem_heap *heap);
  *          | TMEM_E_NO_MEMORY (VOLATILE: the per-page sentinel table)
  *          | TMEM_E_BUDGET (NON_VOLATILE after a reclaim purge: the live
  *          allocations' pages no longer fit; the heap stays EMPTY)
- *          | an OS advice error (the state is unchanged). docs/heap.md. */
+ *          | an OS advice error (the state is unchanged). docs/heap.md.
+ *  On failure *lost is false; *old_state is the state before the call, untouched on INVALID_ARG. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state,
                                                             tmem_purgeable *old_state, bool *lost);
 

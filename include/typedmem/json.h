@@ -96,43 +96,52 @@ TMEM_API uint64_t tmem_json_offset(const tmem_json *j, tmem_json_ref v);
  *  `first` gives the first, `next` the one after `item`. For an object the
  *  items are its keys (strings): tmem_json_member_value gives each value.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a container / not an item)
- *          | TMEM_E_NOT_FOUND (empty, or no more items) @par Threads safe */
+ *          | TMEM_E_NOT_FOUND (empty, or no more items) @par Threads safe
+ *  On failure *item is untouched (every ref, 0 included, is valid). */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_first(const tmem_json *j, tmem_json_ref container, tmem_json_ref *item);
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_next(const tmem_json *j, tmem_json_ref item, tmem_json_ref *next);
 
 /** @brief The value of an object member, given its key (from first/next).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (not an object key) @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (not an object key) @par Threads safe
+ *  On failure *value is untouched. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_member_value(const tmem_json *j, tmem_json_ref key, tmem_json_ref *value);
 
 /** @brief Element i of an array (O(i): walk with first/next for all of them).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (not an array) | TMEM_E_NOT_FOUND @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (not an array) | TMEM_E_NOT_FOUND @par Threads safe
+ *  On failure *out is untouched. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_at(const tmem_json *j, tmem_json_ref array,
                                                  uint32_t i, tmem_json_ref *out);
 
 /** @brief Look a key up in an object (binary search over the decoded keys).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not an object) | TMEM_E_NOT_FOUND
- *          (an answer: *out untouched) @par Threads safe */
+ *          (an answer: *out untouched) @par Threads safe
+ *  On failure *out is untouched. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_get(const tmem_json *j, tmem_json_ref object,
                                                   const char *key, tmem_json_ref *out);
 
 /** @brief A number as a double (nearest representable).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_PARSE (not a number)
- *          | TMEM_E_OVERFLOW (magnitude beyond double) @par Threads safe */
+ *          | TMEM_E_OVERFLOW (magnitude beyond double) @par Threads safe
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_number(const tmem_json *j, tmem_json_ref v, double *out);
 
 /** @brief A number written as an integer (no fraction, no exponent) that
  *  fits int64_t. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_PARSE (not a
- *  number, or written with a fraction / exponent) | TMEM_E_OVERFLOW @par Threads safe */
+ *  number, or written with a fraction / exponent) | TMEM_E_OVERFLOW @par Threads safe
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_int(const tmem_json *j, tmem_json_ref v, int64_t *out);
 
-/** @brief A boolean. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_PARSE (not a bool) @par Threads safe */
+/** @brief A boolean. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_PARSE (not a bool)
+ *  @par Threads safe
+ *  On failure *out is false. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_bool(const tmem_json *j, tmem_json_ref v, bool *out);
 
 /** @brief A string decoded to UTF-8 (escapes resolved), NUL-terminated.
  *  @param[out] len  may be NULL: the decoded length without the NUL, also
  *                   set on TMEM_E_FULL (so buf NULL / cap 0 sizes it).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_PARSE (not a string) |
- *          TMEM_E_FULL (cap < length + 1; buf untouched) @par Threads safe */
+ *          TMEM_E_FULL (cap < length + 1; buf untouched) @par Threads safe
+ *  On failure *len is 0, except TMEM_E_FULL as above. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_json_string(const tmem_json *j, tmem_json_ref v, char *buf,
                                                      size_t cap, size_t *len);
 

@@ -158,7 +158,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_layout_block_bytes(const tmem_kv_lay
 /** @brief Blocks and bytes the paged cache allocates for one sequence of
  *  `tokens` tokens (blocks rounded up; 0 tokens = 0 bytes).
  *  @param[out] blocks  may be NULL.  @param[out] bytes  may be NULL.
- *  @return as tmem_kv_layout_token_bytes @par Threads safe */
+ *  @return as tmem_kv_layout_token_bytes @par Threads safe
+ *  On failure *blocks and *bytes are 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_layout_bytes(const tmem_kv_layout *layout,
                                                          uint64_t tokens, uint64_t *blocks,
                                                          uint64_t *bytes);
@@ -173,7 +174,8 @@ TMEM_API TMEM_NODISCARD tmem_status
     tmem_recurrent_layout_sizes(const tmem_recurrent_layout *layout, tmem_recurrent_sizes *out);
 
 /** @brief Shorthand: bytes of one sequence's recurrent state.
- *  @return as tmem_recurrent_layout_sizes @par Threads safe */
+ *  @return as tmem_recurrent_layout_sizes @par Threads safe
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_recurrent_layout_bytes(const tmem_recurrent_layout *layout, uint64_t *out);
 
 /* ======================================================================
@@ -404,7 +406,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv
  *  block ids, in token order; resolve them with tmem_kv_block_ptr. The array
  *  belongs to the cache (valid as the pointers above).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND | TMEM_E_STATE
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *ids is NULL and *count 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_blocks(tmem_kv_cache *cache, tmem_kv_seq seq,
                                                        const uint32_t **ids, uint32_t *count);
 
@@ -418,7 +421,8 @@ TMEM_API void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id);
  *  sequence (forks copy it), so writes are always allowed.
  *  @param[out] conv  may be NULL. @param[out] ssm  may be NULL.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (no recurrent layout, layer out of
- *          range) | TMEM_E_NOT_FOUND | TMEM_E_STATE @par Threads safe */
+ *          range) | TMEM_E_NOT_FOUND | TMEM_E_STATE @par Threads safe
+ *  On failure *conv and *ssm are NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem_kv_seq seq,
                                                       uint32_t layer, void **conv, void **ssm);
 
@@ -513,7 +517,8 @@ typedef struct tmem_kv_admission {
  *  @return TMEM_OK (admitted) | TMEM_E_BUDGET (does not fit even after the
  *          policy; out->prefill_chunk 0) | TMEM_E_INVALID_ARG (context_tokens
  *          0, or below the sequence's length) | TMEM_E_OVERFLOW | TMEM_E_NOT_FOUND
- *          | TMEM_E_STATE (seq stale / evicted) @par Threads safe */
+ *          | TMEM_E_STATE (seq stale / evicted) @par Threads safe
+ *  On failure other than TMEM_E_BUDGET *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_admit(tmem_kv_cache *cache, const tmem_kv_request *req,
                                                   tmem_kv_admission *out);
 

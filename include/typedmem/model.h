@@ -108,12 +108,14 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_row_size(uint32_t type, uint64_t n
 
 /** @brief Find a ggml type by name ("f16", "bf16", "q8_0", "Q4_K", case-insensitive).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is untouched (0 is a real type, F32). */
 TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_type_from_name(const char *name, uint32_t *out);
 
 /** @brief Convert n elements of a float ggml type (F32, F16, BF16; stored
  *  little-endian, any alignment) to f32. @return TMEM_OK | TMEM_E_INVALID_ARG
- *  (NULL with n > 0) | TMEM_E_UNSUPPORTED (another type) @par Threads safe */
+ *  (NULL with n > 0) | TMEM_E_UNSUPPORTED (another type) @par Threads safe
+ *  On failure dst is untouched (every check comes before the first write). */
 TMEM_API TMEM_NODISCARD tmem_status tmem_ggml_row_to_f32(uint32_t type, const void *src, float *dst, uint64_t n);
 
 /** @brief Encode n f32 values as F32, F16 or BF16 (little-endian), rounding
@@ -255,13 +257,15 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_info(const tmem_gguf *g, tmem_
 
 /** @brief The i-th metadata pair, in file order.
  *  @param[out] key  may be NULL.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (i >= kv_count) @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (i >= kv_count) @par Threads safe
+ *  On failure *key and *value are zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_kv_at(const tmem_gguf *g, uint64_t i,
                                                     tmem_gguf_str *key, tmem_gguf_value *value);
 
 /** @brief Look a metadata key up (binary search, O(log n)).
  *  @param[out] index  may be NULL: the pair's index for tmem_gguf_kv_at / arrays.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe
+ *  On failure (TMEM_E_NOT_FOUND included) *index is 0, *value zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_find(const tmem_gguf *g, const char *key,
                                                    uint64_t *index, tmem_gguf_value *value);
 
@@ -269,7 +273,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_find(const tmem_gguf *g, const cha
  *  that fits the target; tmem_gguf_get_f64 also takes FLOAT32/FLOAT64.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no such key) |
  *          TMEM_E_PARSE (the value has another type) | TMEM_E_OVERFLOW (does
- *          not fit, e.g. a negative value for get_u64) @par Threads safe */
+ *          not fit, e.g. a negative value for get_u64) @par Threads safe
+ *  On failure *out is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_u64(const tmem_gguf *g, const char *key, uint64_t *out);
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_i64(const tmem_gguf *g, const char *key, int64_t *out);
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_f64(const tmem_gguf *g, const char *key, double *out);
@@ -281,7 +286,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_get_str(const tmem_gguf *g, const 
  *  walk them). A nested array element comes back as type ARRAY with its
  *  element type and count; its own elements are not addressable.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (pair is not an array) | TMEM_E_NOT_FOUND
- *          (kv or i out of range) @par Threads safe */
+ *          (kv or i out of range) @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kv, uint64_t i,
                                                         tmem_gguf_value *out);
 
@@ -300,12 +306,15 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_array_next(const tmem_gguf *g, uin
                                                          tmem_gguf_array_iter *it,
                                                          tmem_gguf_value *out);
 
-/** @brief The i-th tensor, in file order. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
+/** @brief The i-th tensor, in file order. @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_at(const tmem_gguf *g, uint64_t i, tmem_gguf_tensor *out);
 
 /** @brief A tensor by name (binary search).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_tensor_find(const tmem_gguf *g, const char *name, tmem_gguf_tensor *out);
 
 /* ====================================================================== */
@@ -401,7 +410,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, 
 
 /** @brief The tensor the next write goes to (index in add order) and the
  *  bytes it still needs. @return TMEM_OK | TMEM_E_INVALID_ARG |
- *  TMEM_E_NOT_FOUND (every tensor is complete) @par Threads one thread per stream */
+ *  TMEM_E_NOT_FOUND (every tensor is complete) @par Threads one thread per stream
+ *  On failure *index and *remaining are 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_next(const tmem_gguf_stream *s, size_t *index,
                                                           uint64_t *remaining);
 
@@ -417,7 +427,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_write(tmem_gguf_stream *s, 
  *  @param[out] file_bytes  may be NULL: the file's size on success.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (a tensor is
  *          incomplete) | the first write error. On any error the file is
- *          removed. @par Threads one thread per stream */
+ *          removed. @par Threads one thread per stream
+ *  On failure *file_bytes is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_finish(tmem_gguf_stream *s, uint64_t *file_bytes);
 
 /** @brief Give up: close, remove the file, free. NULL is a no-op. @par Threads one thread per stream */
@@ -445,12 +456,14 @@ TMEM_API uint32_t tmem_weight_dtype_ggml(tmem_weight_dtype dtype);
  *  base type for every tensor: llama.cpp keeps a few tensors (attn_v,
  *  ffn_down, output) at a larger type, so real files are a few percent
  *  bigger (tmem_fit with the GGUF itself gives the exact bytes).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe
+ *  On failure *out is TMEM_WEIGHT_DEFAULT. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out);
 
 /** @brief Parse a KV / state dtype name ("f16", "bf16", "f32", "q8_0"),
  *  the inverse of tmem_kv_dtype_name. @return TMEM_OK | TMEM_E_INVALID_ARG |
- *  TMEM_E_NOT_FOUND @par Threads safe */
+ *  TMEM_E_NOT_FOUND @par Threads safe
+ *  On failure *out is TMEM_KV_DTYPE_DEFAULT. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_dtype_from_name(const char *name, tmem_kv_dtype *out);
 
 /** @brief The memory-relevant shape of a model. Layer i is full attention
@@ -523,7 +536,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_from_gguf(const tmem_gguf *g, tme
  *  Only the vis_* fields of *m change, and only on success.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (no clip.vision.*
  *          key: the message names it) | TMEM_E_CORRUPT (inconsistent shape)
- *  @param[out] err  may be NULL. @par Threads safe */
+ *  @param[out] err  may be NULL. @par Threads safe
+ *  On failure *m is unchanged; err (if not NULL) says why. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_add_mmproj(const tmem_gguf *mmproj,
                                                           tmem_model_desc *m, tmem_gguf_error *err);
 
@@ -577,7 +591,9 @@ TMEM_API TMEM_NODISCARD tmem_status
  *  rounded to the nearest multiple of patch*merge (at least one), then
  *  (w/patch) * (h/patch) / merge^2. 1024x1024 with patch 16, merge 2: 1024.
  *  @param[out] patches  may be NULL: patches before the merge.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (no vision encoder, zero size) | TMEM_E_OVERFLOW @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (no vision encoder, zero size) | TMEM_E_OVERFLOW
+ *  @par Threads safe
+ *  On failure *tokens and *patches are 0. */
 TMEM_API TMEM_NODISCARD tmem_status
     tmem_model_vision_tokens(const tmem_model_desc *m, uint32_t width, uint32_t height,
                              uint64_t *tokens, uint64_t *patches);
@@ -600,7 +616,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_param_count(const tmem_model_desc
  *  blocks per part): the text model and the vision encoder.
  *  @param[out] vision  may be NULL.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, DEFAULT or unknown dtype)
- *          | TMEM_E_OVERFLOW @par Threads safe */
+ *          | TMEM_E_OVERFLOW @par Threads safe
+ *  On failure *text and *vision are 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_weight_bytes(const tmem_model_desc *m,
                                                             tmem_weight_dtype dtype, uint64_t *text,
                                                             uint64_t *vision);
@@ -638,7 +655,8 @@ typedef enum tmem_model_graph_flag {
  *  `n_tokens` tokens attending to `n_ctx` positions (vision: n_tokens
  *  patches). Writes at most cap buffers; *count gets the total.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (bad desc, zero tokens, a kind the
- *          model lacks) | TMEM_E_FULL (cap too small) | TMEM_E_OVERFLOW @par Threads safe */
+ *          model lacks) | TMEM_E_FULL (cap too small) | TMEM_E_OVERFLOW @par Threads safe
+ *  On failure *count is 0 (TMEM_E_FULL: see above). */
 TMEM_API TMEM_NODISCARD tmem_status tmem_model_layer_graph(const tmem_model_desc *m,
                                                            tmem_model_layer_kind kind,
                                                            uint64_t n_tokens, uint64_t n_ctx,

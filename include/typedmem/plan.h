@@ -121,7 +121,8 @@ TMEM_API uint32_t tmem_plan_problem_count(const tmem_plan_problem *problem);
 
 /** @brief Read back buffer `index` (its id points into the problem).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_NOT_FOUND (index)
- *  @par Threads safe (read) */
+ *  @par Threads safe (read)
+ *  On failure *out is zeroed, out->offset TMEM_OFFSET_NONE. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_problem_get(const tmem_plan_problem *problem,
                                                           uint32_t index, tmem_plan_buffer *out);
 
@@ -179,7 +180,8 @@ typedef struct tmem_plan_violation {
  *          | TMEM_E_STATE (a fixed buffer moved) | TMEM_E_FULL (above
  *          capacity) | TMEM_E_OVERFLOW (offset + size overflows)
  *          | TMEM_E_OVERLAP (two live buffers share bytes) | TMEM_E_NO_MEMORY
- *  @par Threads safe (read) */
+ *  @par Threads safe (read)
+ *  On failure *why holds the first violation (untouched on INVALID_ARG). */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_validate(const tmem_plan_problem *problem,
                                                        const uint64_t *offsets, uint64_t capacity,
                                                        tmem_plan_violation *why);
@@ -266,10 +268,13 @@ typedef struct tmem_plan_info {
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_solve(const tmem_plan_problem *problem,
                                                     const tmem_plan_desc *desc, tmem_plan **out);
 
-/** @brief Destroy a plan. NULL is a no-op. */
+/** @brief Destroy a plan. NULL is a no-op.
+ *  @par Threads externally synchronized: no other call on the plan may be in
+ *  flight (a plan is shared read-only only until it is destroyed). */
 TMEM_API void tmem_plan_destroy(tmem_plan *plan);
 
-/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe */
+/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_get_info(const tmem_plan *plan, tmem_plan_info *out);
 
 /** @brief Offset of buffer `index`; TMEM_OFFSET_NONE if out of range/NULL. */
@@ -277,7 +282,8 @@ TMEM_API uint64_t tmem_plan_offset(const tmem_plan *plan, uint32_t index);
 
 /** @brief The buffer as planned (copy of the problem's, id points into the
  *  plan, offset = planned offset). @return TMEM_OK | TMEM_E_INVALID_ARG
- *  | TMEM_E_NOT_FOUND */
+ *  | TMEM_E_NOT_FOUND
+ *  On failure *out is zeroed, out->offset TMEM_OFFSET_NONE. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_get_buffer(const tmem_plan *plan, uint32_t index, tmem_plan_buffer *out);
 
 /** @brief Write the plan as CSV: `id,lower,upper,size,alignment,offset`
@@ -306,7 +312,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_svg(const tmem_plan *plan, c
  *  terminated when `cap` > 0) and sets `*len` to the full length (without the
  *  NUL) so a second call with a larger buffer gets it all (snprintf style).
  *  @param buf  may be NULL when cap is 0.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY
+ *  On failure *len is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_svg(const tmem_plan *plan,
                                                   const tmem_plan_svg_desc *desc, char *buf,
                                                   size_t cap, size_t *len);
@@ -365,7 +372,8 @@ typedef struct tmem_plan_binding {
  *  pointers stay valid for every step of the same shape, so a plan is made
  *  once and re-used; aliasing buffers share bytes by design.
  *  @param desc  NULL = defaults.
- *  @param ptrs  array of tmem_plan_info::buffers entries; may be NULL.
+ *  @param ptrs  array of tmem_plan_info::buffers entries; may be NULL. On
+ *               failure all NULL (untouched when heap or plan is invalid).
  *  @param[out] out  may be NULL; zeroed on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap, unknown
  *          flags) | TMEM_E_ALIGNMENT (desc->offset) | TMEM_E_OVERFLOW | what
@@ -386,7 +394,7 @@ TMEM_API TMEM_NODISCARD tmem_status
                              const tmem_plan_binding *binding);
 
 /** @brief tmem_plan_heap_bind_ex with the defaults: the arena at offset 0,
- *  one allocation. Errors as tmem_plan_heap_bind_ex.
+ *  one allocation. Errors and outputs on failure as tmem_plan_heap_bind_ex.
  *  @par Threads as the heap */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind(tmem_heap *heap, const tmem_plan *plan, void **ptrs);
 

@@ -146,19 +146,22 @@ TMEM_API void tmem_safetensors_close(tmem_safetensors *st);
 TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_get_info(const tmem_safetensors *st, tmem_safetensors_info *out);
 
 /** @brief The i-th tensor in data-offset order.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status
     tmem_safetensors_tensor_at(const tmem_safetensors *st, uint64_t i,
                                tmem_safetensors_tensor *out);
 
 /** @brief A tensor by name (binary search).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (an answer) @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (an answer) @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_safetensors_find(const tmem_safetensors *st,
                                                           const char *name,
                                                           tmem_safetensors_tensor *out);
 
 /** @brief The i-th `__metadata__` pair (text order), decoded, NUL-terminated.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND @par Threads safe
+ *  On failure *key and *value are NULL. */
 TMEM_API TMEM_NODISCARD tmem_status
     tmem_safetensors_metadata_at(const tmem_safetensors *st, uint64_t i, const char **key,
                                  const char **value);

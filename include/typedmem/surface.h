@@ -262,14 +262,16 @@ typedef enum tmem_lock_flag {
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, unknown flags)
  *          | TMEM_E_PERMISSION (read-write on a read-only handle)
  *          | TMEM_E_OVERFLOW (2^31 nested locks)
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *seed is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_lock(tmem_surface *s, uint32_t flags, uint32_t *seed);
 
 /** @brief End CPU access. A read-write unlock increases the seed (in every
  *  process holding the surface).
  *  @param[out] seed  may be NULL; the seed after this unlock.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (no lock of this mode held)
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *seed is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_unlock(tmem_surface *s, uint32_t flags, uint32_t *seed);
 
 /** @brief The current seed (0 for NULL). Cheap: one atomic load.
@@ -374,7 +376,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_surface_send(tmem_surface *s, int socke
  *  @return the errors of tmem_surface_import | TMEM_E_IO (recv failed, peer
  *          closed: nothing received) | TMEM_E_PARSE (truncated message,
  *          fds missing or too many)
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_surface_receive(tmem_context *ctx, int socket_fd,
                                                          uint32_t flags, tmem_surface **out);
 

@@ -103,7 +103,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_system_cgroup_dir(char *buf, size_t cap
 /** @brief Probe OS features (memfd, seals, huge pages, madvise kinds, PSI).
  *  Probing creates and destroys a tiny memfd and mapping.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG
- *  @par Threads safe */
+ *  @par Threads safe
+ *  Fails only on NULL out. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_system_info_read(tmem_system_info *out);
 
 TMEM_EXTERN_C_END

@@ -283,7 +283,8 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_get_info(const tmem_trace_da
 
 /** @brief Copy event `index` (0 = oldest).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NOT_FOUND (index >= events)
- *  @par Threads safe */
+ *  @par Threads safe
+ *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_trace_data_event(const tmem_trace_data *data,
                                                           uint64_t index, tmem_trace_event *out);
 

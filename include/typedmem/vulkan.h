@@ -63,22 +63,27 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_vk_get_native(tmem_gpu *gpu, tmem_vk_na
 TMEM_API TMEM_NODISCARD tmem_status tmem_vk_buffer_create(tmem_gpu *gpu, const tmem_heap *heap,
                                                           uint64_t offset, uint64_t size,
                                                           VkBufferUsageFlags usage, VkBuffer *out);
-/** @brief Destroy a buffer of tmem_vk_buffer_create (the memory stays). */
+/** @brief Destroy a buffer of tmem_vk_buffer_create (the memory stays).
+ *  @par Threads externally synchronized on `buffer` (Vulkan's rule). */
 TMEM_API void tmem_vk_buffer_destroy(tmem_gpu *gpu, VkBuffer buffer);
 
 /** @brief Create a 2D VkImage at [offset, ...) of a heap and bind it there.
  *  `info` is the application's VkImageCreateInfo (sharing exclusive).
  *  @return as tmem_vk_buffer_create; TMEM_E_INVALID_ARG when the image's
- *          VkMemoryRequirements size does not fit the heap from offset. */
+ *          VkMemoryRequirements size does not fit the heap from offset.
+ *  On failure *out is VK_NULL_HANDLE. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_vk_image_create(tmem_gpu *gpu, const tmem_heap *heap,
                                                          uint64_t offset,
                                                          const VkImageCreateInfo *info,
                                                          VkImage *out);
+/** @brief Destroy an image of tmem_vk_image_create (the memory stays).
+ *  @par Threads externally synchronized on `image` (Vulkan's rule). */
 TMEM_API void tmem_vk_image_destroy(tmem_gpu *gpu, VkImage image);
 
 /** @brief Record the barrier between two uses of aliased memory: all
  *  earlier compute/transfer writes and reads complete and are visible
- *  before later compute/transfer accesses start (a global VkMemoryBarrier). */
+ *  before later compute/transfer accesses start (a global VkMemoryBarrier).
+ *  @par Threads externally synchronized on `cb` (Vulkan's rule for recording). */
 TMEM_API void tmem_vk_cmd_alias_barrier(tmem_gpu *gpu, VkCommandBuffer cb);
 
 /** @brief A surface's pixels as Vulkan memory, with no copy: the surface's
@@ -101,6 +106,8 @@ typedef struct tmem_vk_surface_memory {
  *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_vk_surface_import(tmem_gpu *gpu, tmem_surface *surface,
                                                            tmem_vk_surface_memory *out);
+/** @brief Release what tmem_vk_surface_import made (buffer, memory, the retain).
+ *  @par Threads externally synchronized on `mem`. */
 TMEM_API void tmem_vk_surface_release(tmem_gpu *gpu, tmem_vk_surface_memory *mem);
 
 /** @brief Run the compute shader that reads an NV12 surface and writes the

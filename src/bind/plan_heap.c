@@ -86,6 +86,7 @@ tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, const tmem_plan *plan, const
     tmem_plan_info info;
     tmem_status st = check_heap(heap, plan, &info);
     if (st != TMEM_OK) return st;
+    if (ptrs) memset(ptrs, 0, (size_t)info.buffers * sizeof *ptrs); /* NULL on failure */
     tmem_plan_bind_desc d = desc ? *desc : (tmem_plan_bind_desc){0};
     if (d.flags & ~(uint32_t)TMEM_PLAN_BIND_PER_BUFFER) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t align = max_alignment(plan, info.buffers);

@@ -138,6 +138,6 @@ tmem_status tmem_recurrent_layout_bytes(const tmem_recurrent_layout *layout, uin
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_recurrent_sizes s;
     tmem_status st = tmem_recurrent_layout_sizes(layout, &s);
-    *out = s.total_bytes;
+    *out = st == TMEM_OK ? s.total_bytes : 0;
     return st;
 }

@@ -107,6 +107,7 @@ static const struct { const char *name; tmem_weight_dtype dtype; } ftype_table[]
 };
 
 tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out) {
+    if (out) *out = TMEM_WEIGHT_DEFAULT;
     if (!name || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (!strncasecmp(name, "mostly_", 7)) name += 7;
     for (int i = 1; i < TMEM_WEIGHT_COUNT; i++)
@@ -123,6 +124,7 @@ tmem_status tmem_weight_dtype_from_name(const char *name, tmem_weight_dtype *out
 }
 
 tmem_status tmem_kv_dtype_from_name(const char *name, tmem_kv_dtype *out) {
+    if (out) *out = TMEM_KV_DTYPE_DEFAULT;
     if (!name || !out) return tmem__err(TMEM_E_INVALID_ARG);
     for (int i = 1; i < TMEM_KV_DTYPE_COUNT; i++)
         if (!strcasecmp(tmem_kv_dtype_name((tmem_kv_dtype)i), name)) {

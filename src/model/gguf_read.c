@@ -511,6 +511,8 @@ tmem_status tmem_gguf_get_info(const tmem_gguf *g, tmem_gguf_info *out) {
 }
 
 tmem_status tmem_gguf_kv_at(const tmem_gguf *g, uint64_t i, tmem_gguf_str *key, tmem_gguf_value *value) {
+    if (key) memset(key, 0, sizeof *key);
+    if (value) memset(value, 0, sizeof *value);
     if (!g || !value) return tmem__err(TMEM_E_INVALID_ARG);
     if (i >= g->n_kv) return tmem__err(TMEM_E_NOT_FOUND);
     const tmem__gguf_kv *kv = &g->kv[i];
@@ -539,6 +541,8 @@ static bool find_index(const tmem_gguf *g, const char *key, uint64_t *index) {
 }
 
 tmem_status tmem_gguf_find(const tmem_gguf *g, const char *key, uint64_t *index, tmem_gguf_value *value) {
+    if (index) *index = 0;
+    if (value) memset(value, 0, sizeof *value);
     if (!g || !key) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t i;
     if (!find_index(g, key, &i)) return TMEM_E_NOT_FOUND; /* an answer, not an error */
@@ -555,6 +559,7 @@ static bool is_signed(tmem_gguf_vtype t) {
 }
 
 tmem_status tmem_gguf_get_u64(const tmem_gguf *g, const char *key, uint64_t *out) {
+    if (out) *out = 0;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -568,6 +573,7 @@ tmem_status tmem_gguf_get_u64(const tmem_gguf *g, const char *key, uint64_t *out
 }
 
 tmem_status tmem_gguf_get_i64(const tmem_gguf *g, const char *key, int64_t *out) {
+    if (out) *out = 0;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -581,6 +587,7 @@ tmem_status tmem_gguf_get_i64(const tmem_gguf *g, const char *key, int64_t *out)
 }
 
 tmem_status tmem_gguf_get_f64(const tmem_gguf *g, const char *key, double *out) {
+    if (out) *out = 0;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -593,6 +600,7 @@ tmem_status tmem_gguf_get_f64(const tmem_gguf *g, const char *key, double *out) 
 }
 
 tmem_status tmem_gguf_get_bool(const tmem_gguf *g, const char *key, bool *out) {
+    if (out) *out = false;
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -603,6 +611,7 @@ tmem_status tmem_gguf_get_bool(const tmem_gguf *g, const char *key, bool *out) {
 }
 
 tmem_status tmem_gguf_get_str(const tmem_gguf *g, const char *key, tmem_gguf_str *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_gguf_value v;
     tmem_status st = tmem_gguf_find(g, key, NULL, &v);
@@ -613,6 +622,7 @@ tmem_status tmem_gguf_get_str(const tmem_gguf *g, const char *key, tmem_gguf_str
 }
 
 tmem_status tmem_gguf_array_get(const tmem_gguf *g, uint64_t kvi, uint64_t i, tmem_gguf_value *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!g || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (kvi >= g->n_kv) return tmem__err(TMEM_E_NOT_FOUND);
     const tmem__gguf_kv *kv = &g->kv[kvi];
@@ -660,6 +670,7 @@ static void tensor_view(const tmem_gguf *g, uint64_t i, tmem_gguf_tensor *out) {
 }
 
 tmem_status tmem_gguf_tensor_at(const tmem_gguf *g, uint64_t i, tmem_gguf_tensor *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!g || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (i >= g->n_tensors) return tmem__err(TMEM_E_NOT_FOUND);
     tensor_view(g, i, out);
@@ -667,6 +678,7 @@ tmem_status tmem_gguf_tensor_at(const tmem_gguf *g, uint64_t i, tmem_gguf_tensor
 }
 
 tmem_status tmem_gguf_tensor_find(const tmem_gguf *g, const char *name, tmem_gguf_tensor *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!g || !name || !out) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t nl = strlen(name), lo = 0, hi = g->n_tensors;
     while (lo < hi) {

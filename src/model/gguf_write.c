@@ -517,6 +517,8 @@ tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path, tmem_g
 }
 
 tmem_status tmem_gguf_stream_next(const tmem_gguf_stream *s, size_t *index, uint64_t *remaining) {
+    if (index) *index = 0;
+    if (remaining) *remaining = 0;
     if (!s) return tmem__err(TMEM_E_INVALID_ARG);
     if (s->cur >= s->w->n_t) return TMEM_E_NOT_FOUND;
     if (index) *index = s->cur;

@@ -580,6 +580,7 @@ tmem_status tmem_json_get(const tmem_json *j, tmem_json_ref obj, const char *key
 }
 
 tmem_status tmem_json_number(const tmem_json *j, tmem_json_ref v, double *out) {
+    if (out) *out = 0;
     const jnode *n = node_at(j, v);
     if (!n || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (n->type != TMEM_JSON_NUMBER) return tmem__err(TMEM_E_PARSE);
@@ -594,6 +595,7 @@ tmem_status tmem_json_number(const tmem_json *j, tmem_json_ref v, double *out) {
 }
 
 tmem_status tmem_json_int(const tmem_json *j, tmem_json_ref v, int64_t *out) {
+    if (out) *out = 0;
     const jnode *n = node_at(j, v);
     if (!n || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (n->type != TMEM_JSON_NUMBER || !(n->flags & F_INTEGER)) return tmem__err(TMEM_E_PARSE);
@@ -610,6 +612,7 @@ tmem_status tmem_json_int(const tmem_json *j, tmem_json_ref v, int64_t *out) {
 }
 
 tmem_status tmem_json_bool(const tmem_json *j, tmem_json_ref v, bool *out) {
+    if (out) *out = false;
     const jnode *n = node_at(j, v);
     if (!n || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (n->type != TMEM_JSON_BOOL) return tmem__err(TMEM_E_PARSE);
@@ -618,6 +621,7 @@ tmem_status tmem_json_bool(const tmem_json *j, tmem_json_ref v, bool *out) {
 }
 
 tmem_status tmem_json_string(const tmem_json *j, tmem_json_ref v, char *buf, size_t cap, size_t *len) {
+    if (len) *len = 0;
     const jnode *n = node_at(j, v);
     if (!n || (!buf && cap)) return tmem__err(TMEM_E_INVALID_ARG);
     if (n->type != TMEM_JSON_STRING) return tmem__err(TMEM_E_PARSE);

@@ -436,14 +436,18 @@ static void view(const tmem_safetensors *st, uint64_t i, tmem_safetensors_tensor
     out->data = st->base + st->data_offset + t->begin;
 }
 
-tmem_status tmem_safetensors_tensor_at(const tmem_safetensors *st, uint64_t i, tmem_safetensors_tensor *out) {
+tmem_status tmem_safetensors_tensor_at(const tmem_safetensors *st, uint64_t i,
+                                       tmem_safetensors_tensor *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!st || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (i >= st->n_tensors) return tmem__err(TMEM_E_NOT_FOUND);
     view(st, i, out);
     return TMEM_OK;
 }
 
-tmem_status tmem_safetensors_find(const tmem_safetensors *st, const char *name, tmem_safetensors_tensor *out) {
+tmem_status tmem_safetensors_find(const tmem_safetensors *st, const char *name,
+                                  tmem_safetensors_tensor *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!st || !name || !out) return tmem__err(TMEM_E_INVALID_ARG);
     uint64_t lo = 0, hi = st->n_tensors;
     while (lo < hi) {
@@ -459,7 +463,10 @@ tmem_status tmem_safetensors_find(const tmem_safetensors *st, const char *name, 
     return TMEM_E_NOT_FOUND;
 }
 
-tmem_status tmem_safetensors_metadata_at(const tmem_safetensors *st, uint64_t i, const char **key, const char **value) {
+tmem_status tmem_safetensors_metadata_at(const tmem_safetensors *st, uint64_t i, const char **key,
+                                         const char **value) {
+    if (key) *key = NULL;
+    if (value) *value = NULL;
     if (!st || !key || !value) return tmem__err(TMEM_E_INVALID_ARG);
     if (i >= st->n_meta) return tmem__err(TMEM_E_NOT_FOUND);
     *key = st->pool + st->meta[2 * i];

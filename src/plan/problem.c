@@ -125,6 +125,10 @@ tmem_status tmem_plan_problem_add(tmem_plan_problem *p, const tmem_plan_buffer *
 }
 
 tmem_status tmem_plan_problem_get(const tmem_plan_problem *p, uint32_t i, tmem_plan_buffer *out) {
+    if (out) {
+        memset(out, 0, sizeof *out);
+        out->offset = TMEM_OFFSET_NONE;
+    }
     if (!p || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (i >= p->n) return tmem__err(TMEM_E_NOT_FOUND);
     const tmem__plan_item *it = &p->items[i];

@@ -588,6 +588,7 @@ void tmem_plan_destroy(tmem_plan *pl) {
 }
 
 tmem_status tmem_plan_get_info(const tmem_plan *pl, tmem_plan_info *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!pl || !out) return tmem__err(TMEM_E_INVALID_ARG);
     *out = pl->info;
     return TMEM_OK;
@@ -599,6 +600,10 @@ uint64_t tmem_plan_offset(const tmem_plan *pl, uint32_t i) {
 }
 
 tmem_status tmem_plan_get_buffer(const tmem_plan *pl, uint32_t i, tmem_plan_buffer *out) {
+    if (out) {
+        memset(out, 0, sizeof *out);
+        out->offset = TMEM_OFFSET_NONE;
+    }
     if (!pl || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (i >= pl->n) return tmem__err(TMEM_E_NOT_FOUND);
     const tmem__plan_item *it = &pl->items[i];

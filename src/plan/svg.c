@@ -99,7 +99,9 @@ tmem_status tmem_plan_write_svg(const tmem_plan *pl, const tmem_plan_svg_desc *d
     return tmem__plan_text_close(&s);
 }
 
-tmem_status tmem_plan_svg(const tmem_plan *pl, const tmem_plan_svg_desc *d, char *buf, size_t cap, size_t *len) {
+tmem_status tmem_plan_svg(const tmem_plan *pl, const tmem_plan_svg_desc *d, char *buf, size_t cap,
+                          size_t *len) {
+    if (len) *len = 0;
     if (!pl || !len || (!buf && cap)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__text s;
     tmem__text_init_fixed(&s, buf, cap);

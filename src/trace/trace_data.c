@@ -108,6 +108,7 @@ tmem_status tmem_trace_data_get_info(const tmem_trace_data *d, tmem_trace_data_i
 }
 
 tmem_status tmem_trace_data_event(const tmem_trace_data *d, uint64_t index, tmem_trace_event *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!d || !out) return tmem__err(TMEM_E_INVALID_ARG);
     if (index >= d->count) return tmem__err(TMEM_E_NOT_FOUND);
     *out = d->events[index];

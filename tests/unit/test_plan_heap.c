@@ -180,6 +180,7 @@ static void test_bind_checks(void) {
     CHECK_OK(tmem_plan_heap_unbind_ex(heap, pl, &b));
     bd.offset = 8; /* below the plan's alignment */
     CHECK_ST(tmem_plan_heap_bind_ex(heap, pl, &bd, ptrs, &b), TMEM_E_ALIGNMENT);
+    for (uint32_t i = 0; i < NB; i++) CHECK(ptrs[i] == NULL); /* not the old binding's */
 
     /* Per buffer: each is an aliasable allocation at its offset. */
     bd.offset = 0;
