@@ -2,14 +2,19 @@
  * snapshot and a rollback that decodes again) and a library-level KV worker
  * (forks, copy-on-write, snapshots, rollbacks, frees: tests/soak/soak_kv.h)
  * against ONE context under a tight budget, while a sampler reads the OS
- * footprint every millisecond and a watchdog fails the test on a stall.
+ * footprint every millisecond and a watchdog fails the test on a stall. An
+ * image worker (tests/soak/soak_image.h) writes NV12 camera frames into
+ * surfaces of /memory/images and encodes them with the committed tiny vision
+ * tower (fused conversion into the patch tensor, then the encoder), in the
+ * same context under the same budget.
  *
  * Asserts: every job's logits equal, bitwise, those of the same job run solo
  * before the soak (one kernel thread per session, so threads never change a
- * summation order); a rollback decodes the same logits again; the footprint
- * never passes the budget + the fixed overhead measured before the load
- * (not asserted under a sanitizer: its shadow memory grows with every byte
- * touched); every eviction and snapshot drop came through the callback, and
+ * summation order), and so does every frame's embeddings; a rollback
+ * decodes the same logits again; the footprint never passes the budget +
+ * the fixed overhead measured before the load (not asserted under a
+ * sanitizer: its shadow memory grows with every byte touched); every
+ * eviction and snapshot drop came through the callback, and
  * the callbacks equal the cache's counters; some evictions happened; at the
  * end each pool's resident bytes (mincore) are within a page of what it
  * accounts as committed, either way, and the context and cache checks pass.
@@ -25,6 +30,7 @@
 #include <unistd.h>
 #include "core/core.h"
 #include "harness.h"
+#include "soak_image.h"
 #include "soak_kv.h"
 #include "tmemrt/runtime.h"
 #include "typedmem/typedmem.h"
@@ -320,6 +326,24 @@ static void test_soak(void) {
         if (sb > session_bytes) session_bytes = sb;
     }
 
+    /* The image worker: the committed tiny vision tower, its solo references. */
+    static soak_image img;
+    memset(&img, 0, sizeof img);
+    img.ctx = ctx;
+    img.stop = &stop;
+    img.progress = &progress;
+    snprintf(path, sizeof path, "%s/tests/data/llamacpp/mmproj-qwen35-tiny-vlm-f32.gguf",
+             src ? src : ".");
+    char verr[256];
+    int vrc = tmrt_vision_open(ctx, path, &img.vision, verr, sizeof verr);
+    if (vrc != 0) printf("   vision tower: %s\n", verr);
+    REQUIRE(vrc == 0);
+    double v0 = now_s();
+    REQUIRE(soak_image_references(&img));
+    printf("   image worker: %d solo frames encoded in %.1f ms each; share %.2f MiB\n",
+           SOAK_IMAGE_FRAMES, (now_s() - v0) * 1e3 / SOAK_IMAGE_FRAMES,
+           (double)img.share / MiB);
+
     /* The KV worker's cache: tiny rows, a pool for 64 blocks, snapshots
      * bounded to a few, so its own admission evicts too. */
     static soak_kv w;
@@ -349,13 +373,15 @@ static void test_soak(void) {
     kd.user = &w;
     REQUIRE_OK(tmem_kv_cache_create(ctx, &kd, &w.cache));
 
-    /* The budget: what the context holds now, two sessions and half the KV
-     * worker's pool, so three session threads and the worker cannot all get
-     * what they want at once. */
+    /* The budget: what the context holds dirty now (the weights map clean),
+     * two sessions, half the KV worker's pool and one frame of the
+     * image worker (its largest: surface + patch heap + arena + scratch), so
+     * three session threads, the KV worker and the image worker cannot all
+     * get what they want at once. */
     tmem_budget_info bi;
     REQUIRE_OK(tmem_context_budget(ctx, &bi));
     uint64_t base_dirty = bi.committed - bi.committed_clean;
-    uint64_t budget = base_dirty + 2 * session_bytes + kd.kv_pool_bytes / 2;
+    uint64_t budget = base_dirty + 2 * session_bytes + kd.kv_pool_bytes / 2 + img.share;
     REQUIRE_OK(tmem_context_set_budget(ctx, budget));
     tmem_footprint f1;
     uint64_t overhead = 0;
@@ -363,22 +389,23 @@ static void test_soak(void) {
         overhead = f1.footprint > base_dirty ? f1.footprint - base_dirty : 0;
     /* Threads' stacks and malloc arenas come after this reading: allowed on top. */
     const uint64_t slack = 4u << 20;
-    printf("   budget %.2f MiB (context %.2f + 2 x session %.2f + KV worker %.2f); overhead "
-           "measured %.2f MiB "
-           "+ %.0f MiB slack (threads)\n",
+    printf("   budget %.2f MiB (context %.2f + 2 x session %.2f + KV worker %.2f + image "
+           "%.2f); overhead measured %.2f MiB + %.0f MiB slack (threads)\n",
            (double)budget / MiB, (double)base_dirty / MiB, (double)session_bytes / MiB,
-           (double)kd.kv_pool_bytes / 2 / MiB, (double)overhead / MiB, slack / MiB);
+           (double)kd.kv_pool_bytes / 2 / MiB, (double)img.share / MiB, (double)overhead / MiB,
+           slack / MiB);
 
-    pthread_t th[N_WORKERS + 3];
+    pthread_t th[N_WORKERS + 4];
     double t0 = now_s();
     for (uintptr_t i = 0; i < N_WORKERS; i++)
         REQUIRE(pthread_create(&th[i], NULL, session_worker, (void *)i) == 0);
     REQUIRE(pthread_create(&th[N_WORKERS], NULL, soak_kv_main, &w) == 0);
     REQUIRE(pthread_create(&th[N_WORKERS + 1], NULL, sampler, NULL) == 0);
     REQUIRE(pthread_create(&th[N_WORKERS + 2], NULL, watchdog, NULL) == 0);
+    REQUIRE(pthread_create(&th[N_WORKERS + 3], NULL, soak_image_main, &img) == 0);
     while (now_s() - t0 < seconds) sleep(1);
     atomic_store(&stop, 1);
-    for (int i = 0; i < N_WORKERS + 3; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < N_WORKERS + 4; i++) pthread_join(th[i], NULL);
     double took = now_s() - t0;
 
     tmem_kv_cache_stats ks;
@@ -397,6 +424,10 @@ static void test_soak(void) {
            (unsigned long long)w.n_seq_events, (unsigned long long)w.n_snap_events,
            (unsigned long long)w.met_evicted, (unsigned long long)w.met_dropped,
            (unsigned long long)w.budget_refusals);
+    printf("   image worker: %llu frames written, %llu converted + encoded (bitwise = solo), "
+           "refusals %llu surface + %llu encoder\n",
+           (unsigned long long)img.frames, (unsigned long long)img.encodes,
+           (unsigned long long)img.surface_refusals, (unsigned long long)img.encode_refusals);
     printf("   session snapshots dropped: %llu reported by callback, %llu met by a rollback\n",
            (unsigned long long)session_snap_drops, (unsigned long long)session_snap_drops_met);
     printf("   footprint: peak %.2f MiB vs budget %.2f MiB + overhead %.2f MiB; peak above the "
@@ -408,7 +439,9 @@ static void test_soak(void) {
     CHECK_MSG(atomic_load(&failures) == 0, "%llu session failures", (unsigned long long)failures);
     CHECK_MSG(atomic_load(&w.failures) == 0, "%llu KV worker failures",
               (unsigned long long)w.failures);
-    CHECK(sessions_done > 0 && w.ops > 0);
+    CHECK_MSG(atomic_load(&img.failures) == 0, "%llu image worker failures",
+              (unsigned long long)img.failures);
+    CHECK(sessions_done > 0 && w.ops > 0 && img.encodes > 0);
     CHECK_MSG(w.n_seq_events == ks.seqs_evicted && w.n_snap_events == ks.snaps_dropped,
               "callbacks %llu + %llu, counters %llu + %llu", (unsigned long long)w.n_seq_events,
               (unsigned long long)w.n_snap_events, (unsigned long long)ks.seqs_evicted,
@@ -425,6 +458,7 @@ static void test_soak(void) {
     check_pools();
     tmem_kv_cache_destroy(w.cache);
     pthread_mutex_destroy(&w.events_lock);
+    tmrt_vision_close(img.vision);
     tmrt_model_close(model);
     tmem_context_destroy(ctx);
 }
