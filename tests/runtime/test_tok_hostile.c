@@ -31,7 +31,7 @@ static void expect(const mini *m, tmem_status want, const char *needle) {
 static void test_sane_base_loads(void) {
     mini m;
     mini_init(&m);
-    void *img;
+    void *img = NULL;
     tmem_gguf *g;
     tmrt_tokenizer *tok;
     char err[256];
@@ -202,7 +202,7 @@ static void test_bad_args(void) {
     /* a FILE type cannot hold tables */
     mini m;
     mini_init(&m);
-    void *img;
+    void *img = NULL;
     size_t len;
     REQUIRE(mini_image(&m, &img, &len));
     tmem_gguf *g;
