@@ -1,7 +1,7 @@
 # Install rules (included from the top CMakeLists.txt when TMEM_INSTALL):
 #   include/typedmem/*.h, runtime/include/tmemrt/*.h
 #   libtypedmem.so.MAJOR (SONAME) + libtypedmem.a, libtypedmem_runtime.a,
-#   libtypedmem_gpu.a (src/backend/gpu.cmake adds it to the export set)
+#   libtypedmem_gpu.a (src/gpu/gpu.cmake adds it to the export set)
 #   bin/tmem
 #   lib/pkgconfig/typedmem.pc, typedmem-runtime.pc
 #   lib/cmake/typedmem/typedmemConfig.cmake (+ ConfigVersion, exported targets:

@@ -20,7 +20,7 @@ endforeach()
 # The committed SPIR-V must be what the committed GLSL compiles to.
 if(TMEM_GLSLANG AND TARGET typedmem_gpu)
   add_test(NAME gpu/spirv_committed_fresh
-    COMMAND ${CMAKE_COMMAND} -E compare_files ${CMAKE_SOURCE_DIR}/src/backend/shaders/nv12_to_chw.spv.h
+    COMMAND ${CMAKE_COMMAND} -E compare_files ${CMAKE_SOURCE_DIR}/src/gpu/vulkan/shaders/nv12_to_chw.spv.h
             ${CMAKE_BINARY_DIR}/shaders/nv12_to_chw.spv.h)
 endif()
 # The Vulkan test again under the Khronos validation layer, where installed

@@ -36,3 +36,26 @@ if(TMEM_NM)
 else()
   message(STATUS "nm not found: regress/layering_calls not registered")
 endif()
+
+# Symbol prefixes (issue 18): every global symbol of the library archives is
+# tmem_*/tmem__*, of the runtime's tmrt_*/tmrt__*; a fixture object with an
+# unprefixed global must be caught.
+if(TMEM_NM)
+  set(_tmem_prefix ${CMAKE_SOURCE_DIR}/tests/regress/check_prefix.cmake)
+  add_test(NAME regress/prefix_library COMMAND ${CMAKE_COMMAND} -DNM=${TMEM_NM}
+    "-DARCHIVES=${_tmem_archives}" -DPREFIX=tmem_ -P ${_tmem_prefix})
+  set_tests_properties(regress/prefix_library PROPERTIES PASS_REGULAR_EXPRESSION "all tmem_")
+  set(_tmem_rt_archives "$<TARGET_FILE:typedmem_runtime>")
+  if(TARGET typedmem_runtime_codecs)
+    set(_tmem_rt_archives "${_tmem_rt_archives}\;$<TARGET_FILE:typedmem_runtime_codecs>")
+  endif()
+  add_test(NAME regress/prefix_runtime COMMAND ${CMAKE_COMMAND} -DNM=${TMEM_NM}
+    "-DARCHIVES=${_tmem_rt_archives}" -DPREFIX=tmrt_ -P ${_tmem_prefix})
+  set_tests_properties(regress/prefix_runtime PROPERTIES PASS_REGULAR_EXPRESSION "all tmrt_")
+  add_library(tmem_prefix_fixture STATIC ${CMAKE_SOURCE_DIR}/tests/regress/prefix_fixture/unprefixed.c)
+  add_test(NAME regress/prefix_catches_unprefixed COMMAND sh -c
+    "${CMAKE_COMMAND} -DNM=${TMEM_NM} '-DARCHIVES=$<TARGET_FILE:tmem_prefix_fixture>' \
+     -DPREFIX=tmrt_ -P ${_tmem_prefix} 2>&1; echo exit=$?")
+  set_tests_properties(regress/prefix_catches_unprefixed PROPERTIES PASS_REGULAR_EXPRESSION
+    "1 global symbol\\(s\\) without the prefix tmrt_:.*libtmem_prefix_fixture.a: kern_fixture_bad.*exit=1")
+endif()

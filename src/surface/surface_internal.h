@@ -164,7 +164,7 @@ uint16_t tmem__f32_to_f16(float f);
 float tmem__f16_to_f32(uint16_t h);
 
 /* ---- convert.c ---- */
-/* Pieces of the fused conversion for its GPU twin (backend/vulkan_convert.c),
+/* Pieces of the fused conversion for its GPU twin (gpu/vulkan/vulkan_convert.c),
  * so both compute the same numbers: the normalisation out = (v - sub[c]) /
  * div[c] (TMEM_E_INVALID_ARG on a bad scale/mean/std), the YUV coefficients
  * {ky, y0, rv, gu, gv, bu}, and the resampling tap of output index i. */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
-#include "backend/cuda_internal.h"
+#include "gpu/cuda/cuda_internal.h"
 #include "gpu_test_util.h"
 
 #define MiB (1ull << 20)

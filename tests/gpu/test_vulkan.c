@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
-#include "backend/vulkan_internal.h"
+#include "gpu/vulkan/vulkan_internal.h"
 #include "gpu_test_util.h"
 
 #define MiB (1ull << 20)

@@ -72,17 +72,6 @@ endforeach()
 # The layer of a file under src/ (path relative to src/).
 function(layer_of rel out)
   string(REGEX MATCH "^[^/]+" dir "${rel}")
-  if(dir STREQUAL "backend")
-    # backend.h + host.c: the pool backend interface, below core. device.c:
-    # device spans over heaps. The rest: the GPU backends (typedmem_gpu).
-    if(rel MATCHES "^backend/(backend\\.h|host\\.c)$")
-      set(dir backend)
-    elseif(rel STREQUAL "backend/device.c")
-      set(dir device)
-    else()
-      set(dir gpu)
-    endif()
-  endif()
   set(${out} "${dir}" PARENT_SCOPE)
 endfunction()
 

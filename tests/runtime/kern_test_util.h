@@ -49,14 +49,14 @@ static inline void *kern_test_alloc(size_t bytes) {
 }
 
 /* A pool of n threads in freshly allocated memory (*mem: free it after
- * kern_pool_fini). NULL for n == 0. */
+ * tmrt__kern_pool_fini). NULL for n == 0. */
 static inline kern_pool *kern_test_pool(int n, void **mem) {
     *mem = NULL;
     if (n == 0) return NULL;
-    *mem = kern_test_alloc(kern_pool_bytes(n));
+    *mem = kern_test_alloc(tmrt__kern_pool_bytes(n));
     kern_pool *pool = NULL;
-    if (kern_pool_init(*mem, n, &pool) != 0) {
-        fprintf(stderr, "kern_pool_init(%d) failed\n", n);
+    if (tmrt__kern_pool_init(*mem, n, &pool) != 0) {
+        fprintf(stderr, "tmrt__kern_pool_init(%d) failed\n", n);
         exit(1);
     }
     return pool;
@@ -67,12 +67,12 @@ static inline kern_pool *kern_test_pool(int n, void **mem) {
 static inline kern_wmat kern_test_wmat(tmem_rng *r, uint32_t type, int64_t n_in, int64_t n_out,
                                        size_t pad, float scale, float **dense) {
     kern_wmat w = {.type = type, .n_in = n_in, .n_out = n_out};
-    w.row_bytes = kern_row_bytes(type, n_in) + pad;
+    w.row_bytes = tmrt__kern_row_bytes(type, n_in) + pad;
     char *data = kern_test_alloc(w.row_bytes * (size_t)n_out);
     float *f = kern_test_alloc((size_t)(n_in * n_out) * sizeof(float));
     kern_test_fill(r, f, n_in * n_out, scale);
     for (int64_t o = 0; o < n_out; o++)
-        (void)kern_quantize_row(type, f + o * n_in, data + (size_t)o * w.row_bytes, n_in);
+        (void)tmrt__kern_quantize_row(type, f + o * n_in, data + (size_t)o * w.row_bytes, n_in);
     w.data = data;
     if (dense) *dense = f;
     else free(f);

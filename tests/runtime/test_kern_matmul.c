@@ -1,8 +1,8 @@
-/* test_kern_matmul: kern_matmul (SIMD where the CPU has it) against the
- * scalar kern_matmul_ref on random shapes of every weight type: n_in odd
+/* test_kern_matmul: tmrt__kern_matmul (SIMD where the CPU has it) against the
+ * scalar tmrt__kern_matmul_ref on random shapes of every weight type: n_in odd
  * multiples of the block (plus odd float widths), odd n_out, n_tok 1..37,
  * padded ldx/ldy and weight rows; y's padding untouched; the same bits for
- * 1..4 threads and for a token alone or in a batch; kern_get_row.
+ * 1..4 threads and for a token alone or in a batch; tmrt__kern_get_row.
  * Tolerance: |dy| <= 1e-5 * sum_i |W x| (f32 reassociation; the integer
  * block sums are exact). Fixed seed. */
 #include "kern_test_util.h"
@@ -28,12 +28,12 @@ static void check_shape(tmem_rng *r, uint32_t type, int64_t n_in, int64_t n_out,
     float *got = kern_test_alloc(ldy * (size_t)n_tok * sizeof(float));
     float *first = kern_test_alloc(ldy * (size_t)n_tok * sizeof(float));
     float *wrow = kern_test_alloc((size_t)n_in * sizeof(float));
-    void *scratch = kern_test_alloc(kern_matmul_scratch_bytes(&w, n_tok, 4));
-    kern_matmul_ref(&w, x, ldx, n_tok, want, ldy);
+    void *scratch = kern_test_alloc(tmrt__kern_matmul_scratch_bytes(&w, n_tok, 4));
+    tmrt__kern_matmul_ref(&w, x, ldx, n_tok, want, ldy);
 
     for (int p = 0; p < n_pools; p++) {
         for (size_t i = 0; i < ldy * (size_t)n_tok; i++) got[i] = -12345.0f;
-        kern_matmul(&w, x, ldx, n_tok, got, ldy, scratch, pools[p]);
+        tmrt__kern_matmul(&w, x, ldx, n_tok, got, ldy, scratch, pools[p]);
         int bad = 0, pad_bad = 0;
         for (int64_t t = 0; t < n_tok; t++)
             for (size_t o = (size_t)n_out; o < ldy; o++)
@@ -41,7 +41,7 @@ static void check_shape(tmem_rng *r, uint32_t type, int64_t n_in, int64_t n_out,
         if (p == 0) {
             double worst = 0.0;
             for (int64_t o = 0; o < n_out; o++) {
-                kern_get_row(&w, o, wrow);
+                tmrt__kern_get_row(&w, o, wrow);
                 for (int64_t t = 0; t < n_tok; t++) {
                     double mag = magnitude(&w, wrow, x + (size_t)t * ldx);
                     double d = fabs((double)got[(size_t)t * ldy + (size_t)o] -
@@ -61,7 +61,7 @@ static void check_shape(tmem_rng *r, uint32_t type, int64_t n_in, int64_t n_out,
                     bad++;
             CHECK_MSG(bad == 0, "%s %lldx%lld tok %lld: %d token rows differ with %d threads",
                       kern_test_type_name(type), (long long)n_out, (long long)n_in,
-                      (long long)n_tok, bad, kern_pool_threads(pools[p]));
+                      (long long)n_tok, bad, tmrt__kern_pool_threads(pools[p]));
         }
         CHECK_MSG(pad_bad == 0, "%s: %d padding floats of y written", kern_test_type_name(type),
                   pad_bad);
@@ -83,7 +83,7 @@ static void test_random_shapes(void) {
     for (int n = 1; n <= 4; n++) pools[n] = kern_test_pool(n, &mem[n - 1]);
     for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
         uint32_t type = kern_test_types[ti];
-        const kern_type_traits *tr = kern__traits(type);
+        const kern_type_traits *tr = tmrt__kern__traits(type);
         for (int trial = 0; trial < 14; trial++) {
             int64_t n_in;
             if (tr->block == 1)
@@ -101,7 +101,7 @@ static void test_random_shapes(void) {
                     pools, 5);
     }
     for (int n = 1; n <= 4; n++) {
-        kern_pool_fini(pools[n]);
+        tmrt__kern_pool_fini(pools[n]);
         free(mem[n - 1]);
     }
 }
@@ -116,10 +116,10 @@ static void test_ref_vs_dense(void) {
         kern_wmat w = kern_test_wmat(&r, type, n_in, n_out, 0, 0.1f, NULL);
         float x[3 * 512], y[3 * 9], wrow[512];
         kern_test_fill(&r, x, n_in * n_tok, 1.0f);
-        kern_matmul_ref(&w, x, (size_t)n_in, n_tok, y, (size_t)n_out);
+        tmrt__kern_matmul_ref(&w, x, (size_t)n_in, n_tok, y, (size_t)n_out);
         int bad = 0;
         for (int64_t o = 0; o < n_out; o++) {
-            kern_get_row(&w, o, wrow);
+            tmrt__kern_get_row(&w, o, wrow);
             for (int64_t t = 0; t < n_tok; t++) {
                 double exact = 0.0, mag = 0.0;
                 for (int64_t i = 0; i < n_in; i++) {
@@ -127,7 +127,7 @@ static void test_ref_vs_dense(void) {
                     mag += fabs((double)wrow[i] * x[t * n_in + i]);
                 }
                 /* x's Q8 rounding: at most half a step of 1/127 of the block max (<= 4.4) */
-                double tol = kern__traits(type)->xform == KERN_X_F32 ? 1e-5 * mag : 0.02 * mag;
+                double tol = tmrt__kern__traits(type)->xform == KERN_X_F32 ? 1e-5 * mag : 0.02 * mag;
                 if (fabs(y[t * n_out + o] - exact) > tol) bad++;
             }
         }
@@ -139,16 +139,16 @@ static void test_ref_vs_dense(void) {
 
 static void test_scratch_and_support(void) {
     kern_wmat w = {.type = TMEM_GGML_F16, .n_in = 1024, .n_out = 8, .row_bytes = 2048};
-    CHECK(kern_matmul_scratch_bytes(&w, 7, 2) == 0);
+    CHECK(tmrt__kern_matmul_scratch_bytes(&w, 7, 2) == 0);
     w.type = TMEM_GGML_Q8_0;
-    CHECK(kern_matmul_scratch_bytes(&w, 3, 2) == (3 * 32 * 34 + 63) / 64 * 64);
+    CHECK(tmrt__kern_matmul_scratch_bytes(&w, 3, 2) == (3 * 32 * 34 + 63) / 64 * 64);
     w.type = TMEM_GGML_Q4_K;
-    CHECK(kern_matmul_scratch_bytes(&w, 2, 1) == (2 * 4 * 292 + 63) / 64 * 64);
-    CHECK(kern_type_supported(TMEM_GGML_Q6_K, 512));
-    CHECK(!kern_type_supported(TMEM_GGML_Q6_K, 500));
-    CHECK(!kern_type_supported(TMEM_GGML_Q4_0, 512));
-    CHECK(kern_type_supported(TMEM_GGML_BF16, 7));
-    CHECK(!kern_type_supported(TMEM_GGML_F32, 0));
+    CHECK(tmrt__kern_matmul_scratch_bytes(&w, 2, 1) == (2 * 4 * 292 + 63) / 64 * 64);
+    CHECK(tmrt__kern_type_supported(TMEM_GGML_Q6_K, 512));
+    CHECK(!tmrt__kern_type_supported(TMEM_GGML_Q6_K, 500));
+    CHECK(!tmrt__kern_type_supported(TMEM_GGML_Q4_0, 512));
+    CHECK(tmrt__kern_type_supported(TMEM_GGML_BF16, 7));
+    CHECK(!tmrt__kern_type_supported(TMEM_GGML_F32, 0));
 }
 
 /* A token's outputs do not depend on the batch it is computed in: prefill
@@ -161,17 +161,17 @@ static void test_batch_invariance(void) {
     kern_pool *pool = kern_test_pool(2, &mem);
     for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
         uint32_t type = kern_test_types[ti];
-        const int64_t n_in = kern__traits(type)->block == 1 ? 301 : 768, n_out = 53, n_tok = 11;
+        const int64_t n_in = tmrt__kern__traits(type)->block == 1 ? 301 : 768, n_out = 53, n_tok = 11;
         kern_wmat w = kern_test_wmat(&r, type, n_in, n_out, 0, 0.1f, NULL);
         float *x = kern_test_alloc((size_t)(n_in * n_tok) * sizeof(float));
         float *all = kern_test_alloc((size_t)(n_out * n_tok) * sizeof(float));
         float *one = kern_test_alloc((size_t)n_out * sizeof(float));
-        void *scratch = kern_test_alloc(kern_matmul_scratch_bytes(&w, n_tok, 2));
+        void *scratch = kern_test_alloc(tmrt__kern_matmul_scratch_bytes(&w, n_tok, 2));
         kern_test_fill(&r, x, n_in * n_tok, 1.0f);
-        kern_matmul(&w, x, (size_t)n_in, n_tok, all, (size_t)n_out, scratch, pool);
+        tmrt__kern_matmul(&w, x, (size_t)n_in, n_tok, all, (size_t)n_out, scratch, pool);
         int bad = 0;
         for (int64_t t = 0; t < n_tok; t++) {
-            kern_matmul(&w, x + t * n_in, (size_t)n_in, 1, one, (size_t)n_out, scratch, pool);
+            tmrt__kern_matmul(&w, x + t * n_in, (size_t)n_in, 1, one, (size_t)n_out, scratch, pool);
             bad += memcmp(one, all + t * n_out, (size_t)n_out * sizeof(float)) != 0;
         }
         CHECK_MSG(bad == 0, "%s: %d tokens differ alone vs in a batch of %lld",
@@ -182,7 +182,7 @@ static void test_batch_invariance(void) {
         free(one);
         free(scratch);
     }
-    kern_pool_fini(pool);
+    tmrt__kern_pool_fini(pool);
     free(mem);
 }
 

@@ -24,16 +24,16 @@ static void visit(void *arg, int64_t begin, int64_t end, int thread) {
 
 static void test_errors(void) {
     kern_pool *pool = (kern_pool *)1;
-    CHECK(kern_pool_bytes(0) == 0);
-    CHECK(kern_pool_bytes(257) == 0);
-    CHECK(kern_pool_bytes(1) > 0 && kern_pool_bytes(1) % 64 == 0);
-    void *mem = kern_test_alloc(kern_pool_bytes(4) + 64);
-    CHECK(kern_pool_init(mem, 0, &pool) == EINVAL && pool == NULL);
-    CHECK(kern_pool_init(NULL, 2, &pool) == EINVAL);
-    CHECK(kern_pool_init((char *)mem + 8, 2, &pool) == EINVAL);
-    CHECK(kern_pool_init(mem, 2, NULL) == EINVAL);
-    CHECK(kern_pool_threads(NULL) == 1);
-    kern_pool_fini(NULL);
+    CHECK(tmrt__kern_pool_bytes(0) == 0);
+    CHECK(tmrt__kern_pool_bytes(257) == 0);
+    CHECK(tmrt__kern_pool_bytes(1) > 0 && tmrt__kern_pool_bytes(1) % 64 == 0);
+    void *mem = kern_test_alloc(tmrt__kern_pool_bytes(4) + 64);
+    CHECK(tmrt__kern_pool_init(mem, 0, &pool) == EINVAL && pool == NULL);
+    CHECK(tmrt__kern_pool_init(NULL, 2, &pool) == EINVAL);
+    CHECK(tmrt__kern_pool_init((char *)mem + 8, 2, &pool) == EINVAL);
+    CHECK(tmrt__kern_pool_init(mem, 2, NULL) == EINVAL);
+    CHECK(tmrt__kern_pool_threads(NULL) == 1);
+    tmrt__kern_pool_fini(NULL);
     free(mem);
 }
 
@@ -43,9 +43,9 @@ static void run_visits(tmem_rng *r, kern_pool *pool, int jobs) {
     for (int j = 0; j < jobs; j++) {
         int64_t n = (int64_t)tmem_rng_range(r, 0, MAX_N);
         visit_job job = {.count = count, .grain = (int64_t)tmem_rng_range(r, 1, 70),
-                         .threads = kern_pool_threads(pool)};
+                         .threads = tmrt__kern_pool_threads(pool)};
         for (int64_t i = 0; i < n; i++) atomic_store(&count[i], 0);
-        kern_pool_for(pool, n, job.grain, visit, &job);
+        tmrt__kern_pool_for(pool, n, job.grain, visit, &job);
         int wrong = 0;
         for (int64_t i = 0; i < n; i++) wrong += atomic_load(&count[i]) != 1;
         CHECK_MSG(wrong == 0, "n %lld grain %lld: %d indices not visited once", (long long)n,
@@ -67,9 +67,9 @@ static void test_visits(void) {
     for (int n = 1; n <= 4; n++) {
         void *mem;
         kern_pool *pool = kern_test_pool(n, &mem);
-        CHECK(kern_pool_threads(pool) == n);
+        CHECK(tmrt__kern_pool_threads(pool) == n);
         run_visits(&r, pool, 600);
-        kern_pool_fini(pool);
+        tmrt__kern_pool_fini(pool);
         free(mem);
     }
 }
@@ -83,17 +83,17 @@ static void test_two_pools(void) {
         run_visits(&r, a, 3);
         run_visits(&r, b, 3);
     }
-    kern_pool_fini(a);
-    kern_pool_fini(b);
+    tmrt__kern_pool_fini(a);
+    tmrt__kern_pool_fini(b);
     free(m1);
     free(m2);
 }
 
 static void test_chunking(void) {
-    CHECK(kern_pool_chunk(2, 1000, 12) % 12 == 0);
-    CHECK(kern_pool_chunk(2, 1000, 12) >= 1000 / 8);
-    CHECK(kern_pool_chunk(4, 5, 12) == 12);
-    CHECK(kern_pool_chunk(1, 100, 0) >= 1);
+    CHECK(tmrt__kern_pool_chunk(2, 1000, 12) % 12 == 0);
+    CHECK(tmrt__kern_pool_chunk(2, 1000, 12) >= 1000 / 8);
+    CHECK(tmrt__kern_pool_chunk(4, 5, 12) == 12);
+    CHECK(tmrt__kern_pool_chunk(1, 100, 0) >= 1);
 }
 
 int main(void) {

@@ -62,7 +62,7 @@ static void test_layouts(void) {
     kern_block_q8_0 q8 = {.d = 0x3800 /* 0.5 */};
     for (int j = 0; j < 32; j++) q8.qs[j] = (int8_t)(j - 16);
     float out[256];
-    CHECK(kern_dequantize_row(TMEM_GGML_Q8_0, &q8, out, 32));
+    CHECK(tmrt__kern_dequantize_row(TMEM_GGML_Q8_0, &q8, out, 32));
     CHECK(out[0] == -8.0f && out[31] == 7.5f);
 
     kern_block_q4_k q4;
@@ -83,7 +83,7 @@ static void test_layouts(void) {
     CHECK(sc == 33 && m == 18);
     kern_q4k_scale_min(q4.scales, 1, &sc, &m);
     CHECK(sc == 3 && m == 2);
-    CHECK(kern_dequantize_row(TMEM_GGML_Q4_K, &q4, out, 256));
+    CHECK(tmrt__kern_dequantize_row(TMEM_GGML_Q4_K, &q4, out, 256));
     CHECK(out[32] == 3.0f * 7.0f - 1.0f);
     CHECK(out[33] == -1.0f);
     CHECK(out[165] == 33.0f * 9.0f - 9.0f);
@@ -97,7 +97,7 @@ static void test_layouts(void) {
      * ql[64+5], bits 4-5 of qh[32+5] */
     q6.ql[64 + 5] = 0xa0;           /* 10 */
     q6.qh[32 + 5] = 0x30;           /* 3 << 4 */
-    CHECK(kern_dequantize_row(TMEM_GGML_Q6_K, &q6, out, 256));
+    CHECK(tmrt__kern_dequantize_row(TMEM_GGML_Q6_K, &q6, out, 256));
     CHECK(out[197] == 13.0f * (float)((10 | (3 << 4)) - 32));
     CHECK(out[0] == 1.0f * -32.0f);
 }
@@ -108,7 +108,7 @@ static void test_round_trip(void) {
     tmem_rng_init(&r, seed + 1);
     const int64_t n = 2048;
     float *x = kern_test_alloc(n * sizeof(float)), *y = kern_test_alloc(n * sizeof(float));
-    void *q = kern_test_alloc(kern_row_bytes(TMEM_GGML_F32, n));
+    void *q = kern_test_alloc(tmrt__kern_row_bytes(TMEM_GGML_F32, n));
     const double rms_limit[KERN_TEST_NTYPES] = {0.0, 3e-4, 3e-3, 0.01, 0.09, 0.025};
     for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
         uint32_t type = kern_test_types[ti];
@@ -122,8 +122,8 @@ static void test_round_trip(void) {
                 for (int64_t i = 0; i < 256; i++) x[i] = fabsf(x[i]) + scale;
             if (trial % 5 == 2) /* an outlier and a zero block */
                 for (int64_t i = 256; i < 512; i++) x[i] = i == 300 ? 50.0f * scale : 0.0f;
-            REQUIRE(kern_quantize_row(type, x, q, n));
-            REQUIRE(kern_dequantize_row(type, q, y, n));
+            REQUIRE(tmrt__kern_quantize_row(type, x, q, n));
+            REQUIRE(tmrt__kern_dequantize_row(type, q, y, n));
             double se = 0.0, sx = 0.0;
             int bad = 0;
             for (int64_t i = 0; i < n; i++) {
@@ -163,12 +163,12 @@ static void test_round_trip(void) {
     }
     /* refused inputs write nothing */
     memset(q, 0x5a, 64);
-    CHECK(!kern_quantize_row(TMEM_GGML_Q4_K, x, q, 255));
-    CHECK(!kern_quantize_row(TMEM_GGML_Q4_0, x, q, 256));
-    CHECK(!kern_dequantize_row(TMEM_GGML_Q8_0, q, y, 33));
+    CHECK(!tmrt__kern_quantize_row(TMEM_GGML_Q4_K, x, q, 255));
+    CHECK(!tmrt__kern_quantize_row(TMEM_GGML_Q4_0, x, q, 256));
+    CHECK(!tmrt__kern_dequantize_row(TMEM_GGML_Q8_0, q, y, 33));
     CHECK(((unsigned char *)q)[0] == 0x5a);
-    CHECK(kern_row_bytes(TMEM_GGML_Q6_K, 512) == 420);
-    CHECK(kern_row_bytes(TMEM_GGML_Q4_K, 100) == 0);
+    CHECK(tmrt__kern_row_bytes(TMEM_GGML_Q6_K, 512) == 420);
+    CHECK(tmrt__kern_row_bytes(TMEM_GGML_Q4_K, 100) == 0);
     free(x);
     free(y);
     free(q);
@@ -186,22 +186,22 @@ static void test_dots(void) {
     void *wq = kern_test_alloc(n * 4), *xq = kern_test_alloc(n * 4);
     for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
         uint32_t type = kern_test_types[ti];
-        const kern_type_traits *tr = kern__traits(type);
+        const kern_type_traits *tr = tmrt__kern__traits(type);
         int bad_exact = 0, bad_f32 = 0;
         for (int trial = 0; trial < 30; trial++) {
             int64_t len = tr->block * (int64_t)tmem_rng_range(&r, 1, (uint64_t)(n / tr->block));
             kern_test_fill(&r, w, len, 0.05f);
             kern_test_fill(&r, x, len, 3.0f);
-            REQUIRE(kern_quantize_row(type, w, wq, len));
-            REQUIRE(kern_dequantize_row(type, wq, wd, len));
+            REQUIRE(tmrt__kern_quantize_row(type, w, wq, len));
+            REQUIRE(tmrt__kern_dequantize_row(type, wq, wd, len));
             if (tr->xform == KERN_X_F32) {
                 memcpy(xq, x, (size_t)len * sizeof(float));
                 memcpy(xd, x, (size_t)len * sizeof(float));
             } else if (tr->xform == KERN_X_Q8_0) {
-                kern__quantize_q8_0(x, xq, len);
-                REQUIRE(kern_dequantize_row(TMEM_GGML_Q8_0, xq, xd, len));
+                tmrt__kern__quantize_q8_0(x, xq, len);
+                REQUIRE(tmrt__kern_dequantize_row(TMEM_GGML_Q8_0, xq, xd, len));
             } else {
-                kern__quantize_q8_k(x, xq, len);
+                tmrt__kern__quantize_q8_k(x, xq, len);
                 const kern_block_q8_k *b = xq;
                 for (int64_t i = 0; i < len; i++) xd[i] = b[i / 256].d * b[i / 256].qs[i % 256];
                 for (int64_t k = 0; k < len / 16; k++) {
@@ -217,7 +217,7 @@ static void test_dots(void) {
                 truth += (double)wd[i] * x[i];
                 qerr += fabs((double)wd[i]) * fabs((double)xd[i] - x[i]);
             }
-            double got = kern__dot_row(type, wq, xq, len);
+            double got = tmrt__kern__dot_row(type, wq, xq, len);
             if (fabs(got - exact) > 1e-5 * mag + 1e-30) bad_exact++;
             if (fabs(got - truth) > 1e-5 * mag + qerr) bad_f32++;
         }
@@ -238,7 +238,7 @@ static void test_dots(void) {
  * then differ from the reference only by f32 reassociation). */
 static void test_simd_xquant(void) {
 #if defined(__x86_64__)
-    if (!kern__have_avx2()) {
+    if (!tmrt__kern__have_avx2()) {
         printf("   no AVX2 on this CPU: SIMD quantisers not tested\n");
         return;
     }
@@ -254,12 +254,12 @@ static void test_simd_xquant(void) {
             x[17] = 1e3f;
             x[40] = -1e3f;
         }
-        kern__quantize_q8_0(x, a, n);
-        kern__quantize_q8_0_avx2(x, b, n);
-        CHECK_MSG(!memcmp(a, b, kern__xrow_bytes(KERN_X_Q8_0, n)), "q8_0 trial %d", trial);
-        kern__quantize_q8_k(x, a, n);
-        kern__quantize_q8_k_avx2(x, b, n);
-        CHECK_MSG(!memcmp(a, b, kern__xrow_bytes(KERN_X_Q8_K, n)), "q8_K trial %d", trial);
+        tmrt__kern__quantize_q8_0(x, a, n);
+        tmrt__kern__quantize_q8_0_avx2(x, b, n);
+        CHECK_MSG(!memcmp(a, b, tmrt__kern__xrow_bytes(KERN_X_Q8_0, n)), "q8_0 trial %d", trial);
+        tmrt__kern__quantize_q8_k(x, a, n);
+        tmrt__kern__quantize_q8_k_avx2(x, b, n);
+        CHECK_MSG(!memcmp(a, b, tmrt__kern__xrow_bytes(KERN_X_Q8_K, n)), "q8_K trial %d", trial);
     }
     free(x);
     free(a);

@@ -36,19 +36,19 @@ static void test_all(void) {
         double mag = 0.0;
         for (int64_t i = 0; i < n; i++) mag += fabs((double)pa[i] * pb[i]);
 
-        CHECK_MSG(fabs((double)kern_dot(pa, pb, n) - kern_dot_ref(pa, pb, n)) <= 1e-6 * mag,
+        CHECK_MSG(fabs((double)tmrt__kern_dot(pa, pb, n) - tmrt__kern_dot_ref(pa, pb, n)) <= 1e-6 * mag,
                   "dot n=%lld", (long long)n);
 
         memcpy(p1, pb, (size_t)n * 4);
         memcpy(p2, pb, (size_t)n * 4);
-        kern_axpy(p1, 0.37f, pa, n);
-        kern_axpy_ref(p2, 0.37f, pa, n);
+        tmrt__kern_axpy(p1, 0.37f, pa, n);
+        tmrt__kern_axpy_ref(p2, 0.37f, pa, n);
         int bad = 0;
         for (int64_t i = 0; i < n; i++) bad += !close_rel(p1[i], p2[i], 1e-6, 1e-6);
         CHECK_MSG(bad == 0, "axpy n=%lld", (long long)n);
 
         memcpy(p1, pa, (size_t)n * 4);
-        kern_scale(p1, -1.5f, n);
+        tmrt__kern_scale(p1, -1.5f, n);
         bad = 0;
         for (int64_t i = 0; i < n; i++) bad += p1[i] != pa[i] * -1.5f;
         CHECK_MSG(bad == 0, "scale n=%lld", (long long)n);
@@ -57,32 +57,32 @@ static void test_all(void) {
         for (int variant = 0; variant < 3; variant++) {
             const float *wt = variant == 1 ? NULL : pw;
             const float off = variant == 2 ? 1.0f : 0.0f;
-            kern_rmsnorm_offset(p1, pa, wt, off, n, 1e-6f);
-            kern_rmsnorm_offset_ref(p2, pa, wt, off, n, 1e-6f);
+            tmrt__kern_rmsnorm_offset(p1, pa, wt, off, n, 1e-6f);
+            tmrt__kern_rmsnorm_offset_ref(p2, pa, wt, off, n, 1e-6f);
             bad = 0;
             for (int64_t i = 0; i < n; i++) bad += !close_rel(p1[i], p2[i], norm_tol, 1e-7);
             CHECK_MSG(bad == 0, "rmsnorm variant %d n=%lld: %d off", variant, (long long)n, bad);
         }
         /* in place (out == x) */
         memcpy(p1, pa, (size_t)n * 4);
-        kern_rmsnorm(p1, p1, pw, n, 1e-6f);
-        kern_rmsnorm_ref(p2, pa, pw, n, 1e-6f);
+        tmrt__kern_rmsnorm(p1, p1, pw, n, 1e-6f);
+        tmrt__kern_rmsnorm_ref(p2, pa, pw, n, 1e-6f);
         bad = 0;
         for (int64_t i = 0; i < n; i++) bad += !close_rel(p1[i], p2[i], norm_tol, 1e-7);
         CHECK_MSG(bad == 0, "rmsnorm in place n=%lld", (long long)n);
 
         /* silu: gates over a wide range, in place on gate */
         for (int64_t i = 0; i < n; i++) pa[i] *= 20.0f;
-        kern_silu_mul_ref(p2, pa, pb, n);
+        tmrt__kern_silu_mul_ref(p2, pa, pb, n);
         memcpy(p1, pa, (size_t)n * 4);
-        kern_silu_mul(p1, p1, pb, n);
+        tmrt__kern_silu_mul(p1, p1, pb, n);
         bad = 0;
         for (int64_t i = 0; i < n; i++) bad += !close_rel(p1[i], p2[i], 2e-6, 1e-30);
         CHECK_MSG(bad == 0, "silu_mul n=%lld: %d off", (long long)n, bad);
         /* silu alone, in place */
-        kern_silu_ref(p2, pa, n);
+        tmrt__kern_silu_ref(p2, pa, n);
         memcpy(p1, pa, (size_t)n * 4);
-        kern_silu(p1, p1, n);
+        tmrt__kern_silu(p1, p1, n);
         bad = 0;
         for (int64_t i = 0; i < n; i++) bad += !close_rel(p1[i], p2[i], 2e-6, 1e-30);
         CHECK_MSG(bad == 0, "silu n=%lld: %d off", (long long)n, bad);
@@ -92,7 +92,7 @@ static void test_all(void) {
         for (int64_t i = 0; i < n; i++) mx = pa[i] > mx ? pa[i] : mx;
         memcpy(p1, pa, (size_t)n * 4);
         memcpy(p2, pa, (size_t)n * 4);
-        float es1 = kern_exp_sub_sum(p1, mx, n), es2 = kern_exp_sub_sum_ref(p2, mx, n);
+        float es1 = tmrt__kern_exp_sub_sum(p1, mx, n), es2 = tmrt__kern_exp_sub_sum_ref(p2, mx, n);
         bad = 0;
         double es = 0.0; /* the sum in double: both f32 sums are within their rounding of it */
         for (int64_t i = 0; i < n; i++) {
@@ -107,7 +107,7 @@ static void test_all(void) {
         memcpy(p1, pa, (size_t)n * 4);
         memcpy(p2, pa, (size_t)n * 4);
         if (n > 3) p1[3] = p2[3] = -INFINITY; /* a masked position */
-        float m1 = kern_softmax(p1, n), m2 = kern_softmax_ref(p2, n);
+        float m1 = tmrt__kern_softmax(p1, n), m2 = tmrt__kern_softmax_ref(p2, n);
         CHECK(m1 == m2);
         bad = 0;
         double total = 0.0;
@@ -119,8 +119,8 @@ static void test_all(void) {
         if (n > 0) CHECK(fabs(total - 1.0) < 1e-4);
         if (n > 3) CHECK(p1[3] == 0.0f);
     }
-    CHECK(kern_softmax(a, 0) == -INFINITY);
-    CHECK(kern_exp_sub_sum(a, 0.0f, 0) == 0.0f);
+    CHECK(tmrt__kern_softmax(a, 0) == -INFINITY);
+    CHECK(tmrt__kern_exp_sub_sum(a, 0.0f, 0) == 0.0f);
     free(a);
     free(b);
     free(w);

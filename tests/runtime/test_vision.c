@@ -299,7 +299,7 @@ static void test_pixel_bounds(tmem_context *ctx) {
     tmrt_vision_close(v);
 }
 
-/* Rows for vis_write_mmproj: ones, except a NaN in one named tensor. */
+/* Rows for tmrt__vis_write_mmproj: ones, except a NaN in one named tensor. */
 static int poisoned_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
                         char *err, size_t cap) {
     (void)how, (void)tensor, (void)row, (void)err, (void)cap;
@@ -332,7 +332,7 @@ static void test_hostile(tmem_context *ctx) {
     CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && strstr(err, "projector_type"));
     /* A NaN in a norm's bias is refused, naming the tensor. */
     snprintf(path, sizeof path, "%s/nan.gguf", dir);
-    REQUIRE(vis_write_mmproj(&c, TMEM_GGML_F32, path, poisoned_row, (void *)"v.blk.1.ln2.bias", NULL, err,
+    REQUIRE(tmrt__vis_write_mmproj(&c, TMEM_GGML_F32, path, poisoned_row, (void *)"v.blk.1.ln2.bias", NULL, err,
                              sizeof err) == 0);
     CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && v == NULL && strstr(err, "v.blk.1.ln2.bias"));
     /* A truncated file is refused by the GGUF reader, nothing mapped. */

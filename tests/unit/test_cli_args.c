@@ -1,7 +1,7 @@
 /* The tmem command line tells the truth: help and version the usual way,
  * bad values rejected with exit 2 and a message naming the option, unknown
  * extra arguments rejected, config errors printed with file and line, errors
- * naming the right object, '-' for stdin (tools/tmem/cli.c and commands). */
+ * naming the right object, '-' for stdin (tools/tmem/cli/cli.c and commands). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>

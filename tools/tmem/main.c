@@ -1,7 +1,7 @@
 /* tmem: the typedmem command line. Dispatches to cmd_<name>.c. */
 #include <stdio.h>
 #include <string.h>
-#include "cli.h"
+#include "cli/cli.h"
 #include "commands.h"
 #include "typedmem/typedmem.h"
 

@@ -8,7 +8,7 @@
  *   convert_tokenizer.c  HF tokenizer files -> tokenizer.ggml.*
  *   convert.c / gen.c the two entry points
  *   convert_vision.c  the vision tower (mmproj), owned by the vision work:
- *                     it plugs in through cv_vision_convert / cv_vision_gen
+ *                     it plugs in through tmrt__cv_vision_convert / tmrt__cv_vision_gen
  */
 #ifndef TMRT_CONVERT_INTERNAL_H
 #define TMRT_CONVERT_INTERNAL_H
@@ -79,31 +79,31 @@ typedef struct cv_tensor {
 
 /* The tensor list of the layout for h, every type chosen for `dtype`
  * (llama.cpp's rules). *out is malloc'd; free() it. */
-tmem_status cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype, cv_tensor **out, size_t *n,
+tmem_status tmrt__cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype, cv_tensor **out, size_t *n,
                               tmrt_convert_error *err);
 /* general.* and qwen35.* keys. */
-tmem_status cv_layout_metadata(tmem_gguf_writer *w, const cv_hparams *h, tmem_weight_dtype dtype);
+tmem_status tmrt__cv_layout_metadata(tmem_gguf_writer *w, const cv_hparams *h, tmem_weight_dtype dtype);
 /* Check a shape for the layout (head divisibility, ranges). */
-tmem_status cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err);
+tmem_status tmrt__cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err);
 /* Layer kinds from the interval (0 = keep recurrent[] as given). */
-void cv_hparams_set_interval(cv_hparams *h, uint32_t interval);
+void tmrt__cv_hparams_set_interval(cv_hparams *h, uint32_t interval);
 
 /* config.json of hf_dir -> h. */
-tmem_status cv_config_read(tmem_context *ctx, const char *hf_dir, cv_hparams *h, tmrt_convert_error *err);
+tmem_status tmrt__cv_config_read(tmem_context *ctx, const char *hf_dir, cv_hparams *h, tmrt_convert_error *err);
 
 /* A whole file read into memory (small JSON files). NOT_FOUND if absent. */
-tmem_status cv_read_file(const char *path, char **data, size_t *len, tmrt_convert_error *err);
+tmem_status tmrt__cv_read_file(const char *path, char **data, size_t *len, tmrt_convert_error *err);
 
 /* The checkpoint's tensors over all shards. */
 typedef struct cv_source cv_source;
-tmem_status cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_convert_error *err);
-void cv_source_close(cv_source *s);
+tmem_status tmrt__cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_convert_error *err);
+void tmrt__cv_source_close(cv_source *s);
 /* Find by normalised name ("language_model." removed, as llama.cpp does);
  * marks it used. */
-tmem_status cv_source_find(cv_source *s, const char *name, tmem_safetensors_tensor *out);
+tmem_status tmrt__cv_source_find(cv_source *s, const char *name, tmem_safetensors_tensor *out);
 /* The first tensor never found whose name does not start with one of the
  * `ignore` prefixes (NULL-terminated list), or NULL. */
-const char *cv_source_unused(const cv_source *s, const char *const *ignore);
+const char *tmrt__cv_source_unused(const cv_source *s, const char *const *ignore);
 
 /* Encode one tensor from its source (convert) or from the generator (gen)
  * and stream it out; progress via the tracker. */
@@ -112,42 +112,44 @@ typedef struct cv_progress {
     void *user;
     uint64_t done, total, last;
 } cv_progress;
-void cv_progress_add(cv_progress *p, uint64_t bytes);
+void tmrt__cv_progress_add(cv_progress *p, uint64_t bytes);
 
 /* The checkpoint tensor has the shape the config implies and a float dtype. */
-tmem_status cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_convert_error *err);
-tmem_status cv_rows_convert(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
+tmem_status tmrt__cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_convert_error *err);
+tmem_status tmrt__cv_rows_convert(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
                             const tmem_safetensors_tensor *src, cv_progress *p, tmrt_convert_error *err);
-tmem_status cv_rows_generate(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h, uint64_t seed,
+tmem_status tmrt__cv_rows_generate(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h, uint64_t seed,
                              cv_progress *p, tmrt_convert_error *err);
 /* Bytes of a tensor of the layout. */
-uint64_t cv_tensor_bytes(const cv_tensor *t);
+uint64_t tmrt__cv_tensor_bytes(const cv_tensor *t);
 
 /* A writer holding the layout's metadata for h. */
-tmem_status cv_writer_new(const cv_hparams *h, tmem_weight_dtype dtype, tmem_gguf_writer **w, tmrt_convert_error *err);
+tmem_status tmrt__cv_writer_new(const cv_hparams *h, tmem_weight_dtype dtype, tmem_gguf_writer **w,
+                                tmrt_convert_error *err);
 /* Declare the tensors on w and stream them to path (src: their checkpoint
  * views, NULL = generate with seed). */
-tmem_status cv_write_model(tmem_gguf_writer *w, const char *path, const cv_tensor *t, size_t n, const cv_hparams *h,
-                           const tmem_safetensors_tensor *src, uint64_t seed, tmrt_progress_fn fn, void *user,
-                           uint64_t *file_bytes, tmrt_convert_error *err);
-void cv_fill_result(tmrt_convert_result *out, const cv_tensor *t, size_t n, const cv_hparams *h, uint64_t bytes,
+tmem_status tmrt__cv_write_model(tmem_gguf_writer *w, const char *path, const cv_tensor *t, size_t n,
+                                 const cv_hparams *h, const tmem_safetensors_tensor *src, uint64_t seed,
+                                 tmrt_progress_fn fn, void *user, uint64_t *file_bytes,
+                                 tmrt_convert_error *err);
+void tmrt__cv_fill_result(tmrt_convert_result *out, const cv_tensor *t, size_t n, const cv_hparams *h, uint64_t bytes,
                     bool tokenizer);
 
 /* HF tokenizer files (tokenizer.json, tokenizer_config.json) -> keys.
  * *written false (and TMEM_OK) when the directory has none. */
-tmem_status cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const char *hf_dir, const cv_hparams *h,
+tmem_status tmrt__cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const char *hf_dir, const cv_hparams *h,
                                  bool *written, tmrt_convert_error *err);
 
 /* Vision tower plug-in points (convert_vision.c). */
-tmem_status cv_vision_convert(tmem_context *ctx, const char *hf_dir, const char *mmproj_path, tmem_weight_dtype dtype,
-                              uint64_t *file_bytes, tmrt_convert_error *err);
-tmem_status cv_vision_gen(tmem_context *ctx, const tmem_model_desc *m, const char *mmproj_path,
+tmem_status tmrt__cv_vision_convert(tmem_context *ctx, const char *hf_dir, const char *mmproj_path,
+                                    tmem_weight_dtype dtype, uint64_t *file_bytes, tmrt_convert_error *err);
+tmem_status tmrt__cv_vision_gen(tmem_context *ctx, const tmem_model_desc *m, const char *mmproj_path,
                           tmem_weight_dtype dtype, uint64_t seed, uint64_t *file_bytes, tmrt_convert_error *err);
 
 /* printf into err->message; returns st. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 3, 4)))
 #endif
-tmem_status cv_fail(tmrt_convert_error *err, tmem_status st, const char *fmt, ...);
+tmem_status tmrt__cv_fail(tmrt_convert_error *err, tmem_status st, const char *fmt, ...);
 
 #endif /* TMRT_CONVERT_INTERNAL_H */

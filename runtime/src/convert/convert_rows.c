@@ -15,7 +15,7 @@
 /* Largest finite f16: a larger weight would silently become infinity. */
 #define F16_MAX 65504.0f
 
-void cv_progress_add(cv_progress *p, uint64_t bytes) {
+void tmrt__cv_progress_add(cv_progress *p, uint64_t bytes) {
     p->done += bytes;
     if (p->fn && (p->done - p->last >= (8u << 20) || p->done == p->total)) {
         p->last = p->done;
@@ -37,7 +37,7 @@ static uint64_t reorder_src(const cv_reorder *r, const cv_hparams *h, uint64_t o
 /* Encode one f32 row as `type`: the float types through the library, Q8_0
  * through the kernels' quantizer (the one the matmuls are tested against). */
 static tmem_status encode_row(uint32_t type, const float *x, void *dst, uint64_t n) {
-    if (type == TMEM_GGML_Q8_0) return kern_quantize_row(type, x, dst, (int64_t)n) ? TMEM_OK : TMEM_E_UNSUPPORTED;
+    if (type == TMEM_GGML_Q8_0) return tmrt__kern_quantize_row(type, x, dst, (int64_t)n) ? TMEM_OK : TMEM_E_UNSUPPORTED;
     return tmem_ggml_row_from_f32(type, x, dst, n);
 }
 
@@ -51,7 +51,7 @@ typedef struct rowbuf {
 static tmem_status rb_flush(rowbuf *b) {
     if (!b->len) return TMEM_OK;
     tmem_status st = tmem_gguf_stream_write(b->s, b->buf, b->len);
-    if (!st) cv_progress_add(b->p, b->len);
+    if (!st) tmrt__cv_progress_add(b->p, b->len);
     b->len = 0;
     return st;
 }
@@ -84,7 +84,7 @@ static void load_row(const tmem_safetensors_tensor *src, uint64_t row, uint64_t 
         }
         return;
     }
-    if (tmem_ggml_row_to_f32(ggml_of(src->dtype), p, out, n)) /* dtype checked by cv_rows_check */
+    if (tmem_ggml_row_to_f32(ggml_of(src->dtype), p, out, n)) /* dtype checked by tmrt__cv_rows_check */
         memset(out, 0, (size_t)n * sizeof *out);
 }
 
@@ -95,17 +95,18 @@ static void shape_str(char *buf, size_t cap, uint32_t n, const uint64_t *d) {
     if (k < cap) snprintf(buf + k, cap - k, "]");
 }
 
-tmem_status cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_convert_error *err) {
+tmem_status tmrt__cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_convert_error *err) {
     bool same = src->n_dims == t->hf_dims;
     for (uint32_t d = 0; same && d < t->hf_dims; d++) same = src->shape[d] == t->hf_shape[d];
     if (!same) {
         char got[96], want[96];
         shape_str(got, sizeof got, src->n_dims, src->shape);
         shape_str(want, sizeof want, t->hf_dims, t->hf_shape);
-        return cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': shape %s, but config.json implies %s", t->hf, got, want);
+        return tmrt__cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': shape %s, but config.json implies %s", t->hf,
+                             got, want);
     }
     if (src->dtype != TMEM_ST_F64 && ggml_of(src->dtype) == TMEM_GGML_TYPE_LIMIT)
-        return cv_fail(err, TMEM_E_UNSUPPORTED, "tensor '%s': dtype %s (F32, F16, BF16 or F64 expected)", t->hf,
+        return tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "tensor '%s': dtype %s (F32, F16, BF16 or F64 expected)", t->hf,
                        tmem_st_dtype_name(src->dtype));
     return TMEM_OK;
 }
@@ -114,13 +115,13 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
                               const tmem_safetensors_tensor *src, uint64_t seed, cv_progress *p,
                               tmrt_convert_error *err);
 
-tmem_status cv_rows_convert(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
+tmem_status tmrt__cv_rows_convert(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
                             const tmem_safetensors_tensor *src, cv_progress *p, tmrt_convert_error *err) {
-    tmem_status st = cv_rows_check(t, src, err);
+    tmem_status st = tmrt__cv_rows_check(t, src, err);
     return st ? st : write_rows(s, t, h, src, 0, p, err);
 }
 
-tmem_status cv_rows_generate(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h, uint64_t seed,
+tmem_status tmrt__cv_rows_generate(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h, uint64_t seed,
                              cv_progress *p, tmrt_convert_error *err) {
     return write_rows(s, t, h, NULL, seed, p, err);
 }
@@ -173,12 +174,12 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
                               tmrt_convert_error *err) {
     uint64_t n = t->ne[0], rows = t->ne[1] * t->ne[2] * t->ne[3], row_bytes;
     tmem_status st = tmem_ggml_row_size(t->type, n, &row_bytes);
-    if (st) return cv_fail(err, st, "tensor '%s': rows of %llu cannot be stored as type %u", t->name,
+    if (st) return tmrt__cv_fail(err, st, "tensor '%s': rows of %llu cannot be stored as type %u", t->name,
                            (unsigned long long)n, t->type);
     float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
     rowbuf rb = {s, malloc(OUT_BUF), 0, p};
     if (!a || !b || !rb.buf || row_bytes > OUT_BUF) {
-        st = cv_fail(err, TMEM_E_NO_MEMORY, "tensor '%s': out of memory for a row", t->name);
+        st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "tensor '%s': out of memory for a row", t->name);
         goto done;
     }
     uint64_t rng = name_seed(seed, t->name);
@@ -192,21 +193,24 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
             }
             for (uint64_t i = 0; i < n; i++) {
                 if (!isfinite(x[i])) {
-                    st = cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': non-finite value %g at row %llu, column %llu",
+                    st = tmrt__cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': non-finite value %g at row %llu, column %llu",
                                  t->hf, (double)x[i], (unsigned long long)o, (unsigned long long)i);
                     goto done;
                 }
                 if (t->op == CV_OP_PLUS1) x[i] += 1.0f;
                 else if (t->op == CV_OP_NEG_EXP) x[i] = -expf(x[i]);
                 if (!isfinite(x[i])) {
-                    st = cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': value at row %llu, column %llu overflows when "
-                                 "transformed for '%s'", t->hf, (unsigned long long)o, (unsigned long long)i, t->name);
+                    st = tmrt__cv_fail(err, TMEM_E_CORRUPT,
+                                       "tensor '%s': value at row %llu, column %llu overflows when "
+                                       "transformed for '%s'",
+                                       t->hf, (unsigned long long)o, (unsigned long long)i, t->name);
                     goto done;
                 }
                 if (t->type == TMEM_GGML_F16 && fabsf(x[i]) > F16_MAX) {
-                    st = cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': value %g at row %llu, column %llu does not fit "
-                                 "f16 (max 65504): convert with --dtype bf16 or f32", t->hf, (double)x[i],
-                                 (unsigned long long)o, (unsigned long long)i);
+                    st = tmrt__cv_fail(err, TMEM_E_CORRUPT,
+                                       "tensor '%s': value %g at row %llu, column %llu does not fit "
+                                       "f16 (max 65504): convert with --dtype bf16 or f32",
+                                       t->hf, (double)x[i], (unsigned long long)o, (unsigned long long)i);
                     goto done;
                 }
             }
@@ -216,11 +220,12 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
         uint8_t *dst = rb_row(&rb, (size_t)row_bytes, &st);
         if (!dst) break;
         if ((st = encode_row(t->type, x, dst, n)))
-            st = cv_fail(err, st, "tensor '%s': cannot encode %llu values as type %u", t->name,
+            st = tmrt__cv_fail(err, st, "tensor '%s': cannot encode %llu values as type %u", t->name,
                          (unsigned long long)n, t->type);
     }
     if (!st) st = rb_flush(&rb);
-    if (st && err && !err->message[0]) cv_fail(err, st, "tensor '%s': writing failed: %s", t->name, tmem_strerror(st));
+    if (st && err && !err->message[0])
+        tmrt__cv_fail(err, st, "tensor '%s': writing failed: %s", t->name, tmem_strerror(st));
 done:
     free(a);
     free(b);

@@ -49,7 +49,7 @@ static char *normalise(const char *name) {
     return s;
 }
 
-void cv_source_close(cv_source *s) {
+void tmrt__cv_source_close(cv_source *s) {
     if (!s) return;
     for (uint32_t i = 0; i < s->n_shards; i++) {
         tmem_safetensors_close(s->shard[i]);
@@ -68,9 +68,10 @@ static tmem_status add_shard(tmem_context *ctx, cv_source *s, const char *dir, c
                              tmrt_convert_error *err) {
     for (uint32_t i = 0; i < s->n_shards; i++)
         if (!strcmp(s->shard_name[i], file)) return TMEM_OK;
-    if (s->n_shards == MAX_SHARDS) return cv_fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
+    if (s->n_shards == MAX_SHARDS) return tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
     if (!safe_file_name(file))
-        return cv_fail(err, TMEM_E_CORRUPT, "shard name '%.100s' is not a file name in the checkpoint directory", file);
+        return tmrt__cv_fail(err, TMEM_E_CORRUPT,
+                             "shard name '%.100s' is not a file name in the checkpoint directory", file);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     tmem_safetensors_desc d = {0};
@@ -78,11 +79,11 @@ static tmem_status add_shard(tmem_context *ctx, cv_source *s, const char *dir, c
     tmem_safetensors_error e;
     tmem_safetensors *st;
     tmem_status rc = tmem_safetensors_open(ctx, &d, &st, &e);
-    if (rc) return cv_fail(err, rc, "%s: %s (byte %llu)", path, e.message, (unsigned long long)e.offset);
+    if (rc) return tmrt__cv_fail(err, rc, "%s: %s (byte %llu)", path, e.message, (unsigned long long)e.offset);
     s->shard_name[s->n_shards] = malloc(strlen(file) + 1);
     if (!s->shard_name[s->n_shards]) {
         tmem_safetensors_close(st);
-        return cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+        return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
     }
     strcpy(s->shard_name[s->n_shards], file);
     s->shard[s->n_shards++] = st;
@@ -96,17 +97,17 @@ static tmem_status open_indexed(tmem_context *ctx, cv_source *s, const char *dir
     tmem_json *j;
     tmem_json_error je;
     tmem_status st = tmem_json_parse(ctx, text, len, &j, &je);
-    if (st) return cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
+    if (st) return tmrt__cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
     tmem_json_ref map, k, v;
     if (tmem_json_get(j, TMEM_JSON_ROOT, "weight_map", &map) || tmem_json_type_of(j, map) != TMEM_JSON_OBJECT) {
         tmem_json_free(j);
-        return cv_fail(err, TMEM_E_PARSE, "%s: no weight_map object", path);
+        return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: no weight_map object", path);
     }
     char file[512];
     size_t n;
     for (st = tmem_json_first(j, map, &k); st == TMEM_OK && !st; ) {
         if (tmem_json_member_value(j, k, &v) || tmem_json_string(j, v, file, sizeof file, &n)) {
-            st = cv_fail(err, TMEM_E_PARSE, "%s: weight_map value at byte %llu is not a file name", path,
+            st = tmrt__cv_fail(err, TMEM_E_PARSE, "%s: weight_map value at byte %llu is not a file name", path,
                          (unsigned long long)tmem_json_offset(j, v));
             break;
         }
@@ -125,8 +126,9 @@ static tmem_status open_indexed(tmem_context *ctx, cv_source *s, const char *dir
             tmem_safetensors_tensor t;
             if (strcmp(s->shard_name[i], file)) continue;
             if (tmem_safetensors_find(s->shard[i], name, &t) != TMEM_OK)
-                st = cv_fail(err, TMEM_E_NOT_FOUND, "%s: tensor '%s' is not in %s, where weight_map puts it", path,
-                             name, file);
+                st =
+                    tmrt__cv_fail(err, TMEM_E_NOT_FOUND,
+                                  "%s: tensor '%s' is not in %s, where weight_map puts it", path, name, file);
         }
     }
     tmem_json_free(j);
@@ -137,7 +139,7 @@ static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *
 
 static tmem_status open_all(tmem_context *ctx, cv_source *s, const char *dir, tmrt_convert_error *err) {
     DIR *d = opendir(dir);
-    if (!d) return cv_fail(err, TMEM_E_NOT_FOUND, "%s: cannot open the directory", dir);
+    if (!d) return tmrt__cv_fail(err, TMEM_E_NOT_FOUND, "%s: cannot open the directory", dir);
     char *names[MAX_SHARDS];
     uint32_t n = 0;
     struct dirent *de;
@@ -145,15 +147,15 @@ static tmem_status open_all(tmem_context *ctx, cv_source *s, const char *dir, tm
     while ((de = readdir(d)) && !st) {
         size_t l = strlen(de->d_name);
         if (l <= 12 || strcmp(de->d_name + l - 12, ".safetensors")) continue;
-        if (n == MAX_SHARDS) st = cv_fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
-        else if (!(names[n] = malloc(l + 1))) st = cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+        if (n == MAX_SHARDS) st = tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
+        else if (!(names[n] = malloc(l + 1))) st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
         else memcpy(names[n++], de->d_name, l + 1);
     }
     closedir(d);
     qsort(names, n, sizeof names[0], str_cmp);
     for (uint32_t i = 0; i < n && !st; i++) st = add_shard(ctx, s, dir, names[i], err);
     for (uint32_t i = 0; i < n; i++) free(names[i]);
-    if (!st && !s->n_shards) st = cv_fail(err, TMEM_E_NOT_FOUND, "%s: no *.safetensors file", dir);
+    if (!st && !s->n_shards) st = tmrt__cv_fail(err, TMEM_E_NOT_FOUND, "%s: no *.safetensors file", dir);
     return st;
 }
 
@@ -164,12 +166,12 @@ static tmem_status build_index(cv_source *s, tmrt_convert_error *err) {
         if (tmem_safetensors_get_info(s->shard[i], &info) == TMEM_OK) total += (size_t)info.tensor_count;
     }
     s->e = calloc(total ? total : 1, sizeof *s->e);
-    if (!s->e) return cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+    if (!s->e) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
     for (uint32_t i = 0; i < s->n_shards; i++) {
         tmem_safetensors_tensor t;
         for (uint64_t k = 0; tmem_safetensors_tensor_at(s->shard[i], k, &t) == TMEM_OK; k++) {
             entry *e = &s->e[s->n];
-            if (!(e->name = normalise(t.name))) return cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+            if (!(e->name = normalise(t.name))) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
             e->shard = i;
             e->index = k;
             s->n++;
@@ -178,20 +180,20 @@ static tmem_status build_index(cv_source *s, tmrt_convert_error *err) {
     qsort(s->e, s->n, sizeof *s->e, entry_cmp);
     for (size_t i = 0; i + 1 < s->n; i++)
         if (!strcmp(s->e[i].name, s->e[i + 1].name))
-            return cv_fail(err, TMEM_E_CORRUPT, "tensor '%s' appears twice (%s and %s)", s->e[i].name,
+            return tmrt__cv_fail(err, TMEM_E_CORRUPT, "tensor '%s' appears twice (%s and %s)", s->e[i].name,
                            s->shard_name[s->e[i].shard], s->shard_name[s->e[i + 1].shard]);
     return TMEM_OK;
 }
 
-tmem_status cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_convert_error *err) {
+tmem_status tmrt__cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_convert_error *err) {
     *out = NULL;
     cv_source *s = calloc(1, sizeof *s);
-    if (!s) return cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+    if (!s) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", hf_dir);
     char *text;
     size_t len;
-    tmem_status st = cv_read_file(path, &text, &len, err);
+    tmem_status st = tmrt__cv_read_file(path, &text, &len, err);
     if (st == TMEM_OK) {
         st = open_indexed(ctx, s, hf_dir, path, text, len, err);
         free(text);
@@ -200,14 +202,14 @@ tmem_status cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **ou
     }
     if (!st) st = build_index(s, err);
     if (st) {
-        cv_source_close(s);
+        tmrt__cv_source_close(s);
         return st;
     }
     *out = s;
     return TMEM_OK;
 }
 
-tmem_status cv_source_find(cv_source *s, const char *name, tmem_safetensors_tensor *out) {
+tmem_status tmrt__cv_source_find(cv_source *s, const char *name, tmem_safetensors_tensor *out) {
     entry key = {.name = (char *)name};
     entry *e = bsearch(&key, s->e, s->n, sizeof *s->e, entry_cmp);
     if (!e) return TMEM_E_NOT_FOUND;
@@ -215,7 +217,7 @@ tmem_status cv_source_find(cv_source *s, const char *name, tmem_safetensors_tens
     return tmem_safetensors_tensor_at(s->shard[e->shard], e->index, out);
 }
 
-const char *cv_source_unused(const cv_source *s, const char *const *ignore) {
+const char *tmrt__cv_source_unused(const cv_source *s, const char *const *ignore) {
     for (size_t i = 0; i < s->n; i++) {
         if (s->e[i].used) continue;
         bool skip = false;

@@ -43,7 +43,7 @@ static tmem_status doc_load(tmem_context *ctx, const char *dir, const char *name
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     *found = false;
-    tmem_status st = cv_read_file(path, &d->text, &d->len, err);
+    tmem_status st = tmrt__cv_read_file(path, &d->text, &d->len, err);
     if (st == TMEM_E_NOT_FOUND) return TMEM_OK;
     if (st) return st;
     *found = true;
@@ -51,7 +51,7 @@ static tmem_status doc_load(tmem_context *ctx, const char *dir, const char *name
     if ((st = tmem_json_parse(ctx, d->text, d->len, &d->j, &je))) {
         free(d->text);
         d->text = NULL;
-        return cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
+        return tmrt__cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
     }
     return TMEM_OK;
 }
@@ -96,18 +96,19 @@ static bool looks_special(const char *t) {
 static tmem_status read_vocab(const tmem_json *j, tmem_json_ref obj, vocab *v, const char *what,
                               tmrt_convert_error *err) {
     if (tmem_json_type_of(j, obj) != TMEM_JSON_OBJECT)
-        return cv_fail(err, TMEM_E_PARSE, "%s: the vocabulary is not an object", what);
+        return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: the vocabulary is not an object", what);
     tmem_json_ref k, val;
     for (tmem_status r = tmem_json_first(j, obj, &k); r == TMEM_OK; r = tmem_json_next(j, k, &k)) {
         int64_t id;
         if (tmem_json_member_value(j, k, &val) || tmem_json_int(j, val, &id) || id < 0)
-            return cv_fail(err, TMEM_E_PARSE, "%s: vocabulary entry at byte %llu has no valid id", what,
+            return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: vocabulary entry at byte %llu has no valid id", what,
                            (unsigned long long)tmem_json_offset(j, k));
         if (id >= v->n)
-            return cv_fail(err, TMEM_E_CORRUPT, "%s: token id %lld is not below vocab_size %u", what, (long long)id,
-                           v->n);
-        if (v->tok[id]) return cv_fail(err, TMEM_E_CORRUPT, "%s: token id %lld appears twice", what, (long long)id);
-        if (!(v->tok[id] = json_strdup(j, k))) return cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+            return tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: token id %lld is not below vocab_size %u", what,
+                                 (long long)id, v->n);
+        if (v->tok[id])
+            return tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: token id %lld appears twice", what, (long long)id);
+        if (!(v->tok[id] = json_strdup(j, k))) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
         v->type[id] = TT_NORMAL;
     }
     return TMEM_OK;
@@ -116,10 +117,10 @@ static tmem_status read_vocab(const tmem_json *j, tmem_json_ref obj, vocab *v, c
 static tmem_status add_token(vocab *v, int64_t id, const tmem_json *j, tmem_json_ref content, bool special,
                              const char *what, tmrt_convert_error *err) {
     if (id < 0 || id >= v->n)
-        return cv_fail(err, TMEM_E_CORRUPT, "%s: added token id %lld is not below vocab_size %u", what, (long long)id,
-                       v->n);
+        return tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: added token id %lld is not below vocab_size %u", what,
+                             (long long)id, v->n);
     char *s = json_strdup(j, content);
-    if (!s) return cv_fail(err, TMEM_E_PARSE, "%s: added token %lld has no string content", what, (long long)id);
+    if (!s) return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: added token %lld has no string content", what, (long long)id);
     free(v->tok[id]);
     v->tok[id] = s;
     v->type[id] = special || looks_special(s) ? TT_CONTROL : TT_USER;
@@ -134,7 +135,7 @@ static tmem_status read_added(const tmem_json *j, tmem_json_ref arr, vocab *v, t
         int64_t id;
         bool special = false;
         if (tmem_json_get(j, e, "id", &f) || tmem_json_int(j, f, &id) || tmem_json_get(j, e, "content", &c))
-            return cv_fail(err, TMEM_E_PARSE, "tokenizer.json: added token at byte %llu lacks id or content",
+            return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer.json: added token at byte %llu lacks id or content",
                            (unsigned long long)tmem_json_offset(j, e));
         if (tmem_json_get(j, e, "special", &f) == TMEM_OK && tmem_json_bool(j, f, &special)) special = false;
         tmem_status st = add_token(v, id, j, c, special, "tokenizer.json", err);
@@ -154,9 +155,9 @@ static tmem_status read_added_decoder(const tmem_json *j, vocab *v, tmrt_convert
         char *end = NULL;
         if (tmem_json_string(j, k, idbuf, sizeof idbuf, &n) || tmem_json_member_value(j, k, &val) ||
             tmem_json_get(j, val, "content", &c))
-            return cv_fail(err, TMEM_E_PARSE, "tokenizer_config.json: bad added_tokens_decoder entry");
+            return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer_config.json: bad added_tokens_decoder entry");
         long long id = strtoll(idbuf, &end, 10);
-        if (!n || *end) return cv_fail(err, TMEM_E_PARSE, "tokenizer_config.json: added token id '%s'", idbuf);
+        if (!n || *end) return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer_config.json: added token id '%s'", idbuf);
         bool special = false;
         if (tmem_json_get(j, val, "special", &f) == TMEM_OK && tmem_json_bool(j, f, &special)) special = false;
         tmem_status st = add_token(v, id, j, c, special, "tokenizer_config.json", err);
@@ -214,10 +215,10 @@ static tmem_status read_merges_json(const tmem_json *j, tmem_json_ref arr, vocab
             if (xe && ye && (m = malloc(strlen(xe) + strlen(ye) + 2))) sprintf(m, "%s %s", xe, ye);
             free(x), free(y), free(xe), free(ye);
         } else {
-            return cv_fail(err, TMEM_E_PARSE, "tokenizer.json: merge at byte %llu is neither \"a b\" nor [a, b]",
+            return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer.json: merge at byte %llu is neither \"a b\" nor [a, b]",
                            (unsigned long long)tmem_json_offset(j, e));
         }
-        if (push_merge(v, &cap, m)) return cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
+        if (push_merge(v, &cap, m)) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
     }
     return TMEM_OK;
 }
@@ -227,7 +228,7 @@ static tmem_status read_merges_txt(const char *dir, vocab *v, tmrt_convert_error
     char path[4096], *text;
     size_t len;
     snprintf(path, sizeof path, "%s/merges.txt", dir);
-    tmem_status st = cv_read_file(path, &text, &len, err);
+    tmem_status st = tmrt__cv_read_file(path, &text, &len, err);
     if (st == TMEM_E_NOT_FOUND) return TMEM_OK;
     if (st) return st;
     uint64_t cap = 0;
@@ -255,7 +256,7 @@ static tmem_status read_merges_txt(const char *dir, vocab *v, tmrt_convert_error
                     memcpy(m + (sp - a) + 1, text + c, b - c);
                     m[(sp - a) + 1 + (b - c)] = 0;
                 }
-                if (push_merge(v, &cap, m)) st = cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
+                if (push_merge(v, &cap, m)) st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
             }
         }
         i = e + 1;
@@ -332,7 +333,7 @@ static tmem_status write_specials(tmem_gguf_writer *w, const char *dir, const do
         char path[4096], *text;
         size_t len;
         snprintf(path, sizeof path, "%s/chat_template.jinja", dir);
-        if (cv_read_file(path, &text, &len, err) == TMEM_OK) {
+        if (tmrt__cv_read_file(path, &text, &len, err) == TMEM_OK) {
             st = set_str(w, "tokenizer.chat_template", text, len);
             free(text);
         }
@@ -341,7 +342,7 @@ static tmem_status write_specials(tmem_gguf_writer *w, const char *dir, const do
     return st;
 }
 
-tmem_status cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const char *hf_dir, const cv_hparams *h,
+tmem_status tmrt__cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const char *hf_dir, const cv_hparams *h,
                                  bool *written, tmrt_convert_error *err) {
     *written = false;
     doc tok = {0}, cfg = {0}, vj = {0};
@@ -355,17 +356,17 @@ tmem_status cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const c
     v.tok = calloc(v.n, sizeof *v.tok);
     v.type = calloc(v.n, sizeof *v.type);
     if (!v.tok || !v.type) {
-        st = cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the vocabulary");
+        st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the vocabulary");
         goto done;
     }
     tmem_json_ref model, r;
     if (have_tok) {
         if (tmem_json_get(tok.j, TMEM_JSON_ROOT, "model", &model) || tmem_json_get(tok.j, model, "vocab", &r)) {
-            st = cv_fail(err, TMEM_E_PARSE, "tokenizer.json: no model.vocab");
+            st = tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer.json: no model.vocab");
             goto done;
         }
         if (tmem_json_get(tok.j, model, "type", &r) == TMEM_OK && !tmem_json_string_eq(tok.j, r, "BPE")) {
-            st = cv_fail(err, TMEM_E_UNSUPPORTED, "tokenizer.json: model.type is not BPE");
+            st = tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "tokenizer.json: model.type is not BPE");
             goto done;
         }
         if (tmem_json_get(tok.j, model, "vocab", &r)) r = TMEM_JSON_ROOT; /* found above */
@@ -385,7 +386,7 @@ tmem_status cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const c
         char pad[32];
         snprintf(pad, sizeof pad, "[PAD%u]", i);
         if (!(v.tok[i] = malloc(strlen(pad) + 1))) {
-            st = cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+            st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
             goto done;
         }
         strcpy(v.tok[i], pad);
@@ -398,7 +399,7 @@ tmem_status cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const c
     if (!st && v.n_merges)
         st = tmem_gguf_writer_set_array(w, "tokenizer.ggml.merges", TMEM_GGUF_STRING, v.merges, v.n_merges);
     if (st) {
-        st = cv_fail(err, st, "writing the tokenizer failed: %s", tmem_strerror(st));
+        st = tmrt__cv_fail(err, st, "writing the tokenizer failed: %s", tmem_strerror(st));
         goto done;
     }
     if ((st = write_specials(w, hf_dir, &cfg, &tok, h, err))) goto done;

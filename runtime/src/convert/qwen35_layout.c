@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-tmem_status cv_fail(tmrt_convert_error *err, tmem_status st, const char *fmt, ...) {
+tmem_status tmrt__cv_fail(tmrt_convert_error *err, tmem_status st, const char *fmt, ...) {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
@@ -21,38 +21,42 @@ tmem_status cv_fail(tmrt_convert_error *err, tmem_status st, const char *fmt, ..
     return st;
 }
 
-void cv_hparams_set_interval(cv_hparams *h, uint32_t interval) {
+void tmrt__cv_hparams_set_interval(cv_hparams *h, uint32_t interval) {
     h->full_attn_interval = interval;
     if (!interval) return;
     for (uint32_t i = 0; i < h->n_layers && i < CV_MAX_LAYERS; i++) h->recurrent[i] = (i + 1) % interval != 0;
 }
 
-tmem_status cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err) {
+tmem_status tmrt__cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err) {
     if (!h->n_layers || h->n_layers > CV_MAX_LAYERS)
-        return cv_fail(err, TMEM_E_INVALID_ARG, "num_hidden_layers %u outside 1..%u", h->n_layers, CV_MAX_LAYERS);
+        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG, "num_hidden_layers %u outside 1..%u", h->n_layers, CV_MAX_LAYERS);
     if (!h->n_embd || !h->n_ff || !h->n_vocab || !h->n_head || !h->n_head_kv || !h->head_dim)
-        return cv_fail(err, TMEM_E_INVALID_ARG, "hidden_size, intermediate_size, vocab_size, num_attention_heads, "
-                       "num_key_value_heads and head_dim must be > 0");
+        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
+                             "hidden_size, intermediate_size, vocab_size, num_attention_heads, "
+                             "num_key_value_heads and head_dim must be > 0");
     if (h->n_head % h->n_head_kv)
-        return cv_fail(err, TMEM_E_INVALID_ARG, "num_attention_heads %u is not a multiple of num_key_value_heads %u",
-                       h->n_head, h->n_head_kv);
+        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
+                             "num_attention_heads %u is not a multiple of num_key_value_heads %u", h->n_head,
+                             h->n_head_kv);
     if (h->rope_dim > h->head_dim || h->rope_dim % 2)
-        return cv_fail(err, TMEM_E_INVALID_ARG, "rotary dimension %u (partial_rotary_factor x head_dim) must be even "
-                       "and at most head_dim %u", h->rope_dim, h->head_dim);
+        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
+                             "rotary dimension %u (partial_rotary_factor x head_dim) must be even "
+                             "and at most head_dim %u",
+                             h->rope_dim, h->head_dim);
     uint32_t n_rec = 0;
     for (uint32_t i = 0; i < h->n_layers; i++) n_rec += h->recurrent[i];
     if (n_rec) {
         if (!h->ssm_conv_kernel || !h->ssm_k_heads || !h->ssm_k_dim || !h->ssm_v_heads || !h->ssm_v_dim)
-            return cv_fail(err, TMEM_E_INVALID_ARG,
+            return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
                            "linear attention layers need linear_conv_kernel_dim, "
                            "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, "
                            "linear_value_head_dim > 0");
         if (h->ssm_v_heads % h->ssm_k_heads)
-            return cv_fail(err, TMEM_E_INVALID_ARG, "linear_num_value_heads %u is not a multiple of "
+            return tmrt__cv_fail(err, TMEM_E_INVALID_ARG, "linear_num_value_heads %u is not a multiple of "
                            "linear_num_key_heads %u", h->ssm_v_heads, h->ssm_k_heads);
     }
     if (!(h->rms_eps > 0) || !(h->rope_theta > 0))
-        return cv_fail(err, TMEM_E_INVALID_ARG, "rms_norm_eps and rope_theta must be > 0");
+        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG, "rms_norm_eps and rope_theta must be > 0");
     return TMEM_OK;
 }
 
@@ -176,11 +180,11 @@ static void add_deltanet(builder *b, const cv_hparams *h, uint32_t l) {
     set_reorder(b, h, 2, 0, h->ssm_v_dim);
 }
 
-tmem_status cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype, cv_tensor **out, size_t *n,
+tmem_status tmrt__cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype, cv_tensor **out, size_t *n,
                               tmrt_convert_error *err) {
     *out = NULL;
     *n = 0;
-    tmem_status st = cv_hparams_check(h, err);
+    tmem_status st = tmrt__cv_hparams_check(h, err);
     if (st) return st;
     builder b = {.dtype = dtype};
     const uint32_t G = UINT32_MAX;
@@ -200,14 +204,14 @@ tmem_status cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype, cv_t
     if (!h->tied) add2(&b, G, "output.weight", "lm_head.weight", h->n_vocab, h->n_embd, CV_INIT_PROJ);
     if (b.oom) {
         free(b.t);
-        return cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the tensor list");
+        return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the tensor list");
     }
     *out = b.t;
     *n = b.n;
     return TMEM_OK;
 }
 
-uint64_t cv_tensor_bytes(const cv_tensor *t) {
+uint64_t tmrt__cv_tensor_bytes(const cv_tensor *t) {
     uint64_t n = t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3], bytes = 0;
     return tmem_ggml_row_size(t->type, n, &bytes) == TMEM_OK ? bytes : 0;
 }
@@ -241,7 +245,7 @@ static uint32_t file_type(tmem_weight_dtype d) {
     }
 }
 
-tmem_status cv_layout_metadata(tmem_gguf_writer *w, const cv_hparams *h, tmem_weight_dtype dtype) {
+tmem_status tmrt__cv_layout_metadata(tmem_gguf_writer *w, const cv_hparams *h, tmem_weight_dtype dtype) {
     tmem_status st = TMEM_OK;
 #define TRY(x) do { if (!st) st = (x); } while (0)
     TRY(set_str(w, "general.architecture", "qwen35"));

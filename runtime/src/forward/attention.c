@@ -24,7 +24,7 @@ typedef struct attn_task {
 #endif
 
 static float dot_row(const float *q, const void *k, uint32_t n, bool f32, bool simd) {
-    if (f32) return kern_dot(q, k, n);
+    if (f32) return tmrt__kern_dot(q, k, n);
 #if SIMD_F16
     if (simd) return tmrt__dot_f16_avx2(q, k, n);
 #else
@@ -38,7 +38,7 @@ static float dot_row(const float *q, const void *k, uint32_t n, bool f32, bool s
 
 static void axpy_row(float *acc, float p, const void *v, uint32_t n, bool f32, bool simd) {
     if (f32) {
-        kern_axpy(acc, p, v, n);
+        tmrt__kern_axpy(acc, p, v, n);
         return;
     }
 #if SIMD_F16
@@ -111,10 +111,10 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
                     if (bm > ha[g].m) { /* rescale what was summed under the old max */
                         float c = expf(ha[g].m - bm);
                         ha[g].l *= c;
-                        kern_scale(ha[g].acc, c, hd);
+                        tmrt__kern_scale(ha[g].acc, c, hd);
                         ha[g].m = bm;
                     }
-                    ha[g].l += kern_exp_sub_sum(ha[g].score, ha[g].m, nb);
+                    ha[g].l += tmrt__kern_exp_sub_sum(ha[g].score, ha[g].m, nb);
                 }
                 for (uint32_t j = 0; j < nb; j++) {
                     tmrt__kv_rows(&at->r->kv, at->kv_layer, s0 + j, &k, &v);
@@ -123,7 +123,7 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
                         axpy_row(ha[g].acc, ha[g].score[j], vh, hd, f32, simd);
                 }
             }
-            for (uint32_t g = 0; g < ng; g++) kern_scale(ha[g].acc, 1.0f / ha[g].l, hd);
+            for (uint32_t g = 0; g < ng; g++) tmrt__kern_scale(ha[g].acc, 1.0f / ha[g].l, hd);
         }
     }
 }
@@ -153,14 +153,14 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
         default_pos(st, t, pos);
         for (uint32_t h = 0; h < H; h++) {
             float *q = a->q_gate + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd;
-            kern_rmsnorm(q, q, qn, hd, hp->rms_eps);
+            tmrt__kern_rmsnorm(q, q, qn, hd, hp->rms_eps);
             tmrt__rope(q, hp, pos);
         }
         void *kr, *vr;
         tmrt__kv_rows(&r->kv, kv_layer, st->n_past + t, &kr, &vr);
         for (uint32_t h = 0; h < Hkv; h++) {
             float *k = a->k + (size_t)t * Hkv * hd + (size_t)h * hd;
-            kern_rmsnorm(k, k, kn, hd, hp->rms_eps);
+            tmrt__kern_rmsnorm(k, k, kn, hd, hp->rms_eps);
             tmrt__rope(k, hp, pos);
         }
         const float *v = a->v + (size_t)t * Hkv * hd;
@@ -177,8 +177,8 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
     }
     tmrt__scratch_reset(r);
 
-    attn_task at = {r, st, a, kv_layer, SIMD_F16 && kern_have_avx2()};
-    kern_pool_for(r->pool, (int64_t)n * Hkv, 1, attend, &at);
+    attn_task at = {r, st, a, kv_layer, SIMD_F16 && tmrt__kern_have_avx2()};
+    tmrt__kern_pool_for(r->pool, (int64_t)n * Hkv, 1, attend, &at);
 
     /* the output gate: attn *= sigmoid(gate), the gate being each head's
      * second half of the joint projection */

@@ -58,10 +58,10 @@ static void recurrent_head(const dn_task *dt, uint32_t h) {
         float *o = dt->a->core_out + (size_t)t * s->I + (size_t)h * s->dv;
         for (uint32_t j = 0; j < s->dv; j++) {
             float *row = S + (size_t)j * s->dk;
-            kern_scale(row, decay, s->dk);
-            float d = (v[j] - kern_dot(row, k, s->dk)) * beta;
-            kern_axpy(row, d, k, s->dk);
-            o[j] = kern_dot(row, q, s->dk);
+            tmrt__kern_scale(row, decay, s->dk);
+            float d = (v[j] - tmrt__kern_dot(row, k, s->dk)) * beta;
+            tmrt__kern_axpy(row, d, k, s->dk);
+            o[j] = tmrt__kern_dot(row, q, s->dk);
         }
     }
 }
@@ -95,8 +95,8 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
     /* kb k^T and q k^T for the chunk through the f32 matmul tiles (on this
      * thread: the pool runs the heads), then the decay mask */
     const kern_wmat kw = {head_k(s, t0, h), TMEM_GGML_F32, dk, L, s->qk_stride * sizeof(float)};
-    kern_matmul(&kw, ROW_K(a->k_beta, 0), (size_t)Hv * dk, L, A, CH, NULL, NULL);
-    kern_matmul(&kw, head_q(s, t0, h), s->qk_stride, L, QK, CH, NULL, NULL);
+    tmrt__kern_matmul(&kw, ROW_K(a->k_beta, 0), (size_t)Hv * dk, L, A, CH, NULL, NULL);
+    tmrt__kern_matmul(&kw, head_q(s, t0, h), s->qk_stride, L, QK, CH, NULL, NULL);
     for (uint32_t i = 0; i < L; i++) {
         for (uint32_t j = 0; j < L; j++) {
             float dm = j <= i ? expf(gc[i] - gc[j]) : 0.0f;
@@ -120,17 +120,17 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
         memset(w, 0, dk * sizeof *w);
         for (uint32_t j = 0; j <= i; j++) {
             float tij = j == i ? 1.0f : A[i * CH + j];
-            kern_axpy(u, tij, ROW_V(a->v_beta, j), dv);
-            kern_axpy(w, tij * eg[j], ROW_K(a->k_beta, j), dk);
+            tmrt__kern_axpy(u, tij, ROW_V(a->v_beta, j), dv);
+            tmrt__kern_axpy(w, tij * eg[j], ROW_K(a->k_beta, j), dk);
         }
     }
     /* v_new = u - S w;  out = exp(gc) S q + QK v_new (S w and S q through
      * the f32 matmul tiles: S is dv rows of dk) */
     const kern_wmat sw = {S, TMEM_GGML_F32, dk, dv, dk * sizeof(float)};
     float *o0 = a->core_out + (size_t)t0 * s->I + (size_t)h * dv;
-    kern_matmul(&sw, ROW_K(a->w, 0), (size_t)Hv * dk, L, ROW_V(a->v_new, 0), (size_t)Hv * dv,
+    tmrt__kern_matmul(&sw, ROW_K(a->w, 0), (size_t)Hv * dk, L, ROW_V(a->v_new, 0), (size_t)Hv * dv,
                 NULL, NULL);
-    kern_matmul(&sw, head_q(s, t0, h), s->qk_stride, L, o0, s->I, NULL, NULL);
+    tmrt__kern_matmul(&sw, head_q(s, t0, h), s->qk_stride, L, o0, s->I, NULL, NULL);
     for (uint32_t i = 0; i < L; i++) {
         const float *u = ROW_V(a->u, i);
         float *vn = ROW_V(a->v_new, i);
@@ -138,17 +138,17 @@ static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L)
     }
     for (uint32_t i = 0; i < L; i++) {
         float *o = o0 + (size_t)i * s->I;
-        kern_scale(o, eg[i], dv);
-        for (uint32_t m = 0; m <= i; m++) kern_axpy(o, QK[i * CH + m], ROW_V(a->v_new, m), dv);
+        tmrt__kern_scale(o, eg[i], dv);
+        for (uint32_t m = 0; m <= i; m++) tmrt__kern_axpy(o, QK[i * CH + m], ROW_V(a->v_new, m), dv);
     }
     /* S = S exp(gc_last) + sum_m v_new[m] (x) k[m] exp(gc_last - gc[m]) */
     float gl = gc[L - 1], el = expf(gl);
     for (uint32_t m = 0; m < L; m++) gc[m] = expf(gl - gc[m]); /* gc is done with: reuse it */
     for (uint32_t j = 0; j < dv; j++) {
         float *row = S + (size_t)j * dk;
-        kern_scale(row, el, dk);
+        tmrt__kern_scale(row, el, dk);
         for (uint32_t m = 0; m < L; m++)
-            kern_axpy(row, ROW_V(a->v_new, m)[j] * gc[m], head_k(s, t0 + m, h), dk);
+            tmrt__kern_axpy(row, ROW_V(a->v_new, m)[j] * gc[m], head_k(s, t0 + m, h), dk);
     }
 #undef ROW_K
 #undef ROW_V
@@ -197,7 +197,7 @@ static void conv_channels(void *arg, int64_t c_begin, int64_t c_end, int thread)
         for (uint32_t c = 0; c < nc; c++) {
             const float *w = ct->w->type == TMEM_GGML_F32
                                  ? (const float *)ct->w->data + (size_t)(c0 + c) * K
-                                 : (kern_get_row(ct->w, c0 + c, row), row);
+                                 : (tmrt__kern_get_row(ct->w, c0 + c, row), row);
             for (uint32_t j = 0; j < K; j++) taps[j][c] = w[j];
         }
         for (uint32_t t = 0; t < ct->n; t++) {
@@ -210,7 +210,7 @@ static void conv_channels(void *arg, int64_t c_begin, int64_t c_end, int thread)
                 if (nc == CONV_BLOCK) conv_madd_block(o, x, taps[j]);
                 else for (uint32_t c = 0; c < nc; c++) o[c] += x[c] * taps[j][c];
             }
-            kern_silu(o, o, nc);
+            tmrt__kern_silu(o, o, nc);
         }
     }
 }
@@ -224,7 +224,7 @@ static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt
     uint32_t K = hp->conv_kernel, C = (uint32_t)lw->conv1d.n_out;
     float *hist = r->conv_state[layer]; /* (K-1) rows of C, oldest first */
     conv_task ct = {&lw->conv1d, hist, a->qkv_mixed, a->conv_out, n, C, K};
-    kern_pool_for(r->pool, C, CONV_BLOCK, conv_channels, &ct);
+    tmrt__kern_pool_for(r->pool, C, CONV_BLOCK, conv_channels, &ct);
     /* new history: the last K-1 inputs of [hist; qkv] */
     for (uint32_t j = 0; j + 1 < K; j++) {
         int64_t src = (int64_t)n + j - (K - 1);
@@ -235,8 +235,8 @@ static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt
 }
 
 static void l2norm(float *x, uint32_t n, float eps, float scale) {
-    float ss = kern_dot(x, x, n), norm = sqrtf(ss);
-    kern_scale(x, scale / (norm > eps ? norm : eps), n);
+    float ss = tmrt__kern_dot(x, x, n), norm = sqrtf(ss);
+    tmrt__kern_scale(x, scale / (norm > eps ? norm : eps), n);
 }
 
 void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
@@ -277,12 +277,12 @@ void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, t
     }
     dn_task dt = {r, a, sh, r->ssm_state[layer], NULL, n < CHUNK ? n : CHUNK, 0, n};
     if (st->decode) {
-        kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
+        tmrt__kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
     } else {
         dt.cum = tmrt__scratch(r, (size_t)Hv * CHUNK * sizeof(float));
         for (dt.t0 = 0; dt.t0 < n; dt.t0 += CHUNK) {
             dt.len = n - dt.t0 < CHUNK ? n - dt.t0 : CHUNK;
-            kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
+            tmrt__kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
         }
     }
 
@@ -292,8 +292,8 @@ void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, t
         for (uint32_t h = 0; h < Hv; h++) {
             float *o = a->core_out + (size_t)t * I + (size_t)h * dv;
             const float *z = a->z + (size_t)t * I + (size_t)h * dv;
-            kern_rmsnorm(o, o, nw, dv, hp->rms_eps);
-            kern_silu_mul(o, z, o, dv);
+            tmrt__kern_rmsnorm(o, o, nw, dv, hp->rms_eps);
+            tmrt__kern_silu_mul(o, z, o, dv);
         }
     tmrt__scratch_reset(r);
     tmrt__matmul(r, &lw->ssm_out, a->core_out, n, a->attn_proj);

@@ -19,11 +19,11 @@ static void ffn(tmrt_run *r, const tmrt_layer_weights *lw, tmrt_acts *a, uint32_
     for (size_t i = 0; i < (size_t)n * E; i++) a->attn_residual[i] = a->layer_in[i] + a->attn_proj[i];
     const float *pn = tmrt__vec(&lw->post_norm, tmrt__scratch(r, (size_t)E * 4));
     for (uint32_t t = 0; t < n; t++)
-        kern_rmsnorm(a->ffn_norm + (size_t)t * E, a->attn_residual + (size_t)t * E, pn, E, hp->rms_eps);
+        tmrt__kern_rmsnorm(a->ffn_norm + (size_t)t * E, a->attn_residual + (size_t)t * E, pn, E, hp->rms_eps);
     tmrt__scratch_reset(r);
     tmrt__matmul(r, &lw->ffn_gate, a->ffn_norm, n, a->ffn_gate);
     tmrt__matmul(r, &lw->ffn_up, a->ffn_norm, n, a->ffn_up);
-    kern_silu_mul(a->ffn_gate, a->ffn_gate, a->ffn_up, (int64_t)n * F);
+    tmrt__kern_silu_mul(a->ffn_gate, a->ffn_gate, a->ffn_up, (int64_t)n * F);
     tmrt__matmul(r, &lw->ffn_down, a->ffn_gate, n, a->ffn_down);
     for (size_t i = 0; i < (size_t)n * E; i++) a->layer_out[i] = a->attn_residual[i] + a->ffn_down[i];
 }
@@ -42,7 +42,7 @@ static void embed(tmrt_run *r, const tmrt_step *st, float *x) {
         if (st->embd_rows && bt >= st->embd_first && bt - st->embd_first < st->embd_count)
             memcpy(row, st->embd_rows + (size_t)(bt - st->embd_first) * E, (size_t)E * 4);
         else
-            kern_get_row(&r->model->w.token_embd, st->tokens[t], row);
+            tmrt__kern_get_row(&r->model->w.token_embd, st->tokens[t], row);
     }
 }
 
@@ -54,7 +54,7 @@ static tmem_status head(tmrt_run *r, const tmrt_step *st, const float *x) {
     for (uint32_t t = first; t < st->n; t++) {
         float *row = tmrt__scratch(r, (size_t)E * 4);
         const float *on = tmrt__vec(&r->model->w.output_norm, tmrt__scratch(r, (size_t)E * 4));
-        kern_rmsnorm(row, x + (size_t)t * E, on, E, hp->rms_eps);
+        tmrt__kern_rmsnorm(row, x + (size_t)t * E, on, E, hp->rms_eps);
         tmrt__matmul(r, &r->model->w.output, row, 1, r->logits);
         tmrt__scratch_reset(r);
         if (st->fn) {
@@ -78,7 +78,7 @@ tmem_status tmrt__forward(tmrt_run *r, const tmrt_step *st) {
         if (a->layer_in != x) memmove(a->layer_in, x, row_bytes);
         const float *an = tmrt__vec(&lw->attn_norm, tmrt__scratch(r, (size_t)hp->n_embd * 4));
         for (uint32_t t = 0; t < st->n; t++)
-            kern_rmsnorm(a->attn_norm + (size_t)t * hp->n_embd, a->layer_in + (size_t)t * hp->n_embd, an,
+            tmrt__kern_rmsnorm(a->attn_norm + (size_t)t * hp->n_embd, a->layer_in + (size_t)t * hp->n_embd, an,
                          hp->n_embd, hp->rms_eps);
         tmrt__scratch_reset(r);
         if (hp->recurrent[il]) tmrt__deltanet(r, lw, il, a, st, a->attn_norm);

@@ -18,7 +18,7 @@ void tmrt__scratch_reset(tmrt_run *r) { r->scratch_used = 0; }
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
 static size_t mm(const kern_wmat *w, uint32_t n, int threads) {
-    return w->data ? kern_matmul_scratch_bytes(w, n, threads) + SCRATCH_ALIGN : 0;
+    return w->data ? tmrt__kern_matmul_scratch_bytes(w, n, threads) + SCRATCH_ALIGN : 0;
 }
 
 size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads) {

@@ -15,8 +15,8 @@
  *
  * Preconditions are the caller's to keep (the kernels sit in the hot path and
  * do not re-validate): pointers non-NULL unless said otherwise, counts >= 0,
- * the weight matrix validated once at load (kern_type_supported, row_bytes =
- * kern_row_bytes). Threads: a kernel called without a pool runs on the calling
+ * the weight matrix validated once at load (tmrt__kern_type_supported, row_bytes =
+ * tmrt__kern_row_bytes). Threads: a kernel called without a pool runs on the calling
  * thread only and is safe to call from several threads on disjoint outputs.
  */
 #ifndef TMRT_KERN_H
@@ -29,7 +29,7 @@
 /* ---- thread pool -------------------------------------------------------- */
 
 /* A fixed set of worker threads created once per session; the calling thread
- * is worker 0. kern_pool_for splits [0, n) into chunks that start at
+ * is worker 0. tmrt__kern_pool_for splits [0, n) into chunks that start at
  * multiples of `grain` and span a whole number of grains (the last may be
  * shorter), about four chunks per thread, and returns when all are done.
  * Workers spin ~50 us on the next job, then sleep on a condition variable;
@@ -40,37 +40,37 @@ typedef struct kern_pool kern_pool;
 typedef void (*kern_task_fn)(void *arg, int64_t begin, int64_t end, int thread);
 
 /* Bytes of pool memory for n_threads (1..256; 0 otherwise). */
-size_t kern_pool_bytes(int n_threads);
+size_t tmrt__kern_pool_bytes(int n_threads);
 
-/* Starts n_threads - 1 workers in `mem` (kern_pool_bytes(n_threads) bytes,
+/* Starts n_threads - 1 workers in `mem` (tmrt__kern_pool_bytes(n_threads) bytes,
  * 64-aligned, owned by the caller, untouched by anyone else until
- * kern_pool_fini) so a session can place it in a typed heap.
+ * tmrt__kern_pool_fini) so a session can place it in a typed heap.
  * Returns 0, EINVAL (out NULL, mem NULL or misaligned, n_threads < 1 or
  * > 256), or pthread's errno (EAGAIN...) with every started worker joined.
  * *out is NULL on failure. */
-int kern_pool_init(void *mem, int n_threads, kern_pool **out);
+int tmrt__kern_pool_init(void *mem, int n_threads, kern_pool **out);
 
 /* Stops and joins the workers; the memory is the caller's again. NULL ok.
- * Not while a kern_pool_for is running. */
-void kern_pool_fini(kern_pool *pool);
+ * Not while a tmrt__kern_pool_for is running. */
+void tmrt__kern_pool_fini(kern_pool *pool);
 
 /* Threads of the pool, the caller's included; 1 for NULL. */
-int kern_pool_threads(const kern_pool *pool);
+int tmrt__kern_pool_threads(const kern_pool *pool);
 
 /* Runs fn(arg, begin, end, thread) over chunks covering [0, n) and returns
  * when every chunk is done (grain < 1 counts as 1). pool NULL (or one chunk)
  * runs them on the calling thread in order. n <= 0 does nothing. fn runs on
- * any of the pool's threads (thread = 0 .. kern_pool_threads - 1) and must
- * not call kern_pool_for on the same pool. Threads: one kern_pool_for at a
+ * any of the pool's threads (thread = 0 .. tmrt__kern_pool_threads - 1) and must
+ * not call tmrt__kern_pool_for on the same pool. Threads: one tmrt__kern_pool_for at a
  * time per pool (externally synchronized). */
-void kern_pool_for(kern_pool *pool, int64_t n, int64_t grain, kern_task_fn fn, void *arg);
+void tmrt__kern_pool_for(kern_pool *pool, int64_t n, int64_t grain, kern_task_fn fn, void *arg);
 
 /* ---- weight matrices ---------------------------------------------------- */
 
 /* A view of a weight matrix in ggml layout: n_out rows of n_in elements,
  * each row `row_bytes` long (a whole number of the type's blocks: F32 4
  * bytes an element, F16/BF16 2, Q8_0 34 per 32, Q4_K 144 per 256, Q6_K 210
- * per 256; row_bytes may exceed kern_row_bytes for padded rows). `type` is
+ * per 256; row_bytes may exceed tmrt__kern_row_bytes for padded rows). `type` is
  * a tmem_ggml_type: F32, F16, BF16, Q8_0, Q4_K or Q6_K. */
 typedef struct kern_wmat {
     const void *data;
@@ -82,20 +82,20 @@ typedef struct kern_wmat {
 
 /* true if `type` is one the matmul supports with this n_in (n_in > 0 and a
  * multiple of the type's block: 1, 32 for Q8_0, 256 for Q4_K/Q6_K). */
-bool kern_type_supported(uint32_t type, int64_t n_in);
+bool tmrt__kern_type_supported(uint32_t type, int64_t n_in);
 
-/* Bytes of n elements of `type` packed (0 if !kern_type_supported). */
-size_t kern_row_bytes(uint32_t type, int64_t n);
+/* Bytes of n elements of `type` packed (0 if !tmrt__kern_type_supported). */
+size_t tmrt__kern_row_bytes(uint32_t type, int64_t n);
 
-/* Bytes of scratch kern_matmul needs for n_tok rows of x: 0 for float
+/* Bytes of scratch tmrt__kern_matmul needs for n_tok rows of x: 0 for float
  * weights; for Q8_0 weights x is quantised to Q8_0 once per row (34 bytes
  * per 32), for Q4_K/Q6_K to Q8_K (292 bytes per 256), rounded up to 64.
  * n_threads is accepted for future per-thread scratch and ignored today. */
-size_t kern_matmul_scratch_bytes(const kern_wmat *w, int64_t n_tok, int n_threads);
+size_t tmrt__kern_matmul_scratch_bytes(const kern_wmat *w, int64_t n_tok, int n_threads);
 
 /* y[t*ldy + o] = sum_i W[o][i] * x[t*ldx + i] for t < n_tok, o < n_out.
  * ldx >= n_in and ldy >= n_out are in floats. x and y must not overlap.
- * scratch: kern_matmul_scratch_bytes() bytes, 64-aligned (NULL when that is
+ * scratch: tmrt__kern_matmul_scratch_bytes() bytes, 64-aligned (NULL when that is
  * 0). pool NULL = the calling thread only. Deterministic: the same inputs
  * give the same bits whatever the thread count (work is split by weight rows
  * and each y element is computed the same way in every split), and a token
@@ -103,21 +103,21 @@ size_t kern_matmul_scratch_bytes(const kern_wmat *w, int64_t n_tok, int n_thread
  * prefill and decode agree exactly. For
  * quantised weights x is quantised first (Q8_0 / Q8_K, as ggml does), so y
  * differs from a dequantise-then-f32 product by that rounding. The SIMD
- * paths agree with kern_matmul_ref up to f32 reassociation (the tests bound
+ * paths agree with tmrt__kern_matmul_ref up to f32 reassociation (the tests bound
  * it: |dy| <= 1e-5 * sum_i |W[o][i] x[i]|, W dequantised).
- * Threads: the pool's (see kern_pool_for); without a pool, safe from several
+ * Threads: the pool's (see tmrt__kern_pool_for); without a pool, safe from several
  * threads at once on distinct y and scratch. */
-void kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
+void tmrt__kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
                  float *y, size_t ldy, void *scratch, kern_pool *pool);
 
-/* Scalar reference of kern_matmul (no threads, no SIMD, no scratch: x is
+/* Scalar reference of tmrt__kern_matmul (no threads, no SIMD, no scratch: x is
  * quantised in 4096-element slices on the stack): the tests' oracle. */
-void kern_matmul_ref(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
+void tmrt__kern_matmul_ref(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
                      float *y, size_t ldy);
 
 /* Row `row` (< n_out) of W dequantised to f32 (embedding lookup): n_in
  * floats into out. Scalar; exact for F32/F16/BF16. */
-void kern_get_row(const kern_wmat *w, int64_t row, float *out);
+void tmrt__kern_get_row(const kern_wmat *w, int64_t row, float *out);
 
 /* ---- quantisation (reference, scalar) -------------------------------------
  * For tmem convert / tmem gen and the tests. Output is byte-compatible with
@@ -129,9 +129,9 @@ void kern_get_row(const kern_wmat *w, int64_t row, float *out);
  * F16 rounds to nearest even, BF16 to nearest even with NaNs kept quiet.
  * Both return false (and write nothing) if the type is not one of the six,
  * n is not a whole number of blocks, or a pointer is NULL. dst holds
- * kern_row_bytes(type, n) bytes. Threads: safe (no shared state). */
-bool kern_quantize_row(uint32_t type, const float *x, void *dst, int64_t n);
-bool kern_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
+ * tmrt__kern_row_bytes(type, n) bytes. Threads: safe (no shared state). */
+bool tmrt__kern_quantize_row(uint32_t type, const float *x, void *dst, int64_t n);
+bool tmrt__kern_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
 
 /* ---- vector primitives (f32) ----------------------------------------------
  * Hot element-wise ops with SIMD paths; model-specific ops (attention,
@@ -140,38 +140,38 @@ bool kern_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
  * the reductions (dot, rmsnorm, softmax) and by the exp approximation
  * (silu_mul, softmax: relative error <= 2e-7 on exp). Any n >= 0 (tails
  * handled); n = 0 does nothing. */
-float kern_dot(const float *a, const float *b, int64_t n);
-void kern_axpy(float *y, float a, const float *x, int64_t n);   /* y += a*x */
-void kern_scale(float *x, float a, int64_t n);                  /* x *= a */
+float tmrt__kern_dot(const float *a, const float *b, int64_t n);
+void tmrt__kern_axpy(float *y, float a, const float *x, int64_t n);   /* y += a*x */
+void tmrt__kern_scale(float *x, float a, int64_t n);                  /* x *= a */
 /* out = x / rms(x) * w  (w NULL: no weight), rms(x) = sqrt(mean(x^2) + eps);
  * out may equal x. */
-void kern_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps);
+void tmrt__kern_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps);
 /* out = x / rms(x) * (w + w_offset): checkpoints that store the norm weight
  * as an offset from 1 (w_offset = 1) use the file's bytes unchanged. */
-void kern_rmsnorm_offset(float *out, const float *x, const float *w, float w_offset,
+void tmrt__kern_rmsnorm_offset(float *out, const float *x, const float *w, float w_offset,
                          int64_t n, float eps);
 /* out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)); out may equal
  * gate or up. */
-void kern_silu_mul(float *out, const float *gate, const float *up, int64_t n);
+void tmrt__kern_silu_mul(float *out, const float *gate, const float *up, int64_t n);
 /* out[i] = silu(x[i]); out may equal x. */
-void kern_silu(float *out, const float *x, int64_t n);
+void tmrt__kern_silu(float *out, const float *x, int64_t n);
 /* x = softmax(x) in place; returns the max (for online softmax users);
  * -INFINITY for n = 0. */
-float kern_softmax(float *x, int64_t n);
+float tmrt__kern_softmax(float *x, int64_t n);
 /* x[i] = exp(x[i] - m) in place; returns the sum of the new x (0 for n = 0):
  * one block of an online softmax whose running max is m. */
-float kern_exp_sub_sum(float *x, float m, int64_t n);
+float tmrt__kern_exp_sub_sum(float *x, float m, int64_t n);
 
-float kern_dot_ref(const float *a, const float *b, int64_t n);
-void kern_axpy_ref(float *y, float a, const float *x, int64_t n);
-void kern_scale_ref(float *x, float a, int64_t n);
-void kern_rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps);
-void kern_rmsnorm_offset_ref(float *out, const float *x, const float *w, float w_offset,
+float tmrt__kern_dot_ref(const float *a, const float *b, int64_t n);
+void tmrt__kern_axpy_ref(float *y, float a, const float *x, int64_t n);
+void tmrt__kern_scale_ref(float *x, float a, int64_t n);
+void tmrt__kern_rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps);
+void tmrt__kern_rmsnorm_offset_ref(float *out, const float *x, const float *w, float w_offset,
                              int64_t n, float eps);
-void kern_silu_mul_ref(float *out, const float *gate, const float *up, int64_t n);
-void kern_silu_ref(float *out, const float *x, int64_t n);
-float kern_softmax_ref(float *x, int64_t n);
-float kern_exp_sub_sum_ref(float *x, float m, int64_t n);
+void tmrt__kern_silu_mul_ref(float *out, const float *gate, const float *up, int64_t n);
+void tmrt__kern_silu_ref(float *out, const float *x, int64_t n);
+float tmrt__kern_softmax_ref(float *x, int64_t n);
+float tmrt__kern_exp_sub_sum_ref(float *x, float m, int64_t n);
 
 /* ---- CPU features --------------------------------------------------------- */
 
@@ -179,6 +179,6 @@ float kern_exp_sub_sum_ref(float *x, float m, int64_t n);
  * and F16C): callers with SIMD loops of their own (forward/attention_avx2.c)
  * ask here rather than repeat the check. Cheap (libgcc caches cpuid); no
  * state. Threads: safe. */
-bool kern_have_avx2(void);
+bool tmrt__kern_have_avx2(void);
 
 #endif /* TMRT_KERN_H */

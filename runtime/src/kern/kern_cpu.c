@@ -3,9 +3,9 @@
  * ours to initialise or to race on. */
 #include "kern_impl.h"
 
-bool kern_have_avx2(void) { return kern__have_avx2(); }
+bool tmrt__kern_have_avx2(void) { return tmrt__kern__have_avx2(); }
 
-bool kern__have_avx2(void) {
+bool tmrt__kern__have_avx2(void) {
 #if defined(__x86_64__) && TMRT_HAVE_AVX2
     /* clang 14's __builtin_cpu_supports knows no "f16c"; every CPU with
      * AVX2 has F16C (Haswell, Excavator and later), so clang builds rely on

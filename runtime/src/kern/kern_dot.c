@@ -1,4 +1,4 @@
-/* kern_dot.c: scalar dot products of one weight row with one row of x, per
+/* tmrt__kern_dot.c: scalar dot products of one weight row with one row of x, per
  * weight type: the reference every SIMD path is tested against.
  *
  * Float weights (F32, F16, BF16) meet x in f32, summed in order. Quantised
@@ -9,25 +9,25 @@
 #include "kern_impl.h"
 #include "typedmem/model.h"
 
-float kern__dot_f32(const float *w, const float *x, int64_t n) {
+float tmrt__kern__dot_f32(const float *w, const float *x, int64_t n) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; i++) sum += w[i] * x[i];
     return sum;
 }
 
-float kern__dot_f16(const uint16_t *w, const float *x, int64_t n) {
+float tmrt__kern__dot_f16(const uint16_t *w, const float *x, int64_t n) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; i++) sum += kern_f16_to_f32(w[i]) * x[i];
     return sum;
 }
 
-float kern__dot_bf16(const uint16_t *w, const float *x, int64_t n) {
+float tmrt__kern__dot_bf16(const uint16_t *w, const float *x, int64_t n) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; i++) sum += kern_bf16_to_f32(w[i]) * x[i];
     return sum;
 }
 
-float kern__dot_q8_0(const kern_block_q8_0 *w, const kern_block_q8_0 *x, int64_t n) {
+float tmrt__kern__dot_q8_0(const kern_block_q8_0 *w, const kern_block_q8_0 *x, int64_t n) {
     float sum = 0.0f;
     for (int64_t b = 0; b < n / KERN_QK8_0; b++) {
         int32_t isum = 0;
@@ -39,7 +39,7 @@ float kern__dot_q8_0(const kern_block_q8_0 *w, const kern_block_q8_0 *x, int64_t
 
 /* Per super-block: sum_j sc_j * (q . xq over sub-block j) - m_j * (sum of
  * xq over sub-block j, from the Q8_K bsums), both exact in int32. */
-float kern__dot_q4_k(const kern_block_q4_k *w, const kern_block_q8_k *x, int64_t n) {
+float tmrt__kern__dot_q4_k(const kern_block_q4_k *w, const kern_block_q8_k *x, int64_t n) {
     float sum = 0.0f;
     for (int64_t b = 0; b < n / KERN_QK_K; b++) {
         const int8_t *xq = x[b].qs;
@@ -61,7 +61,7 @@ float kern__dot_q4_k(const kern_block_q4_k *w, const kern_block_q8_k *x, int64_t
     return sum;
 }
 
-float kern__dot_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x, int64_t n) {
+float tmrt__kern__dot_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x, int64_t n) {
     float sum = 0.0f;
     for (int64_t b = 0; b < n / KERN_QK_K; b++) {
         int32_t isum = 0;
@@ -82,14 +82,14 @@ float kern__dot_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x, int64_t
     return sum;
 }
 
-float kern__dot_row(uint32_t type, const void *wrow, const void *xrow, int64_t n) {
+float tmrt__kern__dot_row(uint32_t type, const void *wrow, const void *xrow, int64_t n) {
     switch (type) {
-    case TMEM_GGML_F32: return kern__dot_f32(wrow, xrow, n);
-    case TMEM_GGML_F16: return kern__dot_f16(wrow, xrow, n);
-    case TMEM_GGML_BF16: return kern__dot_bf16(wrow, xrow, n);
-    case TMEM_GGML_Q8_0: return kern__dot_q8_0(wrow, xrow, n);
-    case TMEM_GGML_Q4_K: return kern__dot_q4_k(wrow, xrow, n);
-    case TMEM_GGML_Q6_K: return kern__dot_q6_k(wrow, xrow, n);
+    case TMEM_GGML_F32: return tmrt__kern__dot_f32(wrow, xrow, n);
+    case TMEM_GGML_F16: return tmrt__kern__dot_f16(wrow, xrow, n);
+    case TMEM_GGML_BF16: return tmrt__kern__dot_bf16(wrow, xrow, n);
+    case TMEM_GGML_Q8_0: return tmrt__kern__dot_q8_0(wrow, xrow, n);
+    case TMEM_GGML_Q4_K: return tmrt__kern__dot_q4_k(wrow, xrow, n);
+    case TMEM_GGML_Q6_K: return tmrt__kern__dot_q6_k(wrow, xrow, n);
     default: return 0.0f;
     }
 }

@@ -22,30 +22,30 @@ typedef struct kern_type_traits {
 } kern_type_traits;
 
 /* Traits of `type`, NULL if the kernels do not handle it. */
-const kern_type_traits *kern__traits(uint32_t type);
+const kern_type_traits *tmrt__kern__traits(uint32_t type);
 /* Bytes of one row of n elements of x in the form `xf` (n whole blocks). */
-size_t kern__xrow_bytes(kern_xform xf, int64_t n);
+size_t tmrt__kern__xrow_bytes(kern_xform xf, int64_t n);
 
 /* ---- kern_quant.c: scalar (de)quantisers ---- */
-void kern__quantize_q8_0(const float *x, kern_block_q8_0 *y, int64_t n);
-void kern__quantize_q8_k(const float *x, kern_block_q8_k *y, int64_t n);
-void kern__quantize_q4_k(const float *x, kern_block_q4_k *y, int64_t n);
-void kern__quantize_q6_k(const float *x, kern_block_q6_k *y, int64_t n);
+void tmrt__kern__quantize_q8_0(const float *x, kern_block_q8_0 *y, int64_t n);
+void tmrt__kern__quantize_q8_k(const float *x, kern_block_q8_k *y, int64_t n);
+void tmrt__kern__quantize_q4_k(const float *x, kern_block_q4_k *y, int64_t n);
+void tmrt__kern__quantize_q6_k(const float *x, kern_block_q6_k *y, int64_t n);
 
-/* ---- kern_dot.c: scalar row dot products (the oracle) ----
+/* ---- tmrt__kern_dot.c: scalar row dot products (the oracle) ----
  * w: one weight row of n elements in its type; x: f32 or the row of x in
  * the type's xform. Integer sums per block are exact; blocks are summed in
  * order in f32. */
-float kern__dot_f32(const float *w, const float *x, int64_t n);
-float kern__dot_f16(const uint16_t *w, const float *x, int64_t n);
-float kern__dot_bf16(const uint16_t *w, const float *x, int64_t n);
-float kern__dot_q8_0(const kern_block_q8_0 *w, const kern_block_q8_0 *x, int64_t n);
-float kern__dot_q4_k(const kern_block_q4_k *w, const kern_block_q8_k *x, int64_t n);
-float kern__dot_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x, int64_t n);
+float tmrt__kern__dot_f32(const float *w, const float *x, int64_t n);
+float tmrt__kern__dot_f16(const uint16_t *w, const float *x, int64_t n);
+float tmrt__kern__dot_bf16(const uint16_t *w, const float *x, int64_t n);
+float tmrt__kern__dot_q8_0(const kern_block_q8_0 *w, const kern_block_q8_0 *x, int64_t n);
+float tmrt__kern__dot_q4_k(const kern_block_q4_k *w, const kern_block_q8_k *x, int64_t n);
+float tmrt__kern__dot_q6_k(const kern_block_q6_k *w, const kern_block_q8_k *x, int64_t n);
 /* The dot of one weight row with one prepared x row, by type. */
-float kern__dot_row(uint32_t type, const void *wrow, const void *xrow, int64_t n);
+float tmrt__kern__dot_row(uint32_t type, const void *wrow, const void *xrow, int64_t n);
 
-/* ---- tiles: the unit of work of kern_matmul ----
+/* ---- tiles: the unit of work of tmrt__kern_matmul ----
  * Computes y[t*ldy + o] for t in [0, n_tok), o in [o0, o1): weight rows
  * o0..o1-1 against every prepared x row (x rows `xstride` bytes apart).
  * Every y element must come out with the same bits whatever the tile
@@ -53,31 +53,31 @@ float kern__dot_row(uint32_t type, const void *wrow, const void *xrow, int64_t n
 typedef void (*kern_tile_fn)(const kern_wmat *w, const void *x, size_t xstride, int64_t n_tok,
                              int64_t o0, int64_t o1, float *y, size_t ldy);
 
-/* kern_pool.c: the chunk size kern_pool_for uses for (threads, n, grain) */
-int64_t kern_pool_chunk(int n_threads, int64_t n, int64_t grain);
+/* kern_pool.c: the chunk size tmrt__kern_pool_for uses for (threads, n, grain) */
+int64_t tmrt__kern_pool_chunk(int n_threads, int64_t n, int64_t grain);
 
-/* kern_matmul.c */
-void kern__tile_scalar(const kern_wmat *w, const void *x, size_t xstride, int64_t n_tok,
+/* tmrt__kern_matmul.c */
+void tmrt__kern__tile_scalar(const kern_wmat *w, const void *x, size_t xstride, int64_t n_tok,
                        int64_t o0, int64_t o1, float *y, size_t ldy);
 
-/* ---- kern_matmul_avx2.c (x86-64 only, call only if kern__have_avx2()) ---- */
-bool kern__have_avx2(void);
-kern_tile_fn kern__tile_avx2(uint32_t type);   /* NULL: no AVX2 path for it */
-void kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n);
-void kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t n);
+/* ---- kern_matmul_avx2.c (x86-64 only, call only if tmrt__kern__have_avx2()) ---- */
+bool tmrt__kern__have_avx2(void);
+kern_tile_fn tmrt__kern__tile_avx2(uint32_t type);   /* NULL: no AVX2 path for it */
+void tmrt__kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n);
+void tmrt__kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t n);
 
 /* ---- kern_vec_avx2.c ---- */
-float kern__dot_f32_avx2(const float *a, const float *b, int64_t n);
-void kern__axpy_avx2(float *y, float a, const float *x, int64_t n);
-void kern__scale_avx2(float *x, float a, int64_t n);
-float kern__sumsq_avx2(const float *x, int64_t n);
+float tmrt__kern__dot_f32_avx2(const float *a, const float *b, int64_t n);
+void tmrt__kern__axpy_avx2(float *y, float a, const float *x, int64_t n);
+void tmrt__kern__scale_avx2(float *x, float a, int64_t n);
+float tmrt__kern__sumsq_avx2(const float *x, int64_t n);
 /* out[i] = x[i] * s * (w ? w[i] + w_offset : 1); out may equal x */
-void kern__rms_apply_avx2(float *out, const float *x, const float *w, float w_offset, float s,
+void tmrt__kern__rms_apply_avx2(float *out, const float *x, const float *w, float w_offset, float s,
                           int64_t n);
-void kern__silu_mul_avx2(float *out, const float *gate, const float *up, int64_t n);
-void kern__silu_avx2(float *out, const float *x, int64_t n);
-float kern__max_avx2(const float *x, int64_t n);
+void tmrt__kern__silu_mul_avx2(float *out, const float *gate, const float *up, int64_t n);
+void tmrt__kern__silu_avx2(float *out, const float *x, int64_t n);
+float tmrt__kern__max_avx2(const float *x, int64_t n);
 /* x[i] = exp(x[i] - m); returns the sum */
-float kern__exp_sub_sum_avx2(float *x, float m, int64_t n);
+float tmrt__kern__exp_sub_sum_avx2(float *x, float m, int64_t n);
 
 #endif /* TMRT_KERN_IMPL_H */

@@ -1,8 +1,8 @@
-/* kern_matmul.c: y = W x for every token row, split over the pool by weight
+/* tmrt__kern_matmul.c: y = W x for every token row, split over the pool by weight
  * rows; the scalar reference and the dispatch to the SIMD tiles.
  *
  * Quantised weights want x quantised once per row (kern_impl.h: xform), so
- * kern_matmul first quantises the n_tok rows of x into the caller's scratch
+ * tmrt__kern_matmul first quantises the n_tok rows of x into the caller's scratch
  * (in parallel over tokens), then hands blocks of weight rows to the pool. A
  * tile computes its rows for every token, so each weight row is read from
  * memory once per call whatever n_tok is. */
@@ -18,36 +18,36 @@
 _Static_assert(REF_SLICE / KERN_QK8_0 * sizeof(kern_block_q8_0) <= REF_XQ_BYTES,
                "the slice buffer holds a slice in either form");
 
-size_t kern_matmul_scratch_bytes(const kern_wmat *w, int64_t n_tok, int n_threads) {
+size_t tmrt__kern_matmul_scratch_bytes(const kern_wmat *w, int64_t n_tok, int n_threads) {
     (void)n_threads;
-    const kern_type_traits *t = w ? kern__traits(w->type) : NULL;
+    const kern_type_traits *t = w ? tmrt__kern__traits(w->type) : NULL;
     if (!t || t->xform == KERN_X_F32 || n_tok <= 0) return 0;
-    size_t bytes = (size_t)n_tok * kern__xrow_bytes(t->xform, w->n_in);
+    size_t bytes = (size_t)n_tok * tmrt__kern__xrow_bytes(t->xform, w->n_in);
     return (bytes + 63) & ~(size_t)63;
 }
 
-void kern__tile_scalar(const kern_wmat *w, const void *x, size_t xstride, int64_t n_tok,
+void tmrt__kern__tile_scalar(const kern_wmat *w, const void *x, size_t xstride, int64_t n_tok,
                        int64_t o0, int64_t o1, float *y, size_t ldy) {
     for (int64_t o = o0; o < o1; o++) {
         const char *wrow = (const char *)w->data + (size_t)o * w->row_bytes;
         for (int64_t t = 0; t < n_tok; t++)
             y[(size_t)t * ldy + (size_t)o] =
-                kern__dot_row(w->type, wrow, (const char *)x + (size_t)t * xstride, w->n_in);
+                tmrt__kern__dot_row(w->type, wrow, (const char *)x + (size_t)t * xstride, w->n_in);
     }
 }
 
 static void quantize_xrow(kern_xform xf, bool simd, const float *x, void *dst, int64_t n) {
 #if TMRT_HAVE_AVX2
     if (simd) {
-        if (xf == KERN_X_Q8_0) kern__quantize_q8_0_avx2(x, dst, n);
-        else kern__quantize_q8_k_avx2(x, dst, n);
+        if (xf == KERN_X_Q8_0) tmrt__kern__quantize_q8_0_avx2(x, dst, n);
+        else tmrt__kern__quantize_q8_k_avx2(x, dst, n);
         return;
     }
 #else
     (void)simd;
 #endif
-    if (xf == KERN_X_Q8_0) kern__quantize_q8_0(x, dst, n);
-    else kern__quantize_q8_k(x, dst, n);
+    if (xf == KERN_X_Q8_0) tmrt__kern__quantize_q8_0(x, dst, n);
+    else tmrt__kern__quantize_q8_k(x, dst, n);
 }
 
 typedef struct matmul_job {
@@ -78,15 +78,15 @@ static void tile_task(void *arg, int64_t o0, int64_t o1, int thread) {
     job->tile(job->w, job->xin, job->xstride, job->n_tok, o0, o1, job->y, job->ldy);
 }
 
-void kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
+void tmrt__kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
                  float *y, size_t ldy, void *scratch, kern_pool *pool) {
-    const kern_type_traits *t = kern__traits(w->type);
+    const kern_type_traits *t = tmrt__kern__traits(w->type);
     if (!t || n_tok <= 0 || w->n_out <= 0) return;
     matmul_job job = {.w = w, .x = x, .ldx = ldx, .n_tok = n_tok, .y = y, .ldy = ldy,
-                      .xform = t->xform, .tile = kern__tile_scalar};
+                      .xform = t->xform, .tile = tmrt__kern__tile_scalar};
 #if TMRT_HAVE_AVX2
-    if (kern__have_avx2()) {
-        kern_tile_fn simd_tile = kern__tile_avx2(w->type);
+    if (tmrt__kern__have_avx2()) {
+        kern_tile_fn simd_tile = tmrt__kern__tile_avx2(w->type);
         job.simd = true;
         if (simd_tile) job.tile = simd_tile;
     }
@@ -96,21 +96,21 @@ void kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
         job.xstride = ldx * sizeof(float);
     } else {
         job.xin = scratch;
-        job.xstride = kern__xrow_bytes(t->xform, w->n_in);
-        kern_pool_for(pool, n_tok, 1, quantize_task, &job);
+        job.xstride = tmrt__kern__xrow_bytes(t->xform, w->n_in);
+        tmrt__kern_pool_for(pool, n_tok, 1, quantize_task, &job);
     }
-    kern_pool_for(pool, w->n_out, MATMUL_ROW_GRAIN, tile_task, &job);
+    tmrt__kern_pool_for(pool, w->n_out, MATMUL_ROW_GRAIN, tile_task, &job);
 }
 
-void kern_matmul_ref(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
+void tmrt__kern_matmul_ref(const kern_wmat *w, const float *x, size_t ldx, int64_t n_tok,
                      float *y, size_t ldy) {
-    const kern_type_traits *t = kern__traits(w->type);
+    const kern_type_traits *t = tmrt__kern__traits(w->type);
     if (!t) return;
     if (t->xform == KERN_X_F32) {
-        kern__tile_scalar(w, x, ldx * sizeof(float), n_tok, 0, w->n_out, y, ldy);
+        tmrt__kern__tile_scalar(w, x, ldx * sizeof(float), n_tok, 0, w->n_out, y, ldy);
         return;
     }
-    /* quantise x a slice at a time (the same blocks kern_matmul makes) and
+    /* quantise x a slice at a time (the same blocks tmrt__kern_matmul makes) and
      * add each slice's dot to y */
     _Alignas(64) unsigned char xq[REF_XQ_BYTES];
     for (int64_t tok = 0; tok < n_tok; tok++) {
@@ -123,7 +123,7 @@ void kern_matmul_ref(const kern_wmat *w, const float *x, size_t ldx, int64_t n_t
             size_t wskip = (size_t)(i0 / t->block) * (size_t)t->block_bytes;
             for (int64_t o = 0; o < w->n_out; o++) {
                 const char *wrow = (const char *)w->data + (size_t)o * w->row_bytes + wskip;
-                yrow[o] += kern__dot_row(w->type, wrow, xq, len);
+                yrow[o] += tmrt__kern__dot_row(w->type, wrow, xq, len);
             }
         }
     }

@@ -1,4 +1,4 @@
-/* kern_matmul_avx2.c: AVX2/FMA/F16C tiles of kern_matmul.
+/* kern_matmul_avx2.c: AVX2/FMA/F16C tiles of tmrt__kern_matmul.
  *
  * Float weights (F32, F16, BF16): register tiles of up to 3 weight rows x 4
  * token rows. Each step converts 8 weights of each row to f32 once (F16C for
@@ -385,7 +385,7 @@ TILE_QUANT(tile_q8_0, kern_block_q8_0, kern_block_q8_0, dot_q8_0, KERN_QK8_0)
 TILE_QUANT(tile_q4_k, kern_block_q4_k, kern_block_q8_k, dot_q4_k, KERN_QK_K)
 TILE_QUANT(tile_q6_k, kern_block_q6_k, kern_block_q8_k, dot_q6_k, KERN_QK_K)
 
-kern_tile_fn kern__tile_avx2(uint32_t type) {
+kern_tile_fn tmrt__kern__tile_avx2(uint32_t type) {
     switch (type) {
     case TMEM_GGML_F32: return tile_f32;
     case TMEM_GGML_F16: return tile_f16;

@@ -1,7 +1,7 @@
 /* kern_pool.c: the kernels' thread pool.
  *
- * Workers are created once (kern_pool_init) and live in caller memory. A
- * kern_pool_for call publishes one job (fn, arg, n, chunk) by bumping a
+ * Workers are created once (tmrt__kern_pool_init) and live in caller memory. A
+ * tmrt__kern_pool_for call publishes one job (fn, arg, n, chunk) by bumping a
  * generation counter; workers spin on it for a while and then sleep on a
  * condition variable, so a burst of small ops costs no syscalls while an idle
  * session costs no CPU. Chunks are fixed by (n, grain, threads) and handed out
@@ -56,13 +56,13 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-size_t kern_pool_bytes(int n_threads) {
+size_t tmrt__kern_pool_bytes(int n_threads) {
     if (n_threads < 1 || n_threads > POOL_MAX_THREADS) return 0;
     size_t bytes = sizeof(struct kern_pool) + (size_t)(n_threads - 1) * sizeof(pool_worker);
     return (bytes + 63) & ~(size_t)63;
 }
 
-int kern_pool_threads(const kern_pool *pool) { return pool ? pool->n_threads : 1; }
+int tmrt__kern_pool_threads(const kern_pool *pool) { return pool ? pool->n_threads : 1; }
 
 /* Take chunks until none is left. */
 static void run_chunks(kern_pool *pool, int thread) {
@@ -110,13 +110,13 @@ static void *worker_main(void *p) {
     }
 }
 
-int kern_pool_init(void *mem, int n_threads, kern_pool **out) {
+int tmrt__kern_pool_init(void *mem, int n_threads, kern_pool **out) {
     if (!out) return EINVAL;
     *out = NULL;
     if (!mem || n_threads < 1 || n_threads > POOL_MAX_THREADS || ((uintptr_t)mem & 63))
         return EINVAL;
     kern_pool *pool = mem;
-    memset(pool, 0, kern_pool_bytes(n_threads));
+    memset(pool, 0, tmrt__kern_pool_bytes(n_threads));
     pool->n_threads = n_threads;
     int err = pthread_mutex_init(&pool->lock, NULL);
     if (err) return err;
@@ -134,7 +134,7 @@ int kern_pool_init(void *mem, int n_threads, kern_pool **out) {
         w->pool = pool;
         w->index = i + 1;
         if ((err = pthread_create(&w->thread, NULL, worker_main, w))) {
-            kern_pool_fini(pool);
+            tmrt__kern_pool_fini(pool);
             return err;
         }
         w->started = true;
@@ -143,7 +143,7 @@ int kern_pool_init(void *mem, int n_threads, kern_pool **out) {
     return 0;
 }
 
-void kern_pool_fini(kern_pool *pool) {
+void tmrt__kern_pool_fini(kern_pool *pool) {
     if (!pool) return;
     pthread_mutex_lock(&pool->lock);
     atomic_store(&pool->stop, true);
@@ -156,7 +156,7 @@ void kern_pool_fini(kern_pool *pool) {
     pthread_mutex_destroy(&pool->lock);
 }
 
-int64_t kern_pool_chunk(int n_threads, int64_t n, int64_t grain) {
+int64_t tmrt__kern_pool_chunk(int n_threads, int64_t n, int64_t grain) {
     if (grain < 1) grain = 1;
     if (n_threads < 1) n_threads = 1;
     /* about 4 chunks per thread (some balance on a loaded machine), each a
@@ -166,10 +166,10 @@ int64_t kern_pool_chunk(int n_threads, int64_t n, int64_t grain) {
     return chunk < grain ? grain : chunk;
 }
 
-void kern_pool_for(kern_pool *pool, int64_t n, int64_t grain, kern_task_fn fn, void *arg) {
+void tmrt__kern_pool_for(kern_pool *pool, int64_t n, int64_t grain, kern_task_fn fn, void *arg) {
     if (n <= 0) return;
-    int threads = kern_pool_threads(pool);
-    int64_t chunk = kern_pool_chunk(threads, n, grain);
+    int threads = tmrt__kern_pool_threads(pool);
+    int64_t chunk = tmrt__kern_pool_chunk(threads, n, grain);
     int64_t n_chunks = (n + chunk - 1) / chunk;
     if (threads == 1 || n_chunks == 1) {
         for (int64_t b = 0; b < n; b += chunk) fn(arg, b, b + chunk < n ? b + chunk : n, 0);

@@ -21,13 +21,13 @@ static const kern_type_traits traits_table[] = {
     {TMEM_GGML_Q6_K, KERN_QK_K, (int)sizeof(kern_block_q6_k), KERN_X_Q8_K},
 };
 
-const kern_type_traits *kern__traits(uint32_t type) {
+const kern_type_traits *tmrt__kern__traits(uint32_t type) {
     for (size_t i = 0; i < sizeof traits_table / sizeof traits_table[0]; i++)
         if (traits_table[i].type == type) return &traits_table[i];
     return NULL;
 }
 
-size_t kern__xrow_bytes(kern_xform xf, int64_t n) {
+size_t tmrt__kern__xrow_bytes(kern_xform xf, int64_t n) {
     switch (xf) {
     case KERN_X_Q8_0: return (size_t)(n / KERN_QK8_0) * sizeof(kern_block_q8_0);
     case KERN_X_Q8_K: return (size_t)(n / KERN_QK_K) * sizeof(kern_block_q8_k);
@@ -36,13 +36,13 @@ size_t kern__xrow_bytes(kern_xform xf, int64_t n) {
     return (size_t)n * sizeof(float);
 }
 
-bool kern_type_supported(uint32_t type, int64_t n_in) {
-    const kern_type_traits *t = kern__traits(type);
+bool tmrt__kern_type_supported(uint32_t type, int64_t n_in) {
+    const kern_type_traits *t = tmrt__kern__traits(type);
     return t && n_in > 0 && n_in % t->block == 0;
 }
 
-size_t kern_row_bytes(uint32_t type, int64_t n) {
-    const kern_type_traits *t = kern__traits(type);
+size_t tmrt__kern_row_bytes(uint32_t type, int64_t n) {
+    const kern_type_traits *t = tmrt__kern__traits(type);
     if (!t || n < 0 || n % t->block) return 0;
     return (size_t)(n / t->block) * (size_t)t->block_bytes;
 }
@@ -60,7 +60,7 @@ static uint16_t f16_at_least(float v) {
     return h;
 }
 
-void kern__quantize_q8_0(const float *x, kern_block_q8_0 *y, int64_t n) {
+void tmrt__kern__quantize_q8_0(const float *x, kern_block_q8_0 *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK8_0; b++, x += KERN_QK8_0) {
         float amax = 0.0f;
         for (int j = 0; j < KERN_QK8_0; j++) amax = fmaxf(amax, fabsf(x[j]));
@@ -71,7 +71,7 @@ void kern__quantize_q8_0(const float *x, kern_block_q8_0 *y, int64_t n) {
     }
 }
 
-void kern__quantize_q8_k(const float *x, kern_block_q8_k *y, int64_t n) {
+void tmrt__kern__quantize_q8_k(const float *x, kern_block_q8_k *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK_K; b++, x += KERN_QK_K) {
         float amax = 0.0f, max = 0.0f; /* max: the value of largest magnitude */
         for (int j = 0; j < KERN_QK_K; j++) {
@@ -103,7 +103,7 @@ void kern__quantize_q8_k(const float *x, kern_block_q8_k *y, int64_t n) {
  * the sub-block scales and mins are then stored as 6-bit multiples of the
  * super-block's d and dmin (rounded up so the range is always covered), and
  * q recomputed from the stored values. */
-void kern__quantize_q4_k(const float *x, kern_block_q4_k *y, int64_t n) {
+void tmrt__kern__quantize_q4_k(const float *x, kern_block_q4_k *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK_K; b++, x += KERN_QK_K) {
         float scale[8], min[8], max_scale = 0.0f, max_min = 0.0f;
         for (int j = 0; j < 8; j++) {
@@ -149,7 +149,7 @@ void kern__quantize_q4_k(const float *x, kern_block_q4_k *y, int64_t n) {
 
 /* Q6_K: per 16-weight group g, w ~ d * scales[g] * (q - 32), q in 0..63;
  * scales[g] (int8, 1..127) rounded up from the group's max |w| / 31. */
-void kern__quantize_q6_k(const float *x, kern_block_q6_k *y, int64_t n) {
+void tmrt__kern__quantize_q6_k(const float *x, kern_block_q6_k *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK_K; b++, x += KERN_QK_K) {
         float gscale[16], max_scale = 0.0f;
         for (int g = 0; g < 16; g++) {
@@ -185,8 +185,8 @@ void kern__quantize_q6_k(const float *x, kern_block_q6_k *y, int64_t n) {
     }
 }
 
-bool kern_quantize_row(uint32_t type, const float *x, void *dst, int64_t n) {
-    if (!kern_type_supported(type, n) || !x || !dst) return false;
+bool tmrt__kern_quantize_row(uint32_t type, const float *x, void *dst, int64_t n) {
+    if (!tmrt__kern_type_supported(type, n) || !x || !dst) return false;
     switch (type) {
     case TMEM_GGML_F32: memcpy(dst, x, (size_t)n * sizeof(float)); break;
     case TMEM_GGML_F16:
@@ -195,9 +195,9 @@ bool kern_quantize_row(uint32_t type, const float *x, void *dst, int64_t n) {
     case TMEM_GGML_BF16:
         for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = kern_f32_to_bf16(x[i]);
         break;
-    case TMEM_GGML_Q8_0: kern__quantize_q8_0(x, dst, n); break;
-    case TMEM_GGML_Q4_K: kern__quantize_q4_k(x, dst, n); break;
-    case TMEM_GGML_Q6_K: kern__quantize_q6_k(x, dst, n); break;
+    case TMEM_GGML_Q8_0: tmrt__kern__quantize_q8_0(x, dst, n); break;
+    case TMEM_GGML_Q4_K: tmrt__kern__quantize_q4_k(x, dst, n); break;
+    case TMEM_GGML_Q6_K: tmrt__kern__quantize_q6_k(x, dst, n); break;
     default: return false;
     }
     return true;
@@ -244,8 +244,8 @@ static void dequantize_q6_k(const kern_block_q6_k *x, float *y, int64_t n) {
     }
 }
 
-bool kern_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n) {
-    if (!kern_type_supported(type, n) || !src || !dst) return false;
+bool tmrt__kern_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n) {
+    if (!tmrt__kern_type_supported(type, n) || !src || !dst) return false;
     switch (type) {
     case TMEM_GGML_F32: memcpy(dst, src, (size_t)n * sizeof(float)); break;
     case TMEM_GGML_F16:
@@ -262,7 +262,7 @@ bool kern_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n) 
     return true;
 }
 
-void kern_get_row(const kern_wmat *w, int64_t row, float *out) {
+void tmrt__kern_get_row(const kern_wmat *w, int64_t row, float *out) {
     const char *base = (const char *)w->data + (size_t)row * w->row_bytes;
-    (void)kern_dequantize_row(w->type, base, out, w->n_in);
+    (void)tmrt__kern_dequantize_row(w->type, base, out, w->n_in);
 }

@@ -5,17 +5,17 @@
 
 /* ---- scalar references ---- */
 
-float kern_dot_ref(const float *a, const float *b, int64_t n) {
+float tmrt__kern_dot_ref(const float *a, const float *b, int64_t n) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; i++) sum += a[i] * b[i];
     return sum;
 }
 
-void kern_axpy_ref(float *y, float a, const float *x, int64_t n) {
+void tmrt__kern_axpy_ref(float *y, float a, const float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
 }
 
-void kern_scale_ref(float *x, float a, int64_t n) {
+void tmrt__kern_scale_ref(float *x, float a, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] *= a;
 }
 
@@ -23,7 +23,7 @@ static float rms_inverse(float sumsq, int64_t n, float eps) {
     return 1.0f / sqrtf(sumsq / (float)n + eps);
 }
 
-void kern_rmsnorm_offset_ref(float *out, const float *x, const float *w, float w_offset,
+void tmrt__kern_rmsnorm_offset_ref(float *out, const float *x, const float *w, float w_offset,
                              int64_t n, float eps) {
     if (n <= 0) return;
     float sumsq = 0.0f;
@@ -32,18 +32,18 @@ void kern_rmsnorm_offset_ref(float *out, const float *x, const float *w, float w
     for (int64_t i = 0; i < n; i++) out[i] = x[i] * s * (w ? w[i] + w_offset : 1.0f);
 }
 
-void kern_rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps) {
-    kern_rmsnorm_offset_ref(out, x, w, 0.0f, n, eps);
+void tmrt__kern_rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps) {
+    tmrt__kern_rmsnorm_offset_ref(out, x, w, 0.0f, n, eps);
 }
 
-void kern_silu_mul_ref(float *out, const float *gate, const float *up, int64_t n) {
+void tmrt__kern_silu_mul_ref(float *out, const float *gate, const float *up, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         const float g = gate[i];
         out[i] = g / (1.0f + expf(-g)) * up[i];
     }
 }
 
-float kern_softmax_ref(float *x, int64_t n) {
+float tmrt__kern_softmax_ref(float *x, int64_t n) {
     if (n <= 0) return -INFINITY;
     float m = x[0];
     for (int64_t i = 1; i < n; i++) m = fmaxf(m, x[i]);
@@ -57,11 +57,11 @@ float kern_softmax_ref(float *x, int64_t n) {
     return m;
 }
 
-void kern_silu_ref(float *out, const float *x, int64_t n) {
+void tmrt__kern_silu_ref(float *out, const float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
 }
 
-float kern_exp_sub_sum_ref(float *x, float m, int64_t n) {
+float tmrt__kern_exp_sub_sum_ref(float *x, float m, int64_t n) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; i++) sum += x[i] = expf(x[i] - m);
     return sum;
@@ -71,58 +71,58 @@ float kern_exp_sub_sum_ref(float *x, float m, int64_t n) {
 
 #if TMRT_HAVE_AVX2
 #define AVX2_OR_REF(simd_call) \
-    do { if (kern__have_avx2()) { simd_call; } } while (0)
+    do { if (tmrt__kern__have_avx2()) { simd_call; } } while (0)
 #else
 #define AVX2_OR_REF(simd_call) ((void)0)
 #endif
 
-float kern_dot(const float *a, const float *b, int64_t n) {
-    AVX2_OR_REF(return kern__dot_f32_avx2(a, b, n));
-    return kern_dot_ref(a, b, n);
+float tmrt__kern_dot(const float *a, const float *b, int64_t n) {
+    AVX2_OR_REF(return tmrt__kern__dot_f32_avx2(a, b, n));
+    return tmrt__kern_dot_ref(a, b, n);
 }
 
-void kern_axpy(float *y, float a, const float *x, int64_t n) {
-    AVX2_OR_REF(kern__axpy_avx2(y, a, x, n); return);
-    kern_axpy_ref(y, a, x, n);
+void tmrt__kern_axpy(float *y, float a, const float *x, int64_t n) {
+    AVX2_OR_REF(tmrt__kern__axpy_avx2(y, a, x, n); return);
+    tmrt__kern_axpy_ref(y, a, x, n);
 }
 
-void kern_scale(float *x, float a, int64_t n) {
-    AVX2_OR_REF(kern__scale_avx2(x, a, n); return);
-    kern_scale_ref(x, a, n);
+void tmrt__kern_scale(float *x, float a, int64_t n) {
+    AVX2_OR_REF(tmrt__kern__scale_avx2(x, a, n); return);
+    tmrt__kern_scale_ref(x, a, n);
 }
 
-void kern_rmsnorm_offset(float *out, const float *x, const float *w, float w_offset,
+void tmrt__kern_rmsnorm_offset(float *out, const float *x, const float *w, float w_offset,
                          int64_t n, float eps) {
     if (n <= 0) return;
-    AVX2_OR_REF(kern__rms_apply_avx2(out, x, w, w_offset,
-                                     rms_inverse(kern__sumsq_avx2(x, n), n, eps), n);
+    AVX2_OR_REF(tmrt__kern__rms_apply_avx2(out, x, w, w_offset,
+                                     rms_inverse(tmrt__kern__sumsq_avx2(x, n), n, eps), n);
                 return);
-    kern_rmsnorm_offset_ref(out, x, w, w_offset, n, eps);
+    tmrt__kern_rmsnorm_offset_ref(out, x, w, w_offset, n, eps);
 }
 
-void kern_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps) {
-    kern_rmsnorm_offset(out, x, w, 0.0f, n, eps);
+void tmrt__kern_rmsnorm(float *out, const float *x, const float *w, int64_t n, float eps) {
+    tmrt__kern_rmsnorm_offset(out, x, w, 0.0f, n, eps);
 }
 
-void kern_silu_mul(float *out, const float *gate, const float *up, int64_t n) {
-    AVX2_OR_REF(kern__silu_mul_avx2(out, gate, up, n); return);
-    kern_silu_mul_ref(out, gate, up, n);
+void tmrt__kern_silu_mul(float *out, const float *gate, const float *up, int64_t n) {
+    AVX2_OR_REF(tmrt__kern__silu_mul_avx2(out, gate, up, n); return);
+    tmrt__kern_silu_mul_ref(out, gate, up, n);
 }
 
-void kern_silu(float *out, const float *x, int64_t n) {
-    AVX2_OR_REF(kern__silu_avx2(out, x, n); return);
-    kern_silu_ref(out, x, n);
+void tmrt__kern_silu(float *out, const float *x, int64_t n) {
+    AVX2_OR_REF(tmrt__kern__silu_avx2(out, x, n); return);
+    tmrt__kern_silu_ref(out, x, n);
 }
 
-float kern_exp_sub_sum(float *x, float m, int64_t n) {
-    AVX2_OR_REF(return kern__exp_sub_sum_avx2(x, m, n));
-    return kern_exp_sub_sum_ref(x, m, n);
+float tmrt__kern_exp_sub_sum(float *x, float m, int64_t n) {
+    AVX2_OR_REF(return tmrt__kern__exp_sub_sum_avx2(x, m, n));
+    return tmrt__kern_exp_sub_sum_ref(x, m, n);
 }
 
-float kern_softmax(float *x, int64_t n) {
+float tmrt__kern_softmax(float *x, int64_t n) {
     if (n <= 0) return -INFINITY;
-    AVX2_OR_REF(const float m = kern__max_avx2(x, n);
-                kern__scale_avx2(x, 1.0f / kern__exp_sub_sum_avx2(x, m, n), n);
+    AVX2_OR_REF(const float m = tmrt__kern__max_avx2(x, n);
+                tmrt__kern__scale_avx2(x, 1.0f / tmrt__kern__exp_sub_sum_avx2(x, m, n), n);
                 return m);
-    return kern_softmax_ref(x, n);
+    return tmrt__kern_softmax_ref(x, n);
 }

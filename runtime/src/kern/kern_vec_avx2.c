@@ -35,7 +35,7 @@ static inline __m256 exp8(__m256 x) {
     return _mm256_andnot_ps(underflow, p);
 }
 
-float kern__dot_f32_avx2(const float *a, const float *b, int64_t n) {
+float tmrt__kern__dot_f32_avx2(const float *a, const float *b, int64_t n) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -49,9 +49,9 @@ float kern__dot_f32_avx2(const float *a, const float *b, int64_t n) {
     return sum;
 }
 
-float kern__sumsq_avx2(const float *x, int64_t n) { return kern__dot_f32_avx2(x, x, n); }
+float tmrt__kern__sumsq_avx2(const float *x, int64_t n) { return tmrt__kern__dot_f32_avx2(x, x, n); }
 
-void kern__axpy_avx2(float *y, float a, const float *x, int64_t n) {
+void tmrt__kern__axpy_avx2(float *y, float a, const float *x, int64_t n) {
     const __m256 va = _mm256_set1_ps(a);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -60,14 +60,14 @@ void kern__axpy_avx2(float *y, float a, const float *x, int64_t n) {
     for (; i < n; i++) y[i] += a * x[i];
 }
 
-void kern__scale_avx2(float *x, float a, int64_t n) {
+void tmrt__kern__scale_avx2(float *x, float a, int64_t n) {
     const __m256 va = _mm256_set1_ps(a);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(va, _mm256_loadu_ps(x + i)));
     for (; i < n; i++) x[i] *= a;
 }
 
-void kern__rms_apply_avx2(float *out, const float *x, const float *w, float w_offset, float s,
+void tmrt__kern__rms_apply_avx2(float *out, const float *x, const float *w, float w_offset, float s,
                           int64_t n) {
     const __m256 vs = _mm256_set1_ps(s), voff = _mm256_set1_ps(w_offset);
     int64_t i = 0;
@@ -84,7 +84,7 @@ void kern__rms_apply_avx2(float *out, const float *x, const float *w, float w_of
     }
 }
 
-void kern__silu_mul_avx2(float *out, const float *gate, const float *up, int64_t n) {
+void tmrt__kern__silu_mul_avx2(float *out, const float *gate, const float *up, int64_t n) {
     const __m256 one = _mm256_set1_ps(1.0f);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -96,7 +96,7 @@ void kern__silu_mul_avx2(float *out, const float *gate, const float *up, int64_t
     for (; i < n; i++) out[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-void kern__silu_avx2(float *out, const float *x, int64_t n) {
+void tmrt__kern__silu_avx2(float *out, const float *x, int64_t n) {
     const __m256 one = _mm256_set1_ps(1.0f);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -107,7 +107,7 @@ void kern__silu_avx2(float *out, const float *x, int64_t n) {
     for (; i < n; i++) out[i] = x[i] / (1.0f + expf(-x[i]));
 }
 
-float kern__max_avx2(const float *x, int64_t n) {
+float tmrt__kern__max_avx2(const float *x, int64_t n) {
     int64_t i = 0;
     float m = x[0];
     if (n >= 8) {
@@ -119,7 +119,7 @@ float kern__max_avx2(const float *x, int64_t n) {
     return m;
 }
 
-float kern__exp_sub_sum_avx2(float *x, float m, int64_t n) {
+float tmrt__kern__exp_sub_sum_avx2(float *x, float m, int64_t n) {
     const __m256 vm = _mm256_set1_ps(m);
     __m256 acc = _mm256_setzero_ps();
     int64_t i = 0;

@@ -1,5 +1,5 @@
 /* kern_xquant_avx2.c: AVX2 quantisation of x rows for the integer dot
- * products (Q8_0 and Q8_K). Bit-identical to kern__quantize_q8_0/_q8_k in
+ * products (Q8_0 and Q8_K). Bit-identical to tmrt__kern__quantize_q8_0/_q8_k in
  * kern_quant.c: the same scale arithmetic, the same round-to-even. */
 #include <math.h>
 #include "kern_avx2.h"
@@ -21,7 +21,7 @@ static inline __m256i quantize32(const float *x, __m256 scale) {
     return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-void kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n) {
+void tmrt__kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK8_0; b++, x += KERN_QK8_0) {
         __m256 m = kern_abs8(_mm256_loadu_ps(x));
         for (int k = 1; k < 4; k++) m = _mm256_max_ps(m, kern_abs8(_mm256_loadu_ps(x + 8 * k)));
@@ -33,7 +33,7 @@ void kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n) {
     }
 }
 
-void kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t n) {
+void tmrt__kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t n) {
     for (int64_t b = 0; b < n / KERN_QK_K; b++, x += KERN_QK_K) {
         __m256 m = kern_abs8(_mm256_loadu_ps(x));
         for (int k = 1; k < 32; k++) m = _mm256_max_ps(m, kern_abs8(_mm256_loadu_ps(x + 8 * k)));

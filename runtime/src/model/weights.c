@@ -29,7 +29,7 @@ static tmem_status bind(binder *b, const char *name, int64_t n_in, int64_t n_out
                           "tensor '%s': shape [%llu, %llu] (rank %u), expected [%lld, %lld] from the config", name,
                           (unsigned long long)t.dims[0], (unsigned long long)t.dims[1], t.n_dims,
                           (long long)n_in, (long long)n_out);
-    if (vector ? !is_vector_type(t.type) : !kern_type_supported(t.type, n_in)) {
+    if (vector ? !is_vector_type(t.type) : !tmrt__kern_type_supported(t.type, n_in)) {
         tmem_ggml_type_info ti;
         const char *tn = tmem_ggml_type_get_info(t.type, &ti) == TMEM_OK ? ti.name : "?";
         return tmrt__fail(b->err, TMEM_E_UNSUPPORTED, "tensor '%s': type %s not supported here", name, tn);
@@ -150,6 +150,6 @@ tmem_status tmrt__weights_bind(const tmem_gguf *g, tmrt_hparams *hp, tmrt_weight
 
 const float *tmrt__vec(const kern_wmat *v, float *tmp) {
     if (v->type == TMEM_GGML_F32) return v->data;
-    kern_get_row(v, 0, tmp);
+    tmrt__kern_get_row(v, 0, tmp);
     return tmp;
 }

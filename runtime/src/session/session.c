@@ -199,7 +199,7 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
 
 static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *err) {
     const tmrt_hparams *hp = &s->model->hp;
-    size_t pool_bytes = kern_pool_bytes((int)s->info.threads);
+    size_t pool_bytes = tmrt__kern_pool_bytes((int)s->info.threads);
     void *logits, *scratch_mem, *tokens;
     tmem_status st;
     if (s->memory == TMRT_MEMORY_TYPED) {
@@ -226,7 +226,7 @@ static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *e
     s->run.scratch_cap = scratch;
     s->run.scratch_heap = s->scratch_heap;
     s->tokens = tokens;
-    int e = kern_pool_init(s->pool_mem, (int)s->info.threads, &s->run.pool);
+    int e = tmrt__kern_pool_init(s->pool_mem, (int)s->info.threads, &s->run.pool);
     if (e) return tmrt__fail(err, TMEM_E_OS, "thread pool of %u threads: error %d", s->info.threads, e);
     s->run.n_threads = (int)s->info.threads;
     return TMEM_OK;
@@ -269,7 +269,7 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     }
     /* admission: the fit at the asked chunk, then smaller chunks */
     tmem_status st;
-    size_t pool_bytes = kern_pool_bytes((int)s->info.threads);
+    size_t pool_bytes = tmrt__kern_pool_bytes((int)s->info.threads);
     size_t scratch = session_scratch(s, chunk, (int)s->info.threads);
     if ((st = fit_at(s, chunk, budget, scratch + pool_bytes, &s->info.fit))) {
         tmrt__fail(err, st, "fit: %s", tmem_strerror(st));
@@ -312,7 +312,7 @@ fail:
 
 void tmrt_session_destroy(tmrt_session *s) {
     if (!s) return;
-    kern_pool_fini(s->run.pool);
+    tmrt__kern_pool_fini(s->run.pool);
     tmem_kv_cache_destroy(s->cache);
     tmem_heap *heaps[] = {s->act_heap, s->scratch_heap, s->pool_heap, s->logits_heap, s->token_heap};
     for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++) tmem_heap_destroy(heaps[i]);

@@ -24,7 +24,7 @@ static void rope_rows(void *arg, int64_t begin, int64_t end, int thread) {
     uint32_t H = j->v->cfg.hidden, nh = j->v->cfg.heads, hd = H / nh, half = hd / 2, quarter = hd / 4;
     for (int64_t t = begin; t < end; t++) {
         uint32_t row, col;
-        vis_token_pos((uint32_t)t, j->g->grid_w, j->v->cfg.merge, &row, &col);
+        tmrt__vis_token_pos((uint32_t)t, j->g->grid_w, j->v->cfg.merge, &row, &col);
         float cs[128], sn[128];
         for (uint32_t i = 0; i < half; i++) {
             float a = i < quarter ? (float)row * j->inv_freq[i] : (float)col * j->inv_freq[i - quarter];
@@ -43,14 +43,14 @@ static void rope_rows(void *arg, int64_t begin, int64_t end, int thread) {
     }
 }
 
-void vis_rope(const tmrt_vision *v, const tmrt_vision_grid *g, float *qkv, kern_pool *pool) {
+void tmrt__vis_rope(const tmrt_vision *v, const tmrt_vision_grid *g, float *qkv, kern_pool *pool) {
     rope_job j = {v, g, qkv, {0}};
     uint32_t hd = v->cfg.hidden / v->cfg.heads, dim = hd / 2;
     for (uint32_t i = 0; i < dim / 2; i++) j.inv_freq[i] = 1.0f / powf(10000.0f, (float)(2 * i) / (float)dim);
-    kern_pool_for(pool, g->n_patches, 16, rope_rows, &j);
+    tmrt__kern_pool_for(pool, g->n_patches, 16, rope_rows, &j);
 }
 
-size_t vis_attention_scratch_floats(uint32_t head_dim) {
+size_t tmrt__vis_attention_scratch_floats(uint32_t head_dim) {
     return (size_t)VIS_ATTN_BLOCK * VIS_ATTN_BLOCK + (size_t)VIS_ATTN_BLOCK * head_dim + 2 * VIS_ATTN_BLOCK;
 }
 
@@ -74,17 +74,17 @@ static void attend(const attn_job *j, uint32_t head, uint32_t qb, float *tile, f
             const float *q = j->qkv + (size_t)(q0 + i) * row + qoff;
             float *s = tile + (size_t)i * VIS_ATTN_BLOCK, m = mx[i];
             for (uint32_t k = 0; k < nk; k++) {
-                s[k] = kern_dot(q, j->qkv + (size_t)(k0 + k) * row + koff, j->hd) * j->scale;
+                s[k] = tmrt__kern_dot(q, j->qkv + (size_t)(k0 + k) * row + koff, j->hd) * j->scale;
                 if (s[k] > m) m = s[k];
             }
             /* Rescale what was accumulated under the old max. */
             float corr = expf(mx[i] - m), l = sum[i] * corr;
             float *a = acc + (size_t)i * j->hd;
-            if (corr != 1.0f) kern_scale(a, corr, j->hd);
+            if (corr != 1.0f) tmrt__kern_scale(a, corr, j->hd);
             for (uint32_t k = 0; k < nk; k++) {
                 float p = expf(s[k] - m);
                 l += p;
-                kern_axpy(a, p, j->qkv + (size_t)(k0 + k) * row + voff, j->hd);
+                tmrt__kern_axpy(a, p, j->qkv + (size_t)(k0 + k) * row + voff, j->hd);
             }
             mx[i] = m, sum[i] = l;
         }
@@ -106,13 +106,13 @@ static void attend_items(void *arg, int64_t begin, int64_t end, int thread) {
         attend(j, (uint32_t)(it / j->q_blocks), (uint32_t)(it % j->q_blocks), tile, acc, mx, sum);
 }
 
-void vis_attention(const tmrt_vision *v, uint32_t n_tok, const float *qkv, float *out, float *scratch,
+void tmrt__vis_attention(const tmrt_vision *v, uint32_t n_tok, const float *qkv, float *out, float *scratch,
                    kern_pool *pool) {
     attn_job j;
     j.qkv = qkv, j.out = out, j.scratch = scratch, j.n = n_tok, j.H = v->cfg.hidden, j.heads = v->cfg.heads;
     j.hd = j.H / j.heads;
     j.q_blocks = (n_tok + VIS_ATTN_BLOCK - 1) / VIS_ATTN_BLOCK;
-    j.per_thread = vis_attention_scratch_floats(j.hd);
+    j.per_thread = tmrt__vis_attention_scratch_floats(j.hd);
     j.scale = 1.0f / sqrtf((float)j.hd);
-    kern_pool_for(pool, (int64_t)j.heads * j.q_blocks, 1, attend_items, &j);
+    tmrt__kern_pool_for(pool, (int64_t)j.heads * j.q_blocks, 1, attend_items, &j);
 }

@@ -14,17 +14,17 @@
 
 static size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
-size_t vis_matmul_scratch_bytes(const tmrt_vision *v, uint32_t n_tok, int n_threads) {
-    size_t s = kern_matmul_scratch_bytes(&v->patch0, n_tok, n_threads);
-    s = max_size(s, kern_matmul_scratch_bytes(&v->patch1, n_tok, n_threads));
-    s = max_size(s, kern_matmul_scratch_bytes(&v->mm0, n_tok, n_threads));
-    s = max_size(s, kern_matmul_scratch_bytes(&v->mm2, n_tok, n_threads));
+size_t tmrt__vis_matmul_scratch_bytes(const tmrt_vision *v, uint32_t n_tok, int n_threads) {
+    size_t s = tmrt__kern_matmul_scratch_bytes(&v->patch0, n_tok, n_threads);
+    s = max_size(s, tmrt__kern_matmul_scratch_bytes(&v->patch1, n_tok, n_threads));
+    s = max_size(s, tmrt__kern_matmul_scratch_bytes(&v->mm0, n_tok, n_threads));
+    s = max_size(s, tmrt__kern_matmul_scratch_bytes(&v->mm2, n_tok, n_threads));
     for (uint32_t l = 0; l < v->cfg.depth; l++) {
         const vis_block *b = &v->blocks[l];
-        s = max_size(s, kern_matmul_scratch_bytes(&b->qkv, n_tok, n_threads));
-        s = max_size(s, kern_matmul_scratch_bytes(&b->out, n_tok, n_threads));
-        s = max_size(s, kern_matmul_scratch_bytes(&b->up, n_tok, n_threads));
-        s = max_size(s, kern_matmul_scratch_bytes(&b->down, n_tok, n_threads));
+        s = max_size(s, tmrt__kern_matmul_scratch_bytes(&b->qkv, n_tok, n_threads));
+        s = max_size(s, tmrt__kern_matmul_scratch_bytes(&b->out, n_tok, n_threads));
+        s = max_size(s, tmrt__kern_matmul_scratch_bytes(&b->up, n_tok, n_threads));
+        s = max_size(s, tmrt__kern_matmul_scratch_bytes(&b->down, n_tok, n_threads));
     }
     return s;
 }
@@ -46,22 +46,22 @@ static void rows_task(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t t = begin; t < end; t++) {
         size_t o = (size_t)t * (size_t)j->n;
         switch (j->op) {
-        case OP_LN: vis_layernorm(j->out + o, j->a + o, j->w, j->bias, j->n, j->eps); break;
+        case OP_LN: tmrt__vis_layernorm(j->out + o, j->a + o, j->w, j->bias, j->n, j->eps); break;
         case OP_ADD:
             for (int64_t i = 0; i < j->n; i++) j->out[o + i] = j->a[o + i] + j->b[o + i];
             break;
-        case OP_GELU_TANH: vis_gelu_tanh(j->out + o, j->n); break;
-        case OP_GELU_ERF: vis_gelu_erf(j->out + o, j->n); break;
+        case OP_GELU_TANH: tmrt__vis_gelu_tanh(j->out + o, j->n); break;
+        case OP_GELU_ERF: tmrt__vis_gelu_erf(j->out + o, j->n); break;
         }
     }
 }
 
-static void rows(kern_pool *pool, int64_t n_rows, row_job j) { kern_pool_for(pool, n_rows, 8, rows_task, &j); }
+static void rows(kern_pool *pool, int64_t n_rows, row_job j) { tmrt__kern_pool_for(pool, n_rows, 8, rows_task, &j); }
 
 static void linear(const kern_wmat *w, const float *bias, const float *x, int64_t n_tok, float *y, size_t ldy,
                    void *scratch, kern_pool *pool) {
-    kern_matmul(w, x, (size_t)w->n_in, n_tok, y, ldy, scratch, pool);
-    vis_add_bias(y, ldy, n_tok, bias, w->n_out);
+    tmrt__kern_matmul(w, x, (size_t)w->n_in, n_tok, y, ldy, scratch, pool);
+    tmrt__vis_add_bias(y, ldy, n_tok, bias, w->n_out);
 }
 
 static void block(const tmrt_vision *v, const vis_block *w, const tmrt_vision_grid *g, vis_buffers *b,
@@ -69,8 +69,8 @@ static void block(const tmrt_vision *v, const vis_block *w, const tmrt_vision_gr
     int64_t P = g->n_patches, H = v->cfg.hidden;
     rows(pool, P, (row_job){OP_LN, b->norm1, b->layer_in, NULL, w->ln1_w, w->ln1_b, H, v->cfg.eps});
     linear(&w->qkv, w->qkv_b, b->norm1, P, b->qkv, 3 * (size_t)H, b->matmul_scratch, pool);
-    vis_rope(v, g, b->qkv, pool);
-    vis_attention(v, g->n_patches, b->qkv, b->attn_out, b->attn_scratch, pool);
+    tmrt__vis_rope(v, g, b->qkv, pool);
+    tmrt__vis_attention(v, g->n_patches, b->qkv, b->attn_out, b->attn_scratch, pool);
     linear(&w->out, w->out_b, b->attn_out, P, b->attn_proj, (size_t)H, b->matmul_scratch, pool);
     rows(pool, P, (row_job){OP_ADD, b->residual, b->layer_in, b->attn_proj, NULL, NULL, H, 0});
     rows(pool, P, (row_job){OP_LN, b->norm2, b->residual, NULL, w->ln2_w, w->ln2_b, H, v->cfg.eps});
@@ -80,17 +80,17 @@ static void block(const tmrt_vision *v, const vis_block *w, const tmrt_vision_gr
     rows(pool, P, (row_job){OP_ADD, b->layer_out, b->residual, b->fc2, NULL, NULL, H, 0});
 }
 
-int vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
+int tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
                 kern_pool *pool, vis_hook between, void *arg) {
     const tmrt_vision_config *c = &v->cfg;
     int64_t P = g->n_patches, H = c->hidden, pp = 3 * (int64_t)c->patch * c->patch;
     /* Patch embedding: frame 0 into layer_in, frame 1 into norm1 (free until
      * the first block), summed. */
-    kern_matmul(&v->patch0, b->patches, (size_t)(2 * pp), P, b->layer_in, (size_t)H, b->matmul_scratch, pool);
-    kern_matmul(&v->patch1, b->patches + pp, (size_t)(2 * pp), P, b->norm1, (size_t)H, b->matmul_scratch, pool);
+    tmrt__kern_matmul(&v->patch0, b->patches, (size_t)(2 * pp), P, b->layer_in, (size_t)H, b->matmul_scratch, pool);
+    tmrt__kern_matmul(&v->patch1, b->patches + pp, (size_t)(2 * pp), P, b->norm1, (size_t)H, b->matmul_scratch, pool);
     rows(pool, P, (row_job){OP_ADD, b->layer_in, b->layer_in, b->norm1, NULL, NULL, H, 0});
-    vis_add_bias(b->layer_in, (size_t)H, P, v->patch_b, H);
-    vis_add_pos_embed(v, g, b->layer_in, 0, g->n_patches, b->pos_rows);
+    tmrt__vis_add_bias(b->layer_in, (size_t)H, P, v->patch_b, H);
+    tmrt__vis_add_pos_embed(v, g, b->layer_in, 0, g->n_patches, b->pos_rows);
     if (between && between(arg, 0)) return -1; /* the patch tensor is dead */
     for (uint32_t l = 0; l < c->depth; l++) {
         block(v, &v->blocks[l], g, b, pool);

@@ -158,8 +158,8 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
     const tmrt_vision_config *c = &v->cfg;
     size_t P = g.n_patches, H = c->hidden, hd = H / c->heads;
     uint64_t patch_bytes = (uint64_t)P * 3 * c->temporal * c->patch * c->patch * sizeof(float);
-    size_t attn_floats = (size_t)threads * vis_attention_scratch_floats((uint32_t)hd);
-    size_t mm_bytes = vis_matmul_scratch_bytes(v, (uint32_t)P, threads);
+    size_t attn_floats = (size_t)threads * tmrt__vis_attention_scratch_floats((uint32_t)hd);
+    size_t mm_bytes = tmrt__vis_matmul_scratch_bytes(v, (uint32_t)P, threads);
     vis_buffers b;
     memset(&b, 0, sizeof b);
     encode_state s = {v, &g, &b, NULL, naive, false};
@@ -175,13 +175,13 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
     if (naive) {
         b.patches = malloc(patch_bytes);
         if (!b.patches) goto out;
-        copies = vis_patches_naive(v, *image, &g, b.patches, err, cap);
+        copies = tmrt__vis_patches_naive(v, *image, &g, b.patches, err, cap);
     } else {
         if (make_heap(v->ctx, TMEM_ROLE_IMAGE, TMEM_HEAP_LINEAR, patch_bytes + 4096, "vision.patches", &s.image_heap,
                       err, cap) ||
             heap_take(s.image_heap, patch_bytes, (void **)&b.patches, err, cap))
             goto out;
-        copies = vis_patches_fused(v, *image, &g, b.patches, err, cap) == 0 ? 1 : -1;
+        copies = tmrt__vis_patches_fused(v, *image, &g, b.patches, err, cap) == 0 ? 1 : -1;
     }
     if (copies < 0) goto out;
     if (!d.keep_surface) {
@@ -191,7 +191,7 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
     t1 = now_ms();
 
     /* 2. activations, scratch, threads */
-    size_t pool_bytes = threads > 1 ? kern_pool_bytes(threads) : 0;
+    size_t pool_bytes = threads > 1 ? tmrt__kern_pool_bytes(threads) : 0;
     scratch_bytes = attn_floats * 4 + 4 * H * 4 + mm_bytes + pool_bytes + 4 * 64;
     if (naive) {
         b.attn_scratch = malloc(attn_floats * 4), b.pos_rows = malloc(4 * H * 4);
@@ -234,13 +234,13 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
             (pool_bytes && heap_take(scratch, pool_bytes, &pool_mem, err, cap)))
             goto out;
     }
-    if (pool_mem && kern_pool_init(pool_mem, threads, &pool) != 0) {
+    if (pool_mem && tmrt__kern_pool_init(pool_mem, threads, &pool) != 0) {
         vis_error(err, cap, "cannot start %d threads", threads);
         goto out;
     }
 
     /* 3. the forward pass */
-    if (vis_forward(v, &g, &b, embeddings, ld, pool, hook, &s) != 0) {
+    if (tmrt__vis_forward(v, &g, &b, embeddings, ld, pool, hook, &s) != 0) {
         vis_error(err, cap, "out of memory (naive encoder tensors)");
         goto out;
     }
@@ -256,7 +256,7 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
         stats->image_copies = (uint32_t)copies;
     }
 out:
-    kern_pool_fini(pool);
+    tmrt__kern_pool_fini(pool);
     if (naive) {
         naive_free_block(&b);
         if (b.layer_out != b.layer_in) free(b.layer_out);

@@ -95,14 +95,14 @@ static kern_wmat mat(loader *l, const char *name, uint64_t n_in, uint64_t n_out)
     kern_wmat w = {0};
     tmem_gguf_tensor t;
     if (!tensor(l, &t, name, n_in, n_out)) return w;
-    if (!kern_type_supported(t.type, (int64_t)n_in)) {
+    if (!tmrt__kern_type_supported(t.type, (int64_t)n_in)) {
         vis_error(l->err, l->cap, "mmproj: tensor %s: ggml type %u with rows of %llu is not supported", name, t.type,
                   (unsigned long long)n_in);
         l->failed = true;
         return w;
     }
     w.data = t.data, w.type = t.type, w.n_in = (int64_t)n_in, w.n_out = (int64_t)n_out;
-    w.row_bytes = kern_row_bytes(t.type, (int64_t)n_in);
+    w.row_bytes = tmrt__kern_row_bytes(t.type, (int64_t)n_in);
     return w;
 }
 

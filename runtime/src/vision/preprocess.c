@@ -57,17 +57,17 @@ int tmrt_vision_set_pixel_bounds(tmrt_vision *v, uint64_t min_pixels, uint64_t m
     return 0;
 }
 
-void vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out) {
+void tmrt__vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out) {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < 3; i++) out->mean[i] = c->mean[i], out->std[i] = c->std[i];
     out->filter = TMEM_RESIZE_BILINEAR;
 }
 
-int vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+int tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
                       float *patches, char *err, size_t cap) {
     const tmrt_vision_config *c = &v->cfg;
     tmem_convert_desc cd;
-    vis_convert_desc(c, &cd);
+    tmrt__vis_convert_desc(c, &cd);
     tmem_patch_desc pd = {g->width, g->height, c->patch, c->merge, c->temporal,
                           TMEM_PATCH_FRAME_MAJOR};
     uint64_t cols = 3ull * c->temporal * c->patch * c->patch;
@@ -172,7 +172,7 @@ static void resize_normalise(const tmrt_vision_config *c, const void *tex, bool 
     }
 }
 
-int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+int tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
                       float *patches, char *err, size_t cap) {
     const tmrt_vision_config *c = &v->cfg;
     tmem_surface_info info;
@@ -219,7 +219,7 @@ int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_visi
     size_t pp = 3ull * p * p;
     for (uint32_t t = 0; t < g->n_patches; t++) {
         uint32_t row, col;
-        vis_token_pos(t, g->grid_w, m, &row, &col);
+        tmrt__vis_token_pos(t, g->grid_w, m, &row, &col);
         float *dst = patches + (size_t)t * pp * T;
         for (uint32_t k = 0; k < 3; k++)
             for (uint32_t py = 0; py < p; py++)

@@ -34,29 +34,29 @@ struct tmrt_vision {
 
 /* ---- ops.c ---- */
 /* out = LayerNorm(x) * w + b over n values (two-pass, double accumulation). */
-void vis_layernorm(float *out, const float *x, const float *w, const float *b, int64_t n, float eps);
-void vis_gelu_tanh(float *x, int64_t n);
-void vis_gelu_erf(float *x, int64_t n);
+void tmrt__vis_layernorm(float *out, const float *x, const float *w, const float *b, int64_t n, float eps);
+void tmrt__vis_gelu_tanh(float *x, int64_t n);
+void tmrt__vis_gelu_erf(float *x, int64_t n);
 /* y[t][i] += b[i] for n_tok rows of stride ld. */
-void vis_add_bias(float *y, size_t ld, int64_t n_tok, const float *b, int64_t n);
+void tmrt__vis_add_bias(float *y, size_t ld, int64_t n_tok, const float *b, int64_t n);
 /* Grid position (row, col) of token t of a grid_w-wide grid in merge order. */
-void vis_token_pos(uint32_t t, uint32_t grid_w, uint32_t merge, uint32_t *row, uint32_t *col);
+void tmrt__vis_token_pos(uint32_t t, uint32_t grid_w, uint32_t merge, uint32_t *row, uint32_t *col);
 /* x[t] += the learned position embedding interpolated to the grid as HF's
  * fast_pos_embed_interpolate does (bilinear, align-corners linspace), for
  * tokens [t0, t1); `rows` is scratch for 4 * hidden floats. */
-void vis_add_pos_embed(const tmrt_vision *v, const tmrt_vision_grid *g, float *x, uint32_t t0, uint32_t t1,
+void tmrt__vis_add_pos_embed(const tmrt_vision *v, const tmrt_vision_grid *g, float *x, uint32_t t0, uint32_t t1,
                        float *rows);
 
 /* ---- attention.c ---- */
 enum { VIS_ATTN_BLOCK = 64 };
-/* Per-thread scratch floats of vis_attention. */
-size_t vis_attention_scratch_floats(uint32_t head_dim);
+/* Per-thread scratch floats of tmrt__vis_attention. */
+size_t tmrt__vis_attention_scratch_floats(uint32_t head_dim);
 /* Rotary positions on q and k of every token of qkv (rows of 3*hidden), in place. */
-void vis_rope(const tmrt_vision *v, const tmrt_vision_grid *g, float *qkv, kern_pool *pool);
+void tmrt__vis_rope(const tmrt_vision *v, const tmrt_vision_grid *g, float *qkv, kern_pool *pool);
 /* out[t][h*hd..] = softmax(q k^T * scale) v per head, tiled: query blocks of
  * VIS_ATTN_BLOCK against key blocks of VIS_ATTN_BLOCK with an online softmax.
- * scratch: n_threads * vis_attention_scratch_floats floats. */
-void vis_attention(const tmrt_vision *v, uint32_t n_tok, const float *qkv, float *out, float *scratch,
+ * scratch: n_threads * tmrt__vis_attention_scratch_floats floats. */
+void tmrt__vis_attention(const tmrt_vision *v, uint32_t n_tok, const float *qkv, float *out, float *scratch,
                    kern_pool *pool);
 
 /* ---- encoder.c ---- */
@@ -70,24 +70,24 @@ typedef struct vis_buffers {
 } vis_buffers;
 
 /* Bytes of matmul scratch for n_tok rows through the largest matrix. */
-size_t vis_matmul_scratch_bytes(const tmrt_vision *v, uint32_t n_tok, int n_threads);
+size_t tmrt__vis_matmul_scratch_bytes(const tmrt_vision *v, uint32_t n_tok, int n_threads);
 /* The forward pass from b->patches to `embeddings`. `between` (may be NULL)
  * is called after the patch embedding (the patch tensor is dead then) and
  * after each block (naive mode frees and mallocs there). */
 typedef int (*vis_hook)(void *arg, int stage);
-int vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
+int tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
                 kern_pool *pool, vis_hook between, void *arg);
 
 /* ---- preprocess.c ---- */
 /* The normalisation the conversion applies (scale 1/255, the config's mean/std). */
-void vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out);
+void tmrt__vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out);
 /* Typed: one fused conversion of the surface into b->patches (frame-major). */
-int vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
+int tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
                       char *err, size_t cap);
 /* Naive: decoded pixels -> malloc RGB -> RGBA texture -> f32 HWC (resized,
  * normalised) -> CHW -> patches, a malloc and a copy per stage; the result is
  * bit-identical to the fused conversion. Returns the copies made (>= 0) or -1. */
-int vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
+int tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
                       char *err, size_t cap);
 
 /* ---- writer.c ---- */
@@ -97,7 +97,7 @@ typedef int (*vis_row_fn)(void *user, const char *name, int how, size_t tensor, 
                           char *err, size_t cap);
 /* Write an mmproj of config c (llama.cpp's names and keys), matrices in ggml
  * type wt, every row from `rows`, streamed. */
-int vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
+int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
                      uint64_t *file_bytes, char *err, size_t cap);
 
 /* Errors: snprintf into err; returns -1. */

@@ -166,7 +166,7 @@ static uint32_t file_type_of(uint32_t t) {
     }
 }
 
-int vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
+int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
                      uint64_t *file_bytes, char *err, size_t cap) {
     if (file_bytes) *file_bytes = 0;
     if (!c || !path || !rows) return vis_error(err, cap, "invalid arguments");
@@ -205,11 +205,11 @@ int vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path,
         uint64_t n_rows = t->n_dims == 1 ? 1 : t->dims[t->n_dims - 1];
         for (uint64_t r = 0; r < n_rows && st == TMEM_OK; r++) {
             if (rows(user, t->name, (int)t->how, i, r, row, n_in, err, cap) != 0) goto out;
-            if (!kern_quantize_row(t->type, row, q, (int64_t)n_in)) {
+            if (!tmrt__kern_quantize_row(t->type, row, q, (int64_t)n_in)) {
                 vis_error(err, cap, "cannot store %s as ggml type %u", t->name, t->type);
                 goto out;
             }
-            st = tmem_gguf_stream_write(s, q, kern_row_bytes(t->type, (int64_t)n_in));
+            st = tmem_gguf_stream_write(s, q, tmrt__kern_row_bytes(t->type, (int64_t)n_in));
         }
     }
     if (st == TMEM_OK) {
@@ -251,5 +251,5 @@ static int random_row(void *user, const char *name, int how, size_t tensor, uint
 int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t wt, uint64_t seed, const char *path, char *err,
                              size_t cap) {
     random_rows r = {seed, 0, 0, false};
-    return vis_write_mmproj(c, wt, path, random_row, &r, NULL, err, cap);
+    return tmrt__vis_write_mmproj(c, wt, path, random_row, &r, NULL, err, cap);
 }
