@@ -4,6 +4,9 @@ file(GLOB TMEM_GPU_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/gpu/test_*.
 foreach(src ${TMEM_GPU_TESTS})
   get_filename_component(name ${src} NAME_WE)
   string(REGEX REPLACE "^test_([a-z]+).*" "\\1" api ${name})
+  if(api STREQUAL "vk")
+    set(api vulkan) # the runtime's Vulkan ops (runtime/src/gpu/)
+  endif()
   if(NOT TMEM_GPU_BUILT_${api})
     # The API was not compiled in: a visible skip, not a silent pass.
     add_test(NAME gpu/${name} COMMAND sh -c "echo 'SKIP: typedmem_gpu built without ${api} (headers not found)'; exit 77")
@@ -12,6 +15,10 @@ foreach(src ${TMEM_GPU_TESTS})
   endif()
   add_executable(gpu_${name} ${src})
   target_link_libraries(gpu_${name} PRIVATE tmem_testlib typedmem_gpu)
+  if(name MATCHES "^test_vk_")
+    target_link_libraries(gpu_${name} PRIVATE typedmem_runtime)
+    target_include_directories(gpu_${name} PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
+  endif()
   set_target_properties(gpu_${name} PROPERTIES TMEM_TESTING ON)
   add_test(NAME gpu/${name} COMMAND gpu_${name})
   set_tests_properties(gpu/${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
@@ -31,3 +38,21 @@ if(TARGET gpu_test_vulkan AND EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_
     FAIL_REGULAR_EXPRESSION "Validation Error"
     ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
 endif()
+# The runtime's ops again with the fallbacks forced (shared-memory
+# reductions, 32-bit-word reads: TMRT_VK_NO_SUBGROUP | TMRT_VK_NO_STORAGE16),
+# and under the validation layer.
+foreach(_t ${TMEM_GPU_TESTS})
+  get_filename_component(_n ${_t} NAME_WE)
+  if(NOT _n MATCHES "^test_vk_" OR NOT TARGET gpu_${_n})
+    continue()
+  endif()
+  add_test(NAME gpu/${_n}_fallback COMMAND gpu_${_n})
+  set_tests_properties(gpu/${_n}_fallback PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+    ENVIRONMENT "TMRT_VK_TEST_FLAGS=3;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+  if(EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
+    add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
+    set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+      FAIL_REGULAR_EXPRESSION "Validation Error"
+      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+  endif()
+endforeach()

@@ -32,12 +32,32 @@
 
 TMEM_EXTERN_C_BEGIN
 
+/** @brief Device features for compute shaders that read 8/16-bit data:
+ *  what typedmem enabled on a device it created (each one the device
+ *  supports), or what the application says it enabled on its own. */
+typedef struct tmem_vk_features {
+    bool storage_buffer_16bit;   /**< storageBuffer16BitAccess */
+    bool storage_buffer_8bit;    /**< storageBuffer8BitAccess (Vulkan 1.2) */
+    bool shader_float16;         /**< shaderFloat16 (Vulkan 1.2) */
+    bool shader_int8;            /**< shaderInt8 (Vulkan 1.2) */
+    bool shader_int16;           /**< shaderInt16 */
+    bool shader_int64;           /**< shaderInt64 */
+    bool subgroup_size_control;  /**< subgroupSizeControl and
+                                      computeFullSubgroups (Vulkan 1.3) */
+} tmem_vk_features;
+
 /** @brief The application's own device, to share with typedmem
  *  (tmem_gpu_desc::native). All handles must come from the same Vulkan
  *  loader (libvulkan.so.1) and stay valid until the gpu goes away. The
  *  device must have been created with the extensions typedmem should use
  *  (VK_EXT_memory_budget, VK_KHR_external_memory_fd,
- *  VK_EXT_external_memory_host) listed in enabled_extensions. */
+ *  VK_EXT_external_memory_host) listed in enabled_extensions, and with the
+ *  features listed in `features`.
+ *
+ *  tmem_vk_get_native fills the same struct for the device in use, and
+ *  also the loader's two entry points, so that code above the library
+ *  (the runtime's compute layer) calls Vulkan exactly as the library
+ *  loaded it, never loading it a second time. */
 typedef struct tmem_vk_native {
     VkInstance instance;
     VkPhysicalDevice physical_device;
@@ -46,11 +66,30 @@ typedef struct tmem_vk_native {
     uint32_t api_version;      /**< the instance's apiVersion (0 = 1.1) */
     const char *const *enabled_extensions;
     uint32_t enabled_extension_count;
+    tmem_vk_features features; /**< enabled on the device (zeroed = none) */
+    /** Out only (tmem_vk_get_native): the loader's vkGetInstanceProcAddr
+     *  and the instance's vkGetDeviceProcAddr. Ignored on attach. */
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr;
+    PFN_vkGetDeviceProcAddr get_device_proc_addr;
 } tmem_vk_native;
 
-/** @brief The device typedmem uses (its own or the application's).
- *  On failure *out is zeroed. */
+/** @brief The device typedmem uses (its own or the application's), its
+ *  enabled features and the entry points to call it through.
+ *  enabled_extensions is left NULL. On failure *out is zeroed.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a Vulkan gpu)
+ *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_vk_get_native(tmem_gpu *gpu, tmem_vk_native *out, VkQueue *queue);
+
+/** @brief Submit to typedmem's queue, serialised with typedmem's own
+ *  submissions (tmem_vk_run, tmem_vk_convert_nv12): Vulkan requires a
+ *  queue to be externally synchronized, so whoever shares the gpu's queue
+ *  submits through here. Does not wait; `fence` (may be VK_NULL_HANDLE)
+ *  signals completion.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY | TMEM_E_OS
+ *          (VK_ERROR_DEVICE_LOST among others)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_queue_submit(tmem_gpu *gpu, uint32_t count, const VkSubmitInfo *submits,
+                                                         VkFence fence);
 
 /** @brief Create a VkBuffer over [offset, offset + size) of a heap of a
  *  Vulkan DEVICE / DEVICE_HOST_VISIBLE type and bind it there. The range

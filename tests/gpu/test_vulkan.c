@@ -782,6 +782,47 @@ static void test_cached_and_lifetime(void) {
     tmem_context_destroy(ctx);
 }
 
+/* The device typedmem opened, as code above the library sees it: the
+ * loader's entry points (they resolve device functions), the compute
+ * features enabled = those the device supports, and submissions to the
+ * shared queue through tmem_vk_queue_submit (serialised with ours). */
+static void test_native_and_submit(void) {
+    tmem_vk_native nat;
+    VkQueue q;
+    CHECK_ST(tmem_vk_get_native(NULL, &nat, &q), TMEM_E_INVALID_ARG);
+    CHECK(nat.device == VK_NULL_HANDLE && nat.get_device_proc_addr == NULL && q == VK_NULL_HANDLE);
+    REQUIRE_OK(tmem_vk_get_native(g_gpu, &nat, &q));
+    REQUIRE(nat.get_instance_proc_addr && nat.get_device_proc_addr && q);
+    PFN_vkCreateFence create_fence = (PFN_vkCreateFence)nat.get_device_proc_addr(nat.device, "vkCreateFence");
+    PFN_vkGetPhysicalDeviceFeatures2 feats2 =
+        (PFN_vkGetPhysicalDeviceFeatures2)nat.get_instance_proc_addr(nat.instance, "vkGetPhysicalDeviceFeatures2");
+    REQUIRE(create_fence && feats2);
+    VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features v11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                            .pNext = &v12};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v11};
+    if (nat.api_version >= VK_API_VERSION_1_2) {
+        feats2(nat.physical_device, &f2);
+        CHECK(nat.features.storage_buffer_16bit == !!v11.storageBuffer16BitAccess);
+        CHECK(nat.features.storage_buffer_8bit == !!v12.storageBuffer8BitAccess);
+        CHECK(nat.features.shader_float16 == !!v12.shaderFloat16 && nat.features.shader_int8 == !!v12.shaderInt8);
+        CHECK(nat.features.shader_int16 == !!f2.features.shaderInt16);
+        printf("features: 16-bit storage %d, 8-bit %d, f16 %d, int8 %d, int16 %d, int64 %d, subgroup size control %d\n",
+               nat.features.storage_buffer_16bit, nat.features.storage_buffer_8bit, nat.features.shader_float16,
+               nat.features.shader_int8, nat.features.shader_int16, nat.features.shader_int64,
+               nat.features.subgroup_size_control);
+    }
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence = VK_NULL_HANDLE;
+    REQUIRE(create_fence(nat.device, &fci, NULL, &fence) == VK_SUCCESS);
+    tmem__vk *vk = tmem__vk_of(g_gpu);
+    CHECK_ST(tmem_vk_queue_submit(NULL, 0, NULL, fence), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_vk_queue_submit(g_gpu, 1, NULL, fence), TMEM_E_INVALID_ARG);
+    CHECK_OK(tmem_vk_queue_submit(g_gpu, 0, NULL, fence)); /* signals the fence when the queue is idle */
+    CHECK(vk->fn.vkWaitForFences(vk->device, 1, &fence, VK_TRUE, 5000000000ull) == VK_SUCCESS);
+    vk->fn.vkDestroyFence(vk->device, fence, NULL);
+}
+
 int main(int argc, char **argv) {
     int cfd;
     uint64_t csize, coff;
@@ -811,6 +852,7 @@ int main(int argc, char **argv) {
     RUN(test_host_import);
     RUN(test_export);
     RUN(test_cached_and_lifetime);
+    RUN(test_native_and_submit);
     tmem_gpu_release(g_gpu);
     tmem_context_destroy(g_ctx);
     return tmem_test_finish();

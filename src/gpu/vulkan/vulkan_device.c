@@ -42,6 +42,71 @@ static uint32_t pick_type(const tmem__vk *vk, VkMemoryPropertyFlags need, VkMemo
     return best;
 }
 
+/* The features compute shaders want (8/16-bit storage, small integer and
+ * half types, subgroup size control), each enabled where supported; the
+ * chain for VkDeviceCreateInfo::pNext is in out->chain (NULL: none). */
+typedef struct compute_features {
+    VkPhysicalDeviceFeatures2 f2;
+    VkPhysicalDeviceVulkan11Features v11;
+    VkPhysicalDeviceVulkan12Features v12;
+    VkPhysicalDeviceVulkan13Features v13;
+    VkPhysicalDevice16BitStorageFeatures s16; /* Vulkan 1.1 devices */
+    void *chain;
+} compute_features;
+
+static void keep_compute_features(tmem__vk *vk, compute_features *c, uint32_t api) {
+    VkPhysicalDeviceFeatures all = c->f2.features;
+    memset(&c->f2.features, 0, sizeof c->f2.features);
+    c->f2.features.shaderInt16 = all.shaderInt16;
+    c->f2.features.shaderInt64 = all.shaderInt64;
+    tmem_vk_features *f = &vk->features;
+    f->shader_int16 = all.shaderInt16, f->shader_int64 = all.shaderInt64;
+    if (api >= VK_API_VERSION_1_2) {
+        VkBool32 b16 = c->v11.storageBuffer16BitAccess, b8 = c->v12.storageBuffer8BitAccess;
+        VkBool32 h = c->v12.shaderFloat16, i8 = c->v12.shaderInt8;
+        VkBool32 sc = c->v13.subgroupSizeControl && c->v13.computeFullSubgroups;
+        void *n11 = c->v11.pNext, *n12 = c->v12.pNext, *n13 = c->v13.pNext;
+        memset(&c->v11, 0, sizeof c->v11), memset(&c->v12, 0, sizeof c->v12), memset(&c->v13, 0, sizeof c->v13);
+        c->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, c->v11.pNext = n11;
+        c->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, c->v12.pNext = n12;
+        c->v13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, c->v13.pNext = n13;
+        c->v11.storageBuffer16BitAccess = b16, c->v12.storageBuffer8BitAccess = b8;
+        c->v12.shaderFloat16 = h, c->v12.shaderInt8 = i8;
+        if (api >= VK_API_VERSION_1_3) c->v13.subgroupSizeControl = c->v13.computeFullSubgroups = sc;
+        f->storage_buffer_16bit = b16, f->storage_buffer_8bit = b8, f->shader_float16 = h, f->shader_int8 = i8;
+        f->subgroup_size_control = api >= VK_API_VERSION_1_3 && sc;
+    } else {
+        VkBool32 b16 = c->s16.storageBuffer16BitAccess;
+        memset(&c->s16, 0, sizeof c->s16);
+        c->s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+        c->s16.storageBuffer16BitAccess = f->storage_buffer_16bit = b16;
+    }
+}
+
+static void enable_compute_features(tmem__vk *vk, compute_features *c) {
+    memset(c, 0, sizeof *c);
+    memset(&vk->features, 0, sizeof vk->features);
+    if (!vk->fn.vkGetPhysicalDeviceFeatures2) return;
+    VkPhysicalDeviceProperties p;
+    vk->fn.vkGetPhysicalDeviceProperties(vk->physical, &p);
+    /* the version both the instance and the device speak */
+    uint32_t api = p.apiVersion < vk->api_version ? p.apiVersion : vk->api_version;
+    c->f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    if (api >= VK_API_VERSION_1_2) {
+        c->v11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+        c->v12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+        c->v13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+        c->f2.pNext = &c->v11, c->v11.pNext = &c->v12;
+        if (api >= VK_API_VERSION_1_3) c->v12.pNext = &c->v13;
+    } else {
+        c->s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+        c->f2.pNext = &c->s16;
+    }
+    vk->fn.vkGetPhysicalDeviceFeatures2(vk->physical, &c->f2);
+    keep_compute_features(vk, c, api);
+    c->chain = &c->f2;
+}
+
 static tmem_status create_own(tmem__vk *vk, uint32_t index) {
     uint32_t version = VK_API_VERSION_1_1;
     if (vk->fn.vkEnumerateInstanceVersion) (void)vk->fn.vkEnumerateInstanceVersion(&version);
@@ -89,12 +154,15 @@ static tmem_status create_own(tmem__vk *vk, uint32_t index) {
     if ((vk->has_host_import = has_ext(ext, ne, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)))
         want[nw++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     free(ext);
+    compute_features cf;
+    enable_compute_features(vk, &cf);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = vk->queue_family,
                                    .queueCount = 1,
                                    .pQueuePriorities = &prio};
-    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = cf.chain,
+                              .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci, .enabledExtensionCount = nw, .ppEnabledExtensionNames = want};
     r = vk->fn.vkCreateDevice(vk->physical, &dci, NULL, &vk->device);
     if (r != VK_SUCCESS) return tmem__vk_status(r);
@@ -115,6 +183,7 @@ static tmem_status adopt(tmem__vk *vk, const tmem_vk_native *nat) {
     vk->has_budget = listed(e, n, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     vk->has_fd = listed(e, n, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
     vk->has_host_import = listed(e, n, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    vk->features = nat->features;
     return TMEM_OK;
 }
 
@@ -293,6 +362,9 @@ tmem_status tmem_vk_get_native(tmem_gpu *gpu, tmem_vk_native *out, VkQueue *queu
     out->device = vk->device;
     out->queue_family = vk->queue_family;
     out->api_version = vk->api_version;
+    out->features = vk->features;
+    out->get_instance_proc_addr = vk->fn.vkGetInstanceProcAddr;
+    out->get_device_proc_addr = vk->fn.vkGetDeviceProcAddr;
     if (queue) *queue = vk->queue;
     return TMEM_OK;
 }

@@ -1,0 +1,11 @@
+// matvec_q4_k.comp: mat-vec (decode, up to 8 tokens a workgroup) over
+// q4_k weights read in ggml's layout (matvec_head.glsl has the bindings).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#define WBIND 0
+#include "common.glsl"
+#include "wread.glsl"
+#include "q4_k.glsl"
+#include "matvec_head.glsl"
+#include "mv_q4_k.glsl"
+#include "matvec_main.glsl"

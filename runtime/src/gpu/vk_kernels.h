@@ -1,0 +1,50 @@
+/* vk_kernels.h: the compute kernels, one line each:
+ *   X(ID, source, bindings, variants, spec0 .. spec3)
+ * source: shaders/<source>.comp; bindings: storage buffers 0..n-1;
+ * variants: PLAIN (one SPIR-V), SG (+ <source>_sg: subgroup reductions),
+ * SG16 (+ _sg, _s16: 16-bit storage reads, _s16_sg). spec: the
+ * specialisation constants' defaults (constant_id 0 = workgroup size);
+ * tmrt__vk_tune overrides them (benches).
+ * runtime/src/gpu/gpu.cmake reads this list to compile the SPIR-V, so keep
+ * one X( per line. */
+#ifndef TMRT_VK_KERNELS_H
+#define TMRT_VK_KERNELS_H
+
+#include <stdint.h>
+
+#define TMRT_VK_MAX_SPEC 4u
+
+#define TMRT_VK_KERNELS(X) \
+    X(MATVEC_F32, matvec_f32, 4, SG, 32, 2, 0, 0) \
+    X(MATVEC_F16, matvec_f16, 4, SG, 32, 2, 0, 0) \
+    X(MATVEC_BF16, matvec_bf16, 4, SG, 32, 2, 0, 0) \
+    X(MATVEC_Q8_0, matvec_q8_0, 4, SG16, 32, 2, 0, 0) \
+    X(MATVEC_Q4_K, matvec_q4_k, 4, SG, 32, 2, 0, 0) \
+    X(MATVEC_Q6_K, matvec_q6_k, 4, SG16, 32, 2, 0, 0)
+
+typedef enum tmrt_vk_kernel {
+#define TMRT_VK_ENUM(id, ...) TMRT_VK_K_##id,
+    TMRT_VK_KERNELS(TMRT_VK_ENUM)
+#undef TMRT_VK_ENUM
+    TMRT_VK_KERNEL_COUNT
+} tmrt_vk_kernel;
+
+/* Variant bits: which SPIR-V of a kernel the device runs. */
+enum { TMRT_VK_V_SG = 1u, TMRT_VK_V_S16 = 2u };
+
+typedef struct tmrt_vk_spirv {
+    const uint32_t *code;
+    uint32_t bytes;
+} tmrt_vk_spirv;
+
+typedef struct tmrt_vk_kernel_info {
+    const char *name;
+    uint32_t bindings;
+    tmrt_vk_spirv spv[4];             /* by variant bits; {NULL, 0} = not built */
+    uint32_t spec[TMRT_VK_MAX_SPEC];
+} tmrt_vk_kernel_info;
+
+/* The table (vk_spirv.c). */
+extern const tmrt_vk_kernel_info tmrt__vk_kernels[TMRT_VK_KERNEL_COUNT];
+
+#endif /* TMRT_VK_KERNELS_H */

@@ -1,0 +1,72 @@
+/* vk_matmul.c: y = W x on the device for the six weight types: the
+ * mat-vec kernels (shaders/matvec_*.comp, up to 8 tokens a workgroup) for
+ * decode; weights past maxStorageBufferRange bound and dispatched in row
+ * pieces, each piece's binding starting at the aligned offset at or below
+ * its first row. */
+#include "gpu/vk_internal.h"
+#include "gpu/vk_ops.h"
+#include "gpu/vk_weights.h"
+#include "typedmem/model.h"
+
+typedef struct mv_push {
+    uint32_t n_in, n_out, row_bytes, w_base;
+    uint32_t n_tok, ldx, ldy, y_col0;
+    uint32_t flags, row_groups;
+} mv_push;
+
+#define MV_MAX_TOK 8u
+#define FLAG_XROWS 1u
+#define FLAG_VEC 2u
+
+static tmrt_vk_kernel mv_kernel(uint32_t type) {
+    switch (type) {
+    case TMEM_GGML_F32: return TMRT_VK_K_MATVEC_F32;
+    case TMEM_GGML_F16: return TMRT_VK_K_MATVEC_F16;
+    case TMEM_GGML_BF16: return TMRT_VK_K_MATVEC_BF16;
+    case TMEM_GGML_Q8_0: return TMRT_VK_K_MATVEC_Q8_0;
+    case TMEM_GGML_Q4_K: return TMRT_VK_K_MATVEC_Q4_K;
+    default: return TMRT_VK_K_MATVEC_Q6_K;
+    }
+}
+
+static bool args_ok(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, uint32_t ldx, uint32_t ldy) {
+    const char *op = "matmul";
+    if (!tmrt__vk_wmat_ok(rec, op, &m->w)) return false;
+    if (!m->n_tok || ldx < m->w.n_in || ldy < m->w.n_out)
+        return tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "matmul: n_tok %u, ldx %u, ldy %u", m->n_tok, ldx, ldy),
+               false;
+    if (!tmrt__vk_buf_ok(rec, op, "x", m->x) || !tmrt__vk_buf_ok(rec, op, "y", m->y)) return false;
+    if (m->x_rows.buffer && !tmrt__vk_buf_ok(rec, op, "x_rows", m->x_rows)) return false;
+    uint64_t xrows = m->x_rows.buffer ? 1 : m->n_tok; /* gathered rows: the caller keeps them in x */
+    if (m->x.range < ((xrows - 1) * ldx + m->w.n_in) * 4 ||
+        m->y.range < ((uint64_t)(m->n_tok - 1) * ldy + m->w.n_out) * 4 ||
+        (m->x_rows.buffer && m->x_rows.range < (uint64_t)m->n_tok * 4))
+        return tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "matmul: x, y or x_rows range too small"), false;
+    return true;
+}
+
+/* The mat-vec kernels over rows [r0, r0 + rows) of one weight piece. */
+static void matvec_piece(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, const tmrt_vk_wpiece *p, uint32_t ldx,
+                         uint32_t ldy) {
+    tmrt_vk_kernel k = mv_kernel(m->w.type);
+    uint32_t rows = tmrt__vk_spec(rec->vk, k)[1];
+    mv_push pc = {m->w.n_in, p->rows, (uint32_t)m->w.row_bytes, p->w_base, m->n_tok, ldx, ldy, p->r0, 0,
+                  (uint32_t)tmrt__vk_div_up(p->rows, rows)};
+    if (m->x_rows.buffer) pc.flags |= FLAG_XROWS;
+    if (p->vec) pc.flags |= FLAG_VEC;
+    tmrt_vk_buf b[4] = {p->bind, m->x, m->y, m->x_rows.buffer ? m->x_rows : m->x};
+    uint64_t groups = (uint64_t)pc.row_groups * tmrt__vk_div_up(m->n_tok, MV_MAX_TOK);
+    tmrt__vk_dispatch(rec, k, b, 4, &pc, sizeof pc, groups);
+}
+
+tmem_status tmrt__vk_matmul(tmrt_vk_rec *rec, const tmrt_vk_matmul *m) {
+    if (!tmrt__vk_rec_ok(rec)) return rec->status;
+    uint32_t ldx = m->ldx ? m->ldx : m->w.n_in, ldy = m->ldy ? m->ldy : m->w.n_out;
+    if (!args_ok(rec, m, ldx, ldy)) return rec->status;
+    tmrt_vk_wpiece p;
+    for (uint32_t r0 = 0; r0 < m->w.n_out && rec->status == TMEM_OK; r0 += p.rows) {
+        if (!tmrt__vk_wpiece(rec, &m->w, r0, &p)) break;
+        matvec_piece(rec, m, &p, ldx, ldy);
+    }
+    return rec->status;
+}
