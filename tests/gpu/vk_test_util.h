@@ -1,7 +1,7 @@
 /* What the runtime's Vulkan op tests share (tests/gpu/test_vk_*.c): a
  * context with a Vulkan gpu and the compute layer on it, host-visible
- * device buffers (each its own heap, so each a VkBuffer at offset 0 of its
- * memory with a host view), a recorder, seeded random data and the
+ * device buffers (VkBuffers at offsets of one 256 MiB heap, each with a
+ * host view), a recorder, seeded random data and the
  * comparison of a result with its reference relative to max |ref|. Skips
  * (77) without a Vulkan device. */
 #ifndef TMEM_VK_TEST_UTIL_H
@@ -19,11 +19,12 @@ typedef struct vkt {
     tmem_gpu *gpu;
     tmrt_vk *vk;
     tmem_type *type;
+    tmem_heap *heap;
     tmrt_vk_rec *rec;
 } vkt;
 
 typedef struct vkt_buf {
-    tmem_heap *heap;
+    uint64_t offset;    /* in the heap */
     VkBuffer vb;
     tmrt_vk_buf b;      /* the whole buffer */
     void *host;
@@ -52,12 +53,17 @@ static inline bool vkt_open(vkt *t, const tmrt_vk_desc *d) {
     td.reserve = 1ull << 30;
     st = tmem_type_create(t->ctx, &td, &t->type);
     char err[256];
+    tmem_heap_desc hd = {0};
+    hd.type = t->type;
+    hd.size = 256ull << 20;
+    if (st == TMEM_OK) st = tmem_heap_create(t->ctx, &hd, &t->heap);
     if (st == TMEM_OK) st = tmrt__vk_create(t->gpu, d, &t->vk, err, sizeof err);
     else snprintf(err, sizeof err, "host-visible device type: %s", tmem_status_name(st));
     if (st == TMEM_OK) st = tmrt__vk_rec_create(t->vk, &(tmrt_vk_rec_desc){.max_dispatches = 4096}, &t->rec);
     if (st != TMEM_OK) {
         printf("vkt_open: %s (%s)\n", err, tmem_status_name(st));
         tmrt__vk_destroy(t->vk);
+        tmem_heap_destroy(t->heap);
         tmem_gpu_release(t->gpu);
         tmem_context_destroy(t->ctx);
         memset(t, 0, sizeof *t);
@@ -69,6 +75,7 @@ static inline bool vkt_open(vkt *t, const tmrt_vk_desc *d) {
 static inline void vkt_close(vkt *t) {
     tmrt__vk_rec_destroy(t->rec);
     tmrt__vk_destroy(t->vk);
+    tmem_heap_destroy(t->heap);
     tmem_gpu_release(t->gpu);
     tmem_context_destroy(t->ctx);
     memset(t, 0, sizeof *t);
@@ -76,25 +83,28 @@ static inline void vkt_close(vkt *t) {
 
 static inline bool vkt_buf_new(vkt *t, uint64_t bytes, vkt_buf *out) {
     memset(out, 0, sizeof *out);
-    uint64_t size = (bytes + 65535) & ~65535ull;
-    tmem_heap_desc hd = {0};
-    hd.type = t->type;
-    hd.size = size;
+    uint64_t size = (bytes + 255) & ~255ull;
     tmem_alloc_info ai;
     tmem_alloc_desc ad = {0};
     ad.size = size;
+    ad.alignment = 256;
     tmem_device_span sp;
-    if (tmem_heap_create(t->ctx, &hd, &out->heap) != TMEM_OK) return false;
-    if (tmem_heap_alloc_ex(out->heap, &ad, &ai) != TMEM_OK || tmem_heap_device_span(out->heap, ai.offset, size, &sp) ||
-        !sp.host ||
-        tmem_vk_buffer_create(t->gpu, out->heap, ai.offset, size,
-                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                  VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                              &out->vb) != TMEM_OK) {
-        tmem_heap_destroy(out->heap);
+    tmem_status st = tmem_heap_alloc_ex(t->heap, &ad, &ai);
+    bool allocated = st == TMEM_OK;
+    if (st == TMEM_OK) st = tmem_heap_device_span(t->heap, ai.offset, size, &sp);
+    if (st == TMEM_OK && !sp.host) st = TMEM_E_UNSUPPORTED;
+    if (st == TMEM_OK)
+        st = tmem_vk_buffer_create(t->gpu, t->heap, ai.offset, size,
+                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                   &out->vb);
+    if (st != TMEM_OK) {
+        printf("vkt_buf_new(%llu): %s\n", (unsigned long long)bytes, tmem_status_name(st));
+        if (allocated && tmem_heap_free_offset(t->heap, ai.offset) != TMEM_OK) printf("free failed\n");
         memset(out, 0, sizeof *out);
         return false;
     }
+    out->offset = ai.offset;
     out->b = (tmrt_vk_buf){out->vb, 0, size};
     out->host = sp.host;
     out->bytes = size;
@@ -103,8 +113,10 @@ static inline bool vkt_buf_new(vkt *t, uint64_t bytes, vkt_buf *out) {
 }
 
 static inline void vkt_buf_free(vkt *t, vkt_buf *b) {
-    if (b->vb) tmem_vk_buffer_destroy(t->gpu, b->vb);
-    tmem_heap_destroy(b->heap);
+    if (b->vb) {
+        tmem_vk_buffer_destroy(t->gpu, b->vb);
+        if (tmem_heap_free_offset(t->heap, b->offset) != TMEM_OK) printf("vkt_buf_free: not freed\n");
+    }
     memset(b, 0, sizeof *b);
 }
 

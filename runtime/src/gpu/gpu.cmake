@@ -5,8 +5,8 @@
 #
 # Shaders: every kernel of vk_kernels.h (one "X(" line each) is compiled
 # from shaders/<source>.comp by glslangValidator when present, in its
-# variants (SG: _sg with SUBGROUP=1; SG16: also _s16, _s16_sg with
-# STORAGE16=1), and the outputs are joined into one header, tmrt_spirv.h.
+# variants (SG: _sg with SUBGROUP=1; S16: _s16 with STORAGE16=1; SG16:
+# _sg, _s16 and _s16_sg), and the outputs are joined into one header, tmrt_spirv.h.
 # Without glslangValidator the committed shaders/tmrt_spirv.h is used;
 # gpu/spirv_runtime_fresh checks the committed one equals the rebuilt one
 # (`cmake --build build --target tmrt_spirv_update` refreshes it).
@@ -33,8 +33,11 @@ foreach(_l ${_tmrt_lines})
   if(_kind STREQUAL "SG" OR _kind STREQUAL "SG16")
     list(APPEND _tmrt_vars "${_src}_sg:${_src}:0:1")
   endif()
+  if(_kind STREQUAL "SG16" OR _kind STREQUAL "S16")
+    list(APPEND _tmrt_vars "${_src}_s16:${_src}:1:0")
+  endif()
   if(_kind STREQUAL "SG16")
-    list(APPEND _tmrt_vars "${_src}_s16:${_src}:1:0" "${_src}_s16_sg:${_src}:1:1")
+    list(APPEND _tmrt_vars "${_src}_s16_sg:${_src}:1:1")
   endif()
 endforeach()
 

@@ -2,7 +2,7 @@
  *   X(ID, source, bindings, variants, spec0 .. spec3)
  * source: shaders/<source>.comp; bindings: storage buffers 0..n-1;
  * variants: PLAIN (one SPIR-V), SG (+ <source>_sg: subgroup reductions),
- * SG16 (+ _sg, _s16: 16-bit storage reads, _s16_sg). spec: the
+ * S16 (+ _s16: 16-bit storage reads), SG16 (+ _sg, _s16, _s16_sg). spec: the
  * specialisation constants' defaults (constant_id 0 = workgroup size);
  * tmrt__vk_tune overrides them (benches).
  * runtime/src/gpu/gpu.cmake reads this list to compile the SPIR-V, so keep
@@ -20,7 +20,22 @@
     X(MATVEC_BF16, matvec_bf16, 4, SG, 32, 2, 0, 0) \
     X(MATVEC_Q8_0, matvec_q8_0, 4, SG16, 32, 2, 0, 0) \
     X(MATVEC_Q4_K, matvec_q4_k, 4, SG, 32, 2, 0, 0) \
-    X(MATVEC_Q6_K, matvec_q6_k, 4, SG16, 32, 2, 0, 0)
+    X(MATVEC_Q6_K, matvec_q6_k, 4, SG16, 32, 2, 0, 0) \
+    X(GET_ROWS_F32, get_rows_f32, 3, PLAIN, 256, 0, 0, 0) \
+    X(GET_ROWS_F16, get_rows_f16, 3, S16, 256, 0, 0, 0) \
+    X(GET_ROWS_BF16, get_rows_bf16, 3, S16, 256, 0, 0, 0) \
+    X(GET_ROWS_Q8_0, get_rows_q8_0, 3, S16, 256, 0, 0, 0) \
+    X(GET_ROWS_Q4_K, get_rows_q4_k, 3, PLAIN, 256, 0, 0, 0) \
+    X(GET_ROWS_Q6_K, get_rows_q6_k, 3, S16, 256, 0, 0, 0) \
+    X(RMSNORM, rmsnorm, 5, PLAIN, 256, 0, 0, 0) \
+    X(L2NORM, l2norm, 1, PLAIN, 128, 0, 0, 0) \
+    X(ADD, add, 3, PLAIN, 256, 0, 0, 0) \
+    X(SWIGLU, swiglu, 3, PLAIN, 256, 0, 0, 0) \
+    X(SIGMOID_GATE, sigmoid_gate, 2, PLAIN, 256, 0, 0, 0) \
+    X(DN_GATES, dn_gates, 5, PLAIN, 64, 0, 0, 0) \
+    X(ROPE, rope, 3, PLAIN, 64, 0, 0, 0) \
+    X(KV_STORE, kv_store, 8, PLAIN, 128, 0, 0, 0) \
+    X(CONV, conv, 4, PLAIN, 64, 0, 0, 0)
 
 typedef enum tmrt_vk_kernel {
 #define TMRT_VK_ENUM(id, ...) TMRT_VK_K_##id,

@@ -52,4 +52,119 @@ typedef struct tmrt_vk_matmul {
 } tmrt_vk_matmul;
 tmem_status tmrt__vk_matmul(tmrt_vk_rec *rec, const tmrt_vk_matmul *m);
 
+/* ---- embedding lookup ------------------------------------------------------
+ * out[t*ld + i] = W[ids[t]][i] dequantised (i < n_in, t < n_tok; ld 0 =
+ * n_in); an id >= n_out gives a row of zeros. All six types. */
+typedef struct tmrt_vk_get_rows {
+    tmrt_vk_wmat w;
+    tmrt_vk_buf ids, out;            /* ids: uint32 per token */
+    uint32_t n_tok, ld;
+} tmrt_vk_get_rows;
+tmem_status tmrt__vk_get_rows(tmrt_vk_rec *rec, const tmrt_vk_get_rows *g);
+
+/* ---- norms -----------------------------------------------------------------
+ * Groups of n floats: group (t, h) for t < n_tok, h < n_head starts at
+ * t*tok_stride + h*head_stride in x, out and the optional a / sum (tok_stride
+ * 0 = n_head*head_stride, head_stride 0 = n). One workgroup a group.
+ * RMS: v = x (+ a, written to sum, when add is set: the residual add fused
+ * with the next norm), out = v / sqrt(mean(v^2) + eps) * (w + w_offset)
+ * (w.buf.buffer NULL: no weight), times silu(a) when gate is set (the
+ * DeltaNet's gated norm: a = z). out may alias x (in place) and sum may
+ * alias x; w is a vector (n_out 1, n_in >= n) of F32, F16 or BF16. */
+typedef struct tmrt_vk_rmsnorm {
+    tmrt_vk_buf x, out, a, sum;
+    tmrt_vk_wmat w;
+    float w_offset, eps;
+    uint32_t n, n_tok, n_head, tok_stride, head_stride;
+    bool add, gate;
+} tmrt_vk_rmsnorm;
+tmem_status tmrt__vk_rmsnorm(tmrt_vk_rec *rec, const tmrt_vk_rmsnorm *r);
+
+/* L2 in place: x = x * s / max(||x||, eps), s = scale for heads h < n_scaled,
+ * 1 for the others (the DeltaNet's q heads get 1/sqrt(d_k), its k heads 1). */
+typedef struct tmrt_vk_l2norm {
+    tmrt_vk_buf x;
+    float eps, scale;
+    uint32_t n, n_tok, n_head, tok_stride, head_stride, n_scaled;
+} tmrt_vk_l2norm;
+tmem_status tmrt__vk_l2norm(tmrt_vk_rec *rec, const tmrt_vk_l2norm *l);
+
+/* ---- element-wise ----------------------------------------------------------
+ * out[i] = a[i] + b[i] (add) or silu(a[i]) * b[i] (swiglu: a the gate
+ * projection), i < n; out may alias a or b. */
+tmem_status tmrt__vk_add(tmrt_vk_rec *rec, tmrt_vk_buf a, tmrt_vk_buf b, tmrt_vk_buf out, uint32_t n);
+tmem_status tmrt__vk_swiglu(tmrt_vk_rec *rec, tmrt_vk_buf a, tmrt_vk_buf b, tmrt_vk_buf out, uint32_t n);
+
+/* The attention's output gate: x[t*xts + h*xhs + i] *= sigmoid(gate[t*gts +
+ * h*ghs + i]) for i < n, h < n_head, t < n_tok (in place). */
+typedef struct tmrt_vk_sigmoid_gate {
+    tmrt_vk_buf x, gate;
+    uint32_t n, n_head, n_tok, xts, xhs, gts, ghs;
+} tmrt_vk_sigmoid_gate;
+tmem_status tmrt__vk_sigmoid_gate(tmrt_vk_rec *rec, const tmrt_vk_sigmoid_gate *g);
+
+/* The DeltaNet's gates over [n_tok][n_head]: gate = softplus(alpha + dt_bias)
+ * * ssm_a, beta = sigmoid(beta) in place (dt_bias, ssm_a: vectors of n_head). */
+typedef struct tmrt_vk_dn_gates {
+    tmrt_vk_buf alpha, beta, gate;
+    tmrt_vk_wmat dt_bias, ssm_a;
+    uint32_t n_tok, n_head;
+} tmrt_vk_dn_gates;
+tmem_status tmrt__vk_dn_gates(tmrt_vk_rec *rec, const tmrt_vk_dn_gates *g);
+
+/* ---- the step's dynamic values ---------------------------------------------
+ * Ops that depend on the sequence position take it as `n_past`, or, when
+ * `step.buffer` is set, from word 0 of that binding (a uint the host writes
+ * before each submission), so that one recording serves every decode step. */
+
+/* ---- partial M-RoPE ---------------------------------------------------------
+ * In place on the first n_rot dims of each head (t*tok_stride +
+ * h*head_stride), NEOX pairs, the interleaved sections of rope.c; positions
+ * 4 per token from `pos` (int32) when set, else n_past + t for every
+ * component. Same angles as the CPU's tmrt__rope (computed as it does). */
+typedef struct tmrt_vk_rope {
+    tmrt_vk_buf x, pos, step;
+    uint32_t n_tok, n_head, tok_stride, head_stride, n_rot, n_past;
+    int32_t sections[4];
+    float freq_base;
+} tmrt_vk_rope;
+tmem_status tmrt__vk_rope(tmrt_vk_rec *rec, const tmrt_vk_rope *r);
+
+/* ---- the paged KV cache (typedmem/kv.h, runtime/src/forward/kv_rows.c) -----
+ * Block id b holds block_tokens tokens of every attention layer: for layer l
+ * its K rows then its V rows, row_bytes each (n_head_kv * head_dim f16 or
+ * f32), block_bytes apart. The pool is pool[0] alone, or, when a device limit
+ * (maxStorageBufferRange, one allocation) splits it, n_pool buffers of
+ * blocks_per_buf blocks each: block b in pool[b / blocks_per_buf] at (b %
+ * blocks_per_buf) * block_bytes. `table` holds the sequence's block ids
+ * (uint32, one per block_tokens slots). */
+#define TMRT_VK_KV_MAX_POOL 4u
+typedef struct tmrt_vk_kv {
+    tmrt_vk_buf pool[TMRT_VK_KV_MAX_POOL];
+    uint32_t n_pool, blocks_per_buf;
+    tmrt_vk_buf table;
+    uint32_t block_tokens, row_bytes, block_bytes;
+    bool f32;
+} tmrt_vk_kv;
+
+/* K and V rows of n_tok tokens (k[t*ld_k ..], v[t*ld_v ..], n_head_kv *
+ * head_dim floats, ld 0 = that) into layer `layer` at slots n_past + t. */
+typedef struct tmrt_vk_kv_store {
+    tmrt_vk_kv kv;
+    tmrt_vk_buf k, v, step;
+    uint32_t layer, n_tok, dim, ld_k, ld_v, n_past;
+} tmrt_vk_kv_store;
+tmem_status tmrt__vk_kv_store(tmrt_vk_rec *rec, const tmrt_vk_kv_store *s);
+
+/* ---- the DeltaNet's short conv ----------------------------------------------
+ * out[t][c] = silu(sum_j w[c][j] in(t + j - (K-1))) over [state; x], then the
+ * state (K-1 rows of C, oldest first) keeps the last K-1 inputs, in place.
+ * w: C rows of K taps (F32/F16/BF16), K <= 16. */
+typedef struct tmrt_vk_conv {
+    tmrt_vk_buf x, out, state;
+    tmrt_vk_wmat w;
+    uint32_t n_tok, ld_x, ld_out;    /* ld 0 = C */
+} tmrt_vk_conv;
+tmem_status tmrt__vk_conv(tmrt_vk_rec *rec, const tmrt_vk_conv *c);
+
 #endif /* TMRT_VK_OPS_H */

@@ -35,12 +35,13 @@ static tmem_status layouts(tmrt_vk *vk, uint32_t nb, char *err, size_t cap) {
 }
 
 /* The SPIR-V the device runs: the variant of its features, else the
- * nearest one built (16-bit storage dropped first). */
+ * nearest one built (without subgroups, without 16-bit storage, plain). */
 static const tmrt_vk_spirv *pick(const tmrt_vk *vk, tmrt_vk_kernel k, const char **suffix) {
     static const char *const names[4] = {"", "_sg", "_s16", "_s16_sg"};
     const tmrt_vk_kernel_info *ki = &tmrt__vk_kernels[k];
-    uint32_t v = vk->variant;
-    if (!ki->spv[v].code) v &= ~(uint32_t)TMRT_VK_V_S16;
+    uint32_t want = vk->variant, v = want;
+    if (!ki->spv[v].code) v = want & ~(uint32_t)TMRT_VK_V_SG;
+    if (!ki->spv[v].code) v = want & ~(uint32_t)TMRT_VK_V_S16;
     if (!ki->spv[v].code) v = 0;
     *suffix = names[v];
     return &ki->spv[v];

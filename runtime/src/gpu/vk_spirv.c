@@ -9,6 +9,7 @@
 #define NONE {NULL, 0}
 #define VARIANTS_PLAIN(n) {SPV(n), NONE, NONE, NONE}
 #define VARIANTS_SG(n) {SPV(n), SPV(n##_sg), NONE, NONE}
+#define VARIANTS_S16(n) {SPV(n), NONE, SPV(n##_s16), NONE}
 #define VARIANTS_SG16(n) {SPV(n), SPV(n##_sg), SPV(n##_s16), SPV(n##_s16_sg)}
 #define ENTRY(id, src, nb, kind, s0, s1, s2, s3) [TMRT_VK_K_##id] = {#src, nb, VARIANTS_##kind(src), {s0, s1, s2, s3}},
 

@@ -84,3 +84,30 @@ bool tmrt__vk_wpiece(tmrt_vk_rec *rec, const tmrt_vk_wmat *w, uint32_t r0, tmrt_
     out->vec = base % 16 == 0 && w->row_bytes % 16 == 0;
     return true;
 }
+
+bool tmrt__vk_wvec(tmrt_vk_rec *rec, const char *op, const char *what, const tmrt_vk_wmat *w, tmrt_vk_buf *bind,
+                   uint32_t *base) {
+    if (w->type != TMEM_GGML_F32 && w->type != TMEM_GGML_F16 && w->type != TMEM_GGML_BF16) {
+        tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "%s: %s of type %u (F32, F16 or BF16)", op, what, w->type);
+        return false;
+    }
+    if (!tmrt__vk_wmat_ok(rec, op, w)) return false;
+    uint64_t align = rec->vk->lim.storage_align, start = w->buf.offset & ~(align - 1);
+    uint64_t bytes = (w->buf.offset - start + (uint64_t)w->n_out * w->row_bytes + 3) & ~3ull;
+    if (bytes > rec->vk->lim.max_storage_range) {
+        tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "%s: %s of %llu bytes past maxStorageBufferRange", op, what,
+                          (unsigned long long)bytes);
+        return false;
+    }
+    *bind = (tmrt_vk_buf){w->buf.buffer, start, bytes};
+    *base = (uint32_t)(w->buf.offset - start);
+    return true;
+}
+
+bool tmrt__vk_need(tmrt_vk_rec *rec, const char *op, const char *what, tmrt_vk_buf b, uint64_t bytes) {
+    if (!tmrt__vk_buf_ok(rec, op, what, b)) return false;
+    if (b.range >= bytes) return true;
+    tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "%s: %s holds %llu bytes, needs %llu", op, what,
+                      (unsigned long long)b.range, (unsigned long long)bytes);
+    return false;
+}

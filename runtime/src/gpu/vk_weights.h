@@ -24,4 +24,12 @@ bool tmrt__vk_wmat_ok(tmrt_vk_rec *rec, const char *op, const tmrt_vk_wmat *w);
  * set when one row does not fit the range limit). */
 bool tmrt__vk_wpiece(tmrt_vk_rec *rec, const tmrt_vk_wmat *w, uint32_t r0, tmrt_vk_wpiece *out);
 
+/* A float vector (or rows of taps: n_out rows of n_in) of F32, F16 or BF16
+ * as one binding from the alignment below it; *base the byte offset of its
+ * first element in the binding. False with the error naming op/what. */
+bool tmrt__vk_wvec(tmrt_vk_rec *rec, const char *op, const char *what, const tmrt_vk_wmat *w, tmrt_vk_buf *bind,
+                   uint32_t *base);
+/* b is a valid binding holding at least `bytes` (else the error). */
+bool tmrt__vk_need(tmrt_vk_rec *rec, const char *op, const char *what, tmrt_vk_buf b, uint64_t bytes);
+
 #endif /* TMRT_VK_WEIGHTS_H */

@@ -1,0 +1,22 @@
+// half.glsl: f32 -> f16 bits, round to nearest even, subnormals and
+// infinities kept, NaN stays NaN: the CPU's tmrt__f32_to_f16 operation for
+// operation, so the KV rows are the same bits on both (packHalf2x16 leaves
+// the rounding to the driver).
+uint f32_to_f16(float f) {
+    uint u = floatBitsToUint(f);
+    uint sign = (u >> 16) & 0x8000u, ex = (u >> 23) & 0xFFu, man = u & 0x7FFFFFu;
+    if (ex == 0xFFu) return sign | 0x7C00u | (man != 0u ? 0x200u : 0u);
+    int e = int(ex) - 127 + 15;
+    if (e >= 31) return sign | 0x7C00u;
+    if (e <= 0) {
+        if (e < -10) return sign;
+        man |= 0x800000u;
+        uint shift = uint(14 - e), half_ = 1u << (shift - 1u);
+        uint r = man >> shift, rem = man & ((1u << shift) - 1u);
+        if (rem > half_ || (rem == half_ && (r & 1u) != 0u)) r++;
+        return sign | r;
+    }
+    uint r = (uint(e) << 10) | (man >> 13), rem = man & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u) != 0u)) r++;
+    return sign | r;
+}
