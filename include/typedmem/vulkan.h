@@ -71,6 +71,10 @@ typedef struct tmem_vk_native {
      *  and the instance's vkGetDeviceProcAddr. Ignored on attach. */
     PFN_vkGetInstanceProcAddr get_instance_proc_addr;
     PFN_vkGetDeviceProcAddr get_device_proc_addr;
+    /** The device was created with VkPhysicalDeviceFeatures::shaderFloat64
+     *  enabled: tmem_vk_convert_nv12 then divides exactly (bit-identical to
+     *  the CPU); false = the driver's OpFDiv (within 2.5 ulp). */
+    bool shader_float64;
 } tmem_vk_native;
 
 /** @brief The device typedmem uses (its own or the application's), its
