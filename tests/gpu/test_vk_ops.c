@@ -73,6 +73,7 @@ static void wtest_free(wtest *wt) {
 typedef struct mm_case {
     uint32_t type, n_in, n_out, n_tok, pad, lead, ldx_extra, ldy_extra;
     bool gather;
+    uint32_t mv_max;              /* tmrt_vk_matmul::mv_max_tok (0 = default 8) */
 } mm_case;
 
 static void mm_check(const mm_case *c) {
@@ -90,7 +91,7 @@ static void mm_check(const mm_case *c) {
     for (size_t i = 0; i < (size_t)c->n_tok * ldy; i++) y[i] = -999.0f;
     REQUIRE_OK(tmrt__vk_begin(g.rec));
     tmrt_vk_buf xbind = vkt_sub(&xb, 0, (uint64_t)nx * ldx * 4), ybind = vkt_sub(&yb, 0, (uint64_t)c->n_tok * ldy * 4);
-    tmrt_vk_matmul m = {wt.w, xbind, ybind, c->gather ? rb.b : (tmrt_vk_buf){0}, ldx, ldy, c->n_tok, 0};
+    tmrt_vk_matmul m = {wt.w, xbind, ybind, c->gather ? rb.b : (tmrt_vk_buf){0}, ldx, ldy, c->n_tok, c->mv_max};
     CHECK_OK(tmrt__vk_matmul(g.rec, &m));
     CHECK(vkt_run(&g));
     float *ref = calloc((size_t)c->n_tok * c->n_out, sizeof *ref), *got = calloc((size_t)c->n_tok * c->n_out, 4);
@@ -112,9 +113,9 @@ static void mm_check(const mm_case *c) {
     size_t n = (size_t)c->n_tok * c->n_out;
     double e = vkt_rel_err(got, ref, n), ec = vkt_rel_err(got, cpu, n);
     bool quant = c->type == TMEM_GGML_Q8_0 || c->type == TMEM_GGML_Q4_K || c->type == TMEM_GGML_Q6_K;
-    CHECK_MSG(e <= 2e-5 && ec <= (quant ? 2e-2 : 2e-5), "matmul %s %ux%u tok %u pad %u lead %u gather %d: err %.2e vs "
-              "dequantised, %.2e vs the CPU kernel", type_name(c->type), c->n_out, c->n_in, c->n_tok, c->pad, c->lead,
-              c->gather, e, ec);
+    CHECK_MSG(e <= 2e-5 && ec <= (quant ? 2e-2 : 2e-5), "matmul %s %ux%u tok %u pad %u lead %u gather %d mv %u: err "
+              "%.2e vs dequantised, %.2e vs the CPU kernel", type_name(c->type), c->n_out, c->n_in, c->n_tok, c->pad,
+              c->lead, c->gather, c->mv_max, e, ec);
     free(ref), free(got), free(cpu), free(xg);
     vkt_buf_free(&g, &xb), vkt_buf_free(&g, &yb), vkt_buf_free(&g, &rb);
     wtest_free(&wt);
@@ -125,7 +126,7 @@ static void test_matmul_types(void) {
         uint32_t t = k_types[ti], b = tmrt__vk_type_block(t) > 1 ? tmrt__vk_type_block(t) : 1;
         uint32_t n_in[3] = {b == 1 ? 7 : b, b == 1 ? 1000 : 3 * b, b == 1 ? 1024 : (b == 32 ? 1056 : 1024)};
         for (int i = 0; i < 3; i++) {
-            mm_case c = {t, n_in[i], i == 0 ? 3 : (i == 1 ? 17 : 65), i == 2 ? 9 : 1 + 2 * i, 0, 0, 0, 0, false};
+            mm_case c = {t, n_in[i], i == 0 ? 3 : (i == 1 ? 17 : 65), i == 2 ? 9 : 1 + 2 * i, 0, 0, 0, 0, false, 0};
             mm_check(&c);
         }
     }
@@ -135,10 +136,28 @@ static void test_matmul_types(void) {
 static void test_matmul_tokens(void) {
     static const uint32_t toks[] = {1, 3, 8, 9, 17};
     for (size_t i = 0; i < 5; i++) {
-        mm_case c = {TMEM_GGML_Q4_K, 512, 33, toks[i], 0, 0, 3, 5, i % 2 == 1};
+        mm_case c = {TMEM_GGML_Q4_K, 512, 33, toks[i], 0, 0, 3, 5, i % 2 == 1, 0};
         mm_check(&c);
         c.type = TMEM_GGML_F16, c.n_in = 200;
         mm_check(&c);
+    }
+}
+
+/* The tiled mat-mat (more than 8 tokens) on 1/3/17/64/65/130 tokens, rows
+ * and tokens not multiples of the 64 x 64 tile, n_in with a tail (float
+ * types), and the mat-vec forced on the same shapes: both within the
+ * tolerance of the same oracle. */
+static void test_matmul_prefill(void) {
+    static const uint32_t toks[] = {1, 3, 17, 64, 65, 130};
+    for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++) {
+        uint32_t t = k_types[ti], b = tmrt__vk_type_block(t);
+        for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++) {
+            mm_case c = {t, b == 1 ? 100 + 37 * (uint32_t)i : b * (1 + (uint32_t)i % 3), 65 + 32 * (uint32_t)(i % 2),
+                         toks[i], 0, 0, i % 2, 0, false, 1};
+            mm_check(&c); /* mat-mat from 2 tokens */
+            c.mv_max = 1000;
+            if (i % 2) mm_check(&c); /* mat-vec on every token */
+        }
     }
 }
 
@@ -147,7 +166,7 @@ static void test_matmul_tokens(void) {
 static void test_matmul_layouts(void) {
     for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++) {
         uint32_t t = k_types[ti], b = tmrt__vk_type_block(t);
-        mm_case c = {t, b == 1 ? 64 : 2 * b, 19, 2, 16, 32, 0, 0, false};
+        mm_case c = {t, b == 1 ? 64 : 2 * b, 19, 2, 16, 32, 0, 0, false, 0};
         mm_check(&c);
         c.pad = 4, c.lead = 4; /* rows 4 bytes off 16 */
         if (t == TMEM_GGML_F16 || t == TMEM_GGML_BF16 || t == TMEM_GGML_Q8_0 || t == TMEM_GGML_Q6_K)
@@ -164,10 +183,10 @@ static void test_matmul_split(void) {
                       .max_storage_range = 65536};
     REQUIRE(vkt_open(&g, &d));
     CHECK(tmrt__vk_limits(g.vk)->max_storage_range == 65536);
-    mm_case cases[] = {{TMEM_GGML_F32, 16000, 5, 1, 0, 0, 0, 0, false}, /* one row a piece */
-                       {TMEM_GGML_Q4_K, 4096, 100, 3, 0, 20, 0, 0, false},
-                       {TMEM_GGML_Q8_0, 1024, 200, 1, 2, 36, 0, 0, false},
-                       {TMEM_GGML_F16, 4001, 30, 2, 0, 4, 0, 0, true}};
+    mm_case cases[] = {{TMEM_GGML_F32, 16000, 5, 1, 0, 0, 0, 0, false, 0}, /* one row a piece */
+                       {TMEM_GGML_Q4_K, 4096, 100, 3, 0, 20, 0, 0, false, 0},
+                       {TMEM_GGML_Q8_0, 1024, 200, 1, 2, 36, 0, 0, false, 0},
+                       {TMEM_GGML_F16, 4001, 30, 2, 0, 4, 0, 0, true, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) mm_check(&cases[i]);
     /* a row larger than the limit: a clean error, nothing recorded */
     wtest wt;
@@ -199,6 +218,7 @@ int main(void) {
            (unsigned long long)l->max_storage_range, (unsigned long long)l->storage_align);
     RUN(test_matmul_types);
     RUN(test_matmul_tokens);
+    RUN(test_matmul_prefill);
     RUN(test_matmul_layouts);
     RUN(test_matmul_split);
     vkt_close(&g);

@@ -1,8 +1,9 @@
 /* vk_matmul.c: y = W x on the device for the six weight types: the
  * mat-vec kernels (shaders/matvec_*.comp, up to 8 tokens a workgroup) for
- * decode; weights past maxStorageBufferRange bound and dispatched in row
- * pieces, each piece's binding starting at the aligned offset at or below
- * its first row. */
+ * decode and gathered rows, the tiled mat-mat kernels (matmat_*.comp, 64 x 64
+ * tiles) for more tokens; weights past maxStorageBufferRange bound and
+ * dispatched in row pieces, each piece's binding starting at the aligned
+ * offset at or below its first row. */
 #include "gpu/vk_internal.h"
 #include "gpu/vk_ops.h"
 #include "gpu/vk_weights.h"
@@ -18,14 +19,16 @@ typedef struct mv_push {
 #define FLAG_XROWS 1u
 #define FLAG_VEC 2u
 
-static tmrt_vk_kernel mv_kernel(uint32_t type) {
+/* The kernel of `type`: the six of a family are consecutive in vk_kernels.h,
+ * F32, F16, BF16, Q8_0, Q4_K, Q6_K. */
+static tmrt_vk_kernel of_type(tmrt_vk_kernel f32, uint32_t type) {
     switch (type) {
-    case TMEM_GGML_F32: return TMRT_VK_K_MATVEC_F32;
-    case TMEM_GGML_F16: return TMRT_VK_K_MATVEC_F16;
-    case TMEM_GGML_BF16: return TMRT_VK_K_MATVEC_BF16;
-    case TMEM_GGML_Q8_0: return TMRT_VK_K_MATVEC_Q8_0;
-    case TMEM_GGML_Q4_K: return TMRT_VK_K_MATVEC_Q4_K;
-    default: return TMRT_VK_K_MATVEC_Q6_K;
+    case TMEM_GGML_F32: return f32;
+    case TMEM_GGML_F16: return (tmrt_vk_kernel)(f32 + 1);
+    case TMEM_GGML_BF16: return (tmrt_vk_kernel)(f32 + 2);
+    case TMEM_GGML_Q8_0: return (tmrt_vk_kernel)(f32 + 3);
+    case TMEM_GGML_Q4_K: return (tmrt_vk_kernel)(f32 + 4);
+    default: return (tmrt_vk_kernel)(f32 + 5);
     }
 }
 
@@ -48,7 +51,7 @@ static bool args_ok(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, uint32_t ldx, uin
 /* The mat-vec kernels over rows [r0, r0 + rows) of one weight piece. */
 static void matvec_piece(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, const tmrt_vk_wpiece *p, uint32_t ldx,
                          uint32_t ldy) {
-    tmrt_vk_kernel k = mv_kernel(m->w.type);
+    tmrt_vk_kernel k = of_type(TMRT_VK_K_MATVEC_F32, m->w.type);
     uint32_t rows = tmrt__vk_spec(rec->vk, k)[1];
     mv_push pc = {m->w.n_in, p->rows, (uint32_t)m->w.row_bytes, p->w_base, m->n_tok, ldx, ldy, p->r0, 0,
                   (uint32_t)tmrt__vk_div_up(p->rows, rows)};
@@ -59,14 +62,31 @@ static void matvec_piece(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, const tmrt_v
     tmrt__vk_dispatch(rec, k, b, 4, &pc, sizeof pc, groups);
 }
 
+typedef struct mm_push {
+    uint32_t n_in, n_out, row_bytes, w_base, n_tok, ldx, ldy, y_col0, row_tiles;
+} mm_push;
+
+#define MM_TILE 64u
+
+static void matmat_piece(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, const tmrt_vk_wpiece *p, uint32_t ldx,
+                         uint32_t ldy) {
+    mm_push pc = {m->w.n_in, p->rows, (uint32_t)m->w.row_bytes, p->w_base, m->n_tok, ldx, ldy, p->r0,
+                  (uint32_t)tmrt__vk_div_up(p->rows, MM_TILE)};
+    tmrt_vk_buf b[3] = {p->bind, m->x, m->y};
+    uint64_t groups = (uint64_t)pc.row_tiles * tmrt__vk_div_up(m->n_tok, MM_TILE);
+    tmrt__vk_dispatch(rec, of_type(TMRT_VK_K_MATMAT_F32, m->w.type), b, 3, &pc, sizeof pc, groups);
+}
+
 tmem_status tmrt__vk_matmul(tmrt_vk_rec *rec, const tmrt_vk_matmul *m) {
     if (!tmrt__vk_rec_ok(rec)) return rec->status;
     uint32_t ldx = m->ldx ? m->ldx : m->w.n_in, ldy = m->ldy ? m->ldy : m->w.n_out;
     if (!args_ok(rec, m, ldx, ldy)) return rec->status;
+    uint32_t mv_max = m->mv_max_tok ? m->mv_max_tok : MV_MAX_TOK;
     tmrt_vk_wpiece p;
     for (uint32_t r0 = 0; r0 < m->w.n_out && rec->status == TMEM_OK; r0 += p.rows) {
         if (!tmrt__vk_wpiece(rec, &m->w, r0, &p)) break;
-        matvec_piece(rec, m, &p, ldx, ldy);
+        if (m->n_tok <= mv_max || m->x_rows.buffer) matvec_piece(rec, m, &p, ldx, ldy);
+        else matmat_piece(rec, m, &p, ldx, ldy);
     }
     return rec->status;
 }

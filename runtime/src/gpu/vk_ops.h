@@ -41,8 +41,8 @@ uint32_t tmrt__vk_type_block(uint32_t type);
  * dequantised in registers (never into memory); x stays f32 (no activation
  * quantisation: y differs from the CPU's tmrt__kern_matmul, which quantises x
  * for Q8_0/Q4_K/Q6_K, by that rounding). Up to `mv_max_tok` tokens
- * (tmrt_vk_matmul::mv_max_tok, 0 = 8) go through the mat-vec kernels
- * (decode), more through the tiled mat-mat kernels (prefill). */
+ * (0 = 8), and gathered rows, go through the mat-vec kernels (decode, the LM
+ * head), more through the tiled mat-mat kernels (prefill). */
 typedef struct tmrt_vk_matmul {
     tmrt_vk_wmat w;
     tmrt_vk_buf x, y, x_rows;
