@@ -41,7 +41,9 @@
     X(DN_GATES, dn_gates, 5, PLAIN, 64, 0, 0, 0) \
     X(ROPE, rope, 3, PLAIN, 64, 0, 0, 0) \
     X(KV_STORE, kv_store, 8, PLAIN, 128, 0, 0, 0) \
-    X(CONV, conv, 4, PLAIN, 64, 0, 0, 0)
+    X(CONV, conv, 4, PLAIN, 64, 0, 0, 0) \
+    X(ATTENTION, attention, 10, PLAIN, 128, 0, 0, 0) \
+    X(ATTN_COMBINE, attn_combine, 3, PLAIN, 256, 0, 0, 0)
 
 typedef enum tmrt_vk_kernel {
 #define TMRT_VK_ENUM(id, ...) TMRT_VK_K_##id,

@@ -156,6 +156,32 @@ typedef struct tmrt_vk_kv_store {
 } tmrt_vk_kv_store;
 tmem_status tmrt__vk_kv_store(tmrt_vk_rec *rec, const tmrt_vk_kv_store *s);
 
+/* ---- gated attention over the paged KV cache ------------------------------
+ * For token t < n_tok (sequence slot n_past + t, its K/V rows already stored)
+ * and query head h: out = softmax(q K^T * scale) V over slots 0..n_past + t
+ * of layer `layer`, K/V head h / (n_head / n_head_kv) (GQA), with an online
+ * softmax (no ctx x ctx matrix), then times sigmoid(gate) when gate.buffer
+ * is set (the Qwen3.5 output gate; with the joint q + gate projection, gate
+ * is q's buffer hd floats on). q, out, gate at t*ts + h*hs (+ d). head_dim
+ * even, <= 256. The keys are cut into n_split ranges (0/1 = one) run by
+ * separate workgroups (decode: parallelism over a long context) and merged
+ * by a second dispatch through `scratch`
+ * (tmrt__vk_attention_scratch_bytes); no barrier is needed between the two:
+ * the op records its own. */
+typedef struct tmrt_vk_attention {
+    tmrt_vk_kv kv;
+    tmrt_vk_buf q, out, gate, scratch, step;
+    uint32_t layer, n_tok, n_head, n_head_kv, head_dim, n_past, n_split;
+    uint32_t q_ts, q_hs, out_ts, out_hs, gate_ts, gate_hs; /* floats; 0 = packed [t][h][d] */
+    float scale;                                         /* 0 = 1/sqrt(head_dim) */
+} tmrt_vk_attention;
+tmem_status tmrt__vk_attention(tmrt_vk_rec *rec, const tmrt_vk_attention *a);
+/* Scratch bytes of an attention with n_split > 1 (0 otherwise). */
+uint64_t tmrt__vk_attention_scratch_bytes(uint32_t n_tok, uint32_t n_head, uint32_t head_dim, uint32_t n_split);
+/* A split count for up to max_keys keys: one per 512 keys, 1..32 (decode
+ * over a long context; prefill chunks have workgroups enough: 1). */
+uint32_t tmrt__vk_attention_splits(uint32_t max_keys, uint32_t n_tok);
+
 /* ---- the DeltaNet's short conv ----------------------------------------------
  * out[t][c] = silu(sum_j w[c][j] in(t + j - (K-1))) over [state; x], then the
  * state (K-1 rows of C, oldest first) keeps the last K-1 inputs, in place.
