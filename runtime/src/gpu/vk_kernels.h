@@ -43,7 +43,10 @@
     X(KV_STORE, kv_store, 8, PLAIN, 128, 0, 0, 0) \
     X(CONV, conv, 4, PLAIN, 64, 0, 0, 0) \
     X(ATTENTION, attention, 10, PLAIN, 128, 0, 0, 0) \
-    X(ATTN_COMBINE, attn_combine, 3, PLAIN, 256, 0, 0, 0)
+    X(ATTN_COMBINE, attn_combine, 3, PLAIN, 256, 0, 0, 0) \
+    X(DN_RECURRENT, dn_recurrent, 7, PLAIN, 128, 0, 0, 0) \
+    X(DN_CHUNK_PREP, dn_chunk_prep, 8, PLAIN, 256, 0, 0, 0) \
+    X(DN_CHUNK_SCAN, dn_chunk_scan, 8, PLAIN, 128, 0, 0, 0)
 
 typedef enum tmrt_vk_kernel {
 #define TMRT_VK_ENUM(id, ...) TMRT_VK_K_##id,

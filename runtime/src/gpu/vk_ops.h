@@ -182,6 +182,26 @@ uint64_t tmrt__vk_attention_scratch_bytes(uint32_t n_tok, uint32_t n_head, uint3
  * over a long context; prefill chunks have workgroups enough: 1). */
 uint32_t tmrt__vk_attention_splits(uint32_t max_keys, uint32_t n_tok);
 
+/* ---- Gated DeltaNet ---------------------------------------------------------
+ * Per value head h (key head h % n_k_heads) over n_tok tokens, the state S
+ * [dv][dk] f32 of head h at state + h*dv*dk updated in place
+ * (forward/deltanet.c):
+ *   S = S * exp(g);  S += k (x) beta (v - S^T k);  o = S^T q
+ * q, k (L2-normalised, q scaled) at t*qk_ts + kh*dk; v at t*v_ts + h*dv;
+ * gate (g) and beta (already sigmoid) [t][n_v_heads]; out at t*o_ts + h*dv.
+ * chunked = false: the recurrent form, token by token (decode); true: the
+ * chunked form of 64-token chunks (prefill; the same function), through
+ * `scratch` (tmrt__vk_deltanet_scratch_bytes) in two dispatches with the
+ * barrier between them recorded by the op. dk <= 128. */
+typedef struct tmrt_vk_deltanet {
+    tmrt_vk_buf q, k, v, gate, beta, state, out, scratch;
+    uint32_t n_tok, dk, dv, n_k_heads, n_v_heads, qk_ts, v_ts, o_ts;
+    bool chunked;
+} tmrt_vk_deltanet;
+tmem_status tmrt__vk_deltanet(tmrt_vk_rec *rec, const tmrt_vk_deltanet *d);
+/* Scratch bytes of the chunked form for n_tok tokens. */
+uint64_t tmrt__vk_deltanet_scratch_bytes(uint32_t n_tok, uint32_t dk, uint32_t dv, uint32_t n_v_heads);
+
 /* ---- the DeltaNet's short conv ----------------------------------------------
  * out[t][c] = silu(sum_j w[c][j] in(t + j - (K-1))) over [state; x], then the
  * state (K-1 rows of C, oldest first) keeps the last K-1 inputs, in place.
