@@ -78,6 +78,7 @@ tmem_status tmrt__vk_rec_create(tmrt_vk *vk, const tmrt_vk_rec_desc *desc, tmrt_
 void tmrt__vk_rec_destroy(tmrt_vk_rec *rec) {
     if (!rec) return;
     tmrt_vk *vk = rec->vk;
+    /* a lost device returns from the wait in finite time (the spec) */
     if (rec->in_flight) (void)vk->fn.vkWaitForFences(vk->device, 1, &rec->fence, VK_TRUE, UINT64_MAX);
     if (rec->queries) vk->fn.vkDestroyQueryPool(vk->device, rec->queries, NULL);
     if (rec->fence) vk->fn.vkDestroyFence(vk->device, rec->fence, NULL);
@@ -95,6 +96,7 @@ tmem_status tmrt__vk_begin(tmrt_vk_rec *rec) {
     rec->status = TMEM_OK;
     rec->error[0] = 0;
     rec->recording = rec->ended = rec->ran = rec->dirty = false;
+    if (vk->lost) return tmrt__vk_rec_fail(rec, TMEM_E_OS, "begin: the device was lost");
     rec->dispatches = rec->barriers = 0;
     rec->bound = VK_NULL_HANDLE;
     VkResult r = TMRT_VK(vk, vk->fn.vkResetCommandPool(vk->device, rec->cmd_pool, 0));
@@ -199,7 +201,10 @@ tmem_status tmrt__vk_wait(tmrt_vk_rec *rec, uint64_t timeout_ns) {
     if (!rec->in_flight) return rec->status;
     VkResult r = TMRT_VK(vk, vk->fn.vkWaitForFences(vk->device, 1, &rec->fence, VK_TRUE, timeout_ns));
     if (r == VK_TIMEOUT) return TMEM_E_LIMIT;
-    rec->in_flight = false;
+    /* a failed wait leaves the work in flight (begin and destroy wait
+     * again) unless the device is gone */
+    if (r != VK_SUCCESS && !vk->lost) return vk_fail(rec, r, "vkWaitForFences");
+    rec->in_flight = r != VK_SUCCESS; /* lost: destroy still waits (it returns) */
     if (r != VK_SUCCESS) return vk_fail(rec, r, "vkWaitForFences");
     rec->ran = true;
     return TMEM_OK;
