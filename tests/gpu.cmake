@@ -59,3 +59,17 @@ foreach(_t ${TMEM_GPU_TESTS})
       ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
   endif()
 endforeach()
+# The runtime's Vulkan op benchmark (tests/gpu/bench_vk_ops.c: the 0.8B's
+# matmul shapes per weight type, attention, DeltaNet; GB/s and GFLOP/s from
+# GPU timestamps; /work/notes/device/gpukern.sh runs it on the H200), and its
+# smoke run on small shapes, which asserts no timing.
+if(TARGET gpu_test_vk_ops)
+  add_executable(gpu_bench_vk_ops ${CMAKE_SOURCE_DIR}/tests/gpu/bench_vk_ops.c)
+  target_link_libraries(gpu_bench_vk_ops PRIVATE tmem_testlib typedmem_gpu typedmem_runtime)
+  target_include_directories(gpu_bench_vk_ops PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
+  set_target_properties(gpu_bench_vk_ops PROPERTIES TMEM_TESTING ON)
+  add_test(NAME gpu/bench_vk_ops_quick COMMAND gpu_bench_vk_ops --quick)
+  set_tests_properties(gpu/bench_vk_ops_quick PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "decode  q6_K.*prefill q6_K.*deltanet chunked"
+    ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+endif()

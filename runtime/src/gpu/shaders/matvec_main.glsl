@@ -25,17 +25,22 @@ void main() {
             if (row0 + r < pc.n_out) mv_unit(pc.w_base + (row0 + r) * pc.row_bytes, u, r);
     for (uint r = 0u; r < ROWS; r++)
         if (row0 + r < pc.n_out) mv_tail(pc.w_base + (row0 + r) * pc.row_bytes, tid, r);
+    // only the nt tokens of this group (nt is the same for the whole workgroup)
 #if SUBGROUP
     uint nsg = gl_NumSubgroups;
     for (uint r = 0u; r < ROWS; r++)
         for (uint t = 0u; t < MAX_TOK; t++) {
+            if (t >= nt) break;
             float s = subgroupAdd(acc[r][t]);
             if (subgroupElect()) red[(r * MAX_TOK + t) * WG + gl_SubgroupID] = s;
         }
 #else
     uint nsg = WG;
     for (uint r = 0u; r < ROWS; r++)
-        for (uint t = 0u; t < MAX_TOK; t++) red[(r * MAX_TOK + t) * WG + tid] = acc[r][t];
+        for (uint t = 0u; t < MAX_TOK; t++) {
+            if (t >= nt) break;
+            red[(r * MAX_TOK + t) * WG + tid] = acc[r][t];
+        }
 #endif
     barrier();
     for (uint v = tid; v < ROWS * MAX_TOK; v += WG) {
