@@ -23,6 +23,21 @@ shared vec4 As[BK][BM / 4u]; // As[k][r/4][r%4]: weights, k-major
 shared vec4 Bs[BK][BN / 4u]; // Bs[k][t/4][t%4]: x, k-major
 
 
+// this thread's 8 weights (row lr, zeros past n_out) and 8 x values (token
+// lr, zeros past n_tok) from k on (zeros past n_in)
+void load_step(uint rb, uint xb, uint k, bool wok, bool xok, out float w[8], out float xv[8]) {
+#ifdef HAS_LOAD1
+    if (k + 8u > pc.n_in) { // the float types' tail (quantised rows are whole blocks)
+        for (uint i = 0u; i < 8u; i++) w[i] = k + i < pc.n_in ? load1(rb, k + i) : 0.0;
+    } else
+#endif
+    load8(rb, k, w);
+    for (uint i = 0u; i < 8u; i++) {
+        w[i] = wok ? w[i] : 0.0;
+        xv[i] = xok && k + i < pc.n_in ? x[xb + k + i] : 0.0;
+    }
+}
+
 void main() {
     uint g = group_id(), rt = g % pc.row_tiles, tt = g / pc.row_tiles;
     uint row0 = rt * BM, tok0 = tt * BN;
@@ -34,20 +49,14 @@ void main() {
     uint xb = (xok ? tok0 + lr : 0u) * pc.ldx;
     vec4 acc[4];
     for (uint i = 0u; i < 4u; i++) acc[i] = vec4(0.0);
+    // the next step's weights and x are read into registers while this
+    // step's are multiplied out of shared memory
+    float w[8], xv[8];
+    load_step(rb, xb, lk, wok, xok, w, xv);
     for (uint k0 = 0u; k0 < pc.n_in; k0 += BK) {
-        float w[8];
-        uint k = k0 + lk;
-#ifdef HAS_LOAD1
-        if (k + 8u > pc.n_in) { // the float types' tail (quantised rows are whole blocks)
-            for (uint i = 0u; i < 8u; i++) w[i] = k + i < pc.n_in ? load1(rb, k + i) : 0.0;
-        } else
-#endif
-        load8(rb, k, w);
-        for (uint i = 0u; i < 8u; i++) {
-            As[lk + i][lr >> 2][lr & 3u] = wok ? w[i] : 0.0;
-            Bs[lk + i][lr >> 2][lr & 3u] = xok && k + i < pc.n_in ? x[xb + k + i] : 0.0;
-        }
+        for (uint i = 0u; i < 8u; i++) As[lk + i][lr >> 2][lr & 3u] = w[i], Bs[lk + i][lr >> 2][lr & 3u] = xv[i];
         barrier();
+        if (k0 + BK < pc.n_in) load_step(rb, xb, k0 + BK + lk, wok, xok, w, xv);
         for (uint kk = 0u; kk < BK; kk++) {
             vec4 a = As[kk][ty], b = Bs[kk][tx];
             acc[0] += a.x * b, acc[1] += a.y * b, acc[2] += a.z * b, acc[3] += a.w * b;
