@@ -10,6 +10,7 @@
 
 static vkt g;
 static tmem_rng g_rng;
+static double g_max_err[31], g_max_cpu[31]; /* by ggml type: the largest errors seen */
 
 static const uint32_t k_types[] = {TMEM_GGML_F32, TMEM_GGML_F16, TMEM_GGML_BF16,
                                    TMEM_GGML_Q8_0, TMEM_GGML_Q4_K, TMEM_GGML_Q6_K};
@@ -113,6 +114,7 @@ static void mm_check(const mm_case *c) {
     size_t n = (size_t)c->n_tok * c->n_out;
     double e = vkt_rel_err(got, ref, n), ec = vkt_rel_err(got, cpu, n);
     bool quant = c->type == TMEM_GGML_Q8_0 || c->type == TMEM_GGML_Q4_K || c->type == TMEM_GGML_Q6_K;
+    g_max_err[c->type] = fmax(g_max_err[c->type], e), g_max_cpu[c->type] = fmax(g_max_cpu[c->type], ec);
     CHECK_MSG(e <= 2e-5 && ec <= (quant ? 2e-2 : 2e-5), "matmul %s %ux%u tok %u pad %u lead %u gather %d mv %u: err "
               "%.2e vs dequantised, %.2e vs the CPU kernel", type_name(c->type), c->n_out, c->n_in, c->n_tok, c->pad,
               c->lead, c->gather, c->mv_max, e, ec);
@@ -221,6 +223,9 @@ int main(void) {
     RUN(test_matmul_prefill);
     RUN(test_matmul_layouts);
     RUN(test_matmul_split);
+    for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++)
+        printf("matmul %-5s largest error: %.2e vs the dequantised weights, %.2e vs the CPU kernel\n",
+               type_name(k_types[ti]), g_max_err[k_types[ti]], g_max_cpu[k_types[ti]]);
     vkt_close(&g);
     return tmem_test_finish();
 }

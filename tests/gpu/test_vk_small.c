@@ -69,6 +69,7 @@ static void test_get_rows(void) {
             }
             double e = vkt_rel_err(out + (size_t)k * ld, ref, n_in);
             CHECK_MSG(tmrt__vk_type_block(t) == 1 ? e == 0 : e <= 1e-6, "get_rows type %u id %u: %.2e", t, want[k], e);
+            if (k == 0) printf("get_rows type %u: err %.2e\n", t, e);
         }
         free(row), free(ref);
         vkt_buf_free(&g, &wb), vkt_buf_free(&g, &ib), vkt_buf_free(&g, &ob);
@@ -109,6 +110,7 @@ static void rms_case(uint32_t n, uint32_t n_tok, uint32_t n_head, uint32_t hs, u
         }
     CHECK_MSG(err <= 1e-5, "rmsnorm n %u tok %u heads %u add %d gate %d w %u: %.2e", n, n_tok, n_head, add, gate,
               wtype, err);
+    printf("rmsnorm n %u heads %u add %d gate %d: err %.2e\n", n, n_head, add, gate, err);
     free(x0), free(ref), free(sum), free(wv);
     vkt_buf_free(&g, &xb), vkt_buf_free(&g, &ab), vkt_buf_free(&g, &ob), vkt_buf_free(&g, &sb);
     if (has_w) vkt_buf_free(&g, &wb);
@@ -150,6 +152,7 @@ static void test_l2norm(void) {
             if (e > err) err = e;
         }
     CHECK_MSG(err <= 1e-5, "l2norm: %.2e", err);
+    printf("l2norm: err %.2e\n", err);
     free(x0);
     vkt_buf_free(&g, &xb);
 }
@@ -171,6 +174,7 @@ static void test_eltwise(void) {
     CHECK(vkt_rel_err(o.host, ref, n) == 0);
     tmrt__kern_silu_mul_ref(ref, a0, b.host, n);
     CHECK_MSG(vkt_rel_err(a.host, ref, n) <= 1e-6, "swiglu %.2e", vkt_rel_err(a.host, ref, n));
+    printf("swiglu: err %.2e\n", vkt_rel_err(a.host, ref, n));
     /* output gate: attn_out [t][H][hd] *= sigmoid(q_gate[t][h][hd + i]) */
     uint32_t H = 3, hd = 20, T = 4;
     vkt_buf x, qg;
@@ -189,6 +193,7 @@ static void test_eltwise(void) {
                 ref[xi] = a0[xi] * (1.0f / (1.0f + expf(-gv)));
             }
     CHECK_MSG(vkt_rel_err(x.host, ref, (size_t)T * H * hd) <= 1e-6, "sigmoid gate");
+    printf("sigmoid gate: err %.2e\n", vkt_rel_err(x.host, ref, (size_t)T * H * hd));
     /* DeltaNet gates: gate = softplus(alpha + dt_bias) * ssm_a, beta = sigmoid(beta) */
     uint32_t Hv = 16, nt = 9;
     vkt_buf al, be, ga, db, sa;
@@ -210,6 +215,8 @@ static void test_eltwise(void) {
     }
     CHECK_MSG(vkt_rel_err(ga.host, rg, Hv * nt) <= 1e-6, "dn gate %.2e", vkt_rel_err(ga.host, rg, Hv * nt));
     CHECK_MSG(vkt_rel_err(be.host, rb, Hv * nt) <= 1e-6, "dn beta %.2e", vkt_rel_err(be.host, rb, Hv * nt));
+    printf("dn_gates: gate err %.2e, beta err %.2e\n", vkt_rel_err(ga.host, rg, Hv * nt),
+           vkt_rel_err(be.host, rb, Hv * nt));
     free(a0), free(ref);
     vkt_buf_free(&g, &a), vkt_buf_free(&g, &b), vkt_buf_free(&g, &o), vkt_buf_free(&g, &x), vkt_buf_free(&g, &qg);
     vkt_buf_free(&g, &al), vkt_buf_free(&g, &be), vkt_buf_free(&g, &ga), vkt_buf_free(&g, &db);
@@ -338,6 +345,7 @@ static void test_conv(void) {
                 err = fmax(err, fabs(ref - o[t * C + c])), mx = fmax(mx, fabs(ref));
             }
         CHECK_MSG(err <= 1e-5 * mx, "conv step %d: %.2e of %.2e", s, err, mx);
+        printf("conv step %d: err %.2e\n", s, err / mx);
         float nh[3 * 37];
         for (uint32_t j = 0; j + 1 < K; j++) {
             int64_t src = (int64_t)n + j - (K - 1);
