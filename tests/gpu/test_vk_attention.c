@@ -122,13 +122,15 @@ static void test_decode(void) {
 }
 
 /* Prefill chunks: 3, 17, 64 and 65 tokens after 0..33 cached ones, GQA 1, 2,
- * 4 and 12 (query heads in groups of 8), f16 and f32, a split prefill. */
+ * 4 and 12 (query heads in groups of 8), f16 and f32, a split prefill, rows
+ * not 16-byte multiples. */
 static void test_prefill(void) {
     at_case cs[] = {{3, 0, 8, 2, 256, 16, 1, false, true, true, false, false},
                     {17, 5, 4, 2, 64, 16, 1, true, false, false, true, true},
                     {64, 33, 2, 2, 128, 16, 1, false, true, true, false, false},
                     {65, 0, 12, 1, 32, 4, 1, false, false, false, false, true},
-                    {9, 20, 8, 2, 256, 16, 2, false, true, true, false, false}};
+                    {9, 20, 8, 2, 256, 16, 2, false, true, true, false, false},
+                    {5, 7, 4, 2, 6, 4, 2, false, true, true, false, true}}; /* rows of 12 bytes: word reads */
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) at_check(&cs[i]);
 }
 

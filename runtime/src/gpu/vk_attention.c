@@ -23,7 +23,7 @@ uint64_t tmrt__vk_attention_scratch_bytes(uint32_t n_tok, uint32_t n_head, uint3
 
 uint32_t tmrt__vk_attention_splits(uint32_t max_keys, uint32_t n_tok) {
     if (n_tok > 8) return 1;
-    uint32_t s = (max_keys + 511) / 512;
+    uint32_t s = (max_keys + 127) / 128; /* a tile of keys a workgroup */
     return s < 1 ? 1 : (s > 32 ? 32 : s);
 }
 
@@ -61,6 +61,10 @@ tmem_status tmrt__vk_attention(tmrt_vk_rec *rec, const tmrt_vk_attention *a) {
                     (a->step.buffer ? 1u : 0u) | (kv->f32 ? 2u : 0u) | (a->gate.buffer ? 4u : 0u), a->n_past,
                     a->scale > 0 ? a->scale : 1.0f / sqrtf((float)hd)};
     if (!args_ok(rec, a, &pc)) return rec->status;
+    uint32_t head_bytes = hd * (kv->f32 ? 4 : 2);
+    bool vec = kv->row_bytes % 16 == 0 && kv->block_bytes % 16 == 0 && head_bytes % 16 == 0;
+    for (uint32_t i = 0; i < kv->n_pool; i++) vec = vec && kv->pool[i].offset % 16 == 0;
+    if (vec) pc.flags |= 8u; /* K rows read 16 bytes at a time */
     uint32_t G = H / a->n_head_kv, GS = G < MAX_R ? G : MAX_R, n_gc = (G + GS - 1) / GS;
     pc.qt = MAX_R / GS;
     uint64_t n_qt = tmrt__vk_div_up(a->n_tok, pc.qt);

@@ -178,8 +178,9 @@ typedef struct tmrt_vk_attention {
 tmem_status tmrt__vk_attention(tmrt_vk_rec *rec, const tmrt_vk_attention *a);
 /* Scratch bytes of an attention with n_split > 1 (0 otherwise). */
 uint64_t tmrt__vk_attention_scratch_bytes(uint32_t n_tok, uint32_t n_head, uint32_t head_dim, uint32_t n_split);
-/* A split count for up to max_keys keys: one per 512 keys, 1..32 (decode
- * over a long context; prefill chunks have workgroups enough: 1). */
+/* A split count for up to max_keys keys: one per 128 keys (a workgroup's
+ * tile), 1..32 (decode over a long context; more than 8 tokens have
+ * workgroups enough: 1). */
 uint32_t tmrt__vk_attention_splits(uint32_t max_keys, uint32_t n_tok);
 
 /* ---- Gated DeltaNet ---------------------------------------------------------

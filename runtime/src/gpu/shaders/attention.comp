@@ -20,6 +20,7 @@ layout(constant_id = 0) const uint WG = 128u;
 #define FLAG_STEP 1u
 #define FLAG_F32 2u
 #define FLAG_GATE 4u
+#define FLAG_VEC 8u
 #define STEP_BIND 4
 #define TABLE_BIND 5
 #define KV_BIND 6
@@ -77,14 +78,18 @@ void main() {
         if (key < kend) {
             kv_addr ka = kv_row(key, pc.layer, 0u, pc.block_tokens, pc.row_bytes, pc.block_bytes, pc.per_buf);
             ka.word += head_w;
-            for (uint w = 0u; w < words; w++) {
-                uint u = kv_load(ka, w);
-                vec2 kk = f32 ? vec2(uintBitsToFloat(u), 0.0) : unpackHalf2x16(u);
-                uint d = f32 ? w : 2u * w;
-                for (uint r = 0u; r < MAX_R; r++) {
-                    if (r >= R) break;
-                    s[r] += qs[r * pc.hd + d] * kk.x;
-                    if (!f32) s[r] += qs[r * pc.hd + d + 1u] * kk.y;
+            // the row 16 bytes at a time (FLAG_VEC: rows, blocks and heads are), else word by word
+            uint step = (pc.flags & FLAG_VEC) != 0u ? 4u : 1u;
+            for (uint w0 = 0u; w0 < words; w0 += step) {
+                uvec4 u4 = step == 4u ? kv_load4(ka, w0) : uvec4(kv_load(ka, w0), 0u, 0u, 0u);
+                for (uint e = 0u; e < step; e++) {
+                    uint u = u4[e], d = f32 ? w0 + e : 2u * (w0 + e);
+                    vec2 kk = f32 ? vec2(uintBitsToFloat(u), 0.0) : unpackHalf2x16(u);
+                    for (uint r = 0u; r < MAX_R; r++) {
+                        if (r >= R) break;
+                        s[r] += qs[r * pc.hd + d] * kk.x;
+                        if (!f32) s[r] += qs[r * pc.hd + d + 1u] * kk.y;
+                    }
                 }
             }
         }

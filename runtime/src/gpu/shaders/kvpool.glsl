@@ -20,6 +20,18 @@ kv_addr kv_row(uint s, uint l, uint v, uint block_tokens, uint row_bytes, uint b
     return kv_addr(id / per_buf, byte_ >> 2);
 }
 #ifdef KV_READ
+layout(std430, set = 0, binding = KV_BIND) readonly buffer KV0V { uvec4 kv0v[]; };
+layout(std430, set = 0, binding = KV_BIND + 1) readonly buffer KV1V { uvec4 kv1v[]; };
+layout(std430, set = 0, binding = KV_BIND + 2) readonly buffer KV2V { uvec4 kv2v[]; };
+layout(std430, set = 0, binding = KV_BIND + 3) readonly buffer KV3V { uvec4 kv3v[]; };
+// four words from word a.word + i (a multiple of 4 words from the binding's start)
+uvec4 kv_load4(kv_addr a, uint i) {
+    uint w = (a.word + i) >> 2;
+    if (a.buf == 0u) return kv0v[w];
+    if (a.buf == 1u) return kv1v[w];
+    if (a.buf == 2u) return kv2v[w];
+    return kv3v[w];
+}
 uint kv_load(kv_addr a, uint i) {
     uint w = a.word + i;
     if (a.buf == 0u) return kv0[w];
