@@ -130,7 +130,7 @@ static void test_prefill(void) {
                     {64, 33, 2, 2, 128, 16, 1, false, true, true, false, false},
                     {65, 0, 12, 1, 32, 4, 1, false, false, false, false, true},
                     {9, 20, 8, 2, 256, 16, 2, false, true, true, false, false},
-                    {5, 7, 4, 2, 6, 4, 2, false, true, true, false, true}}; /* rows of 12 bytes: word reads */
+                    {5, 7, 4, 2, 6, 4, 2, false, false, true, false, true}}; /* rows of 12 bytes: word reads */
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) at_check(&cs[i]);
 }
 
