@@ -92,7 +92,7 @@ static void rms_case(uint32_t n, uint32_t n_tok, uint32_t n_head, uint32_t hs, u
     float *x0 = malloc(total * 4), *ref = malloc(total * 4), *sum = malloc(total * 4);
     memcpy(x0, xb.host, total * 4);
     tmrt_vk_rmsnorm r = {xb.b, in_place ? xb.b : ob.b, ab.b, sb.b, w, w_off, 1e-6f, n, n_tok, n_head, ts, hs, add,
-                         gate};
+                         gate, NULL};
     REQUIRE_OK(tmrt__vk_begin(g.rec));
     CHECK_OK(tmrt__vk_rmsnorm(g.rec, &r));
     CHECK(vkt_run(&g));
@@ -264,6 +264,62 @@ static void test_rope(void) {
     rope_case(4093, true, false);
 }
 
+/* RMS norm and RoPE in one dispatch (the q/k heads of attention, in place
+ * in the joint q + gate layout, and k with 2 heads): as rmsnorm_offset_ref
+ * then tmrt__rope, within 2e-6 of max |ref|; with M-RoPE positions and the
+ * step buffer; the fused residual add too. */
+static void norm_rope_case(uint32_t H, uint32_t hs, bool use_pos, bool add) {
+    tmrt_hparams hp = {0};
+    hp.n_rot = 64, hp.rope_freq_base = 10000000.0f;
+    int32_t sect[4] = {11, 11, 10, 0};
+    memcpy(hp.rope_sections, sect, sizeof sect);
+    uint32_t hd = 256, T = 3, ts = H * hs, n_past = 1000;
+    size_t total = (size_t)T * ts;
+    vkt_buf xb, ab, sb, pb, stb, wb;
+    float wv[256];
+    tmrt_vk_wmat w;
+    REQUIRE(rand_buf(total, 3.0f, &xb) && rand_buf(total, 1.0f, &ab) && vkt_buf_new(&g, total * 4, &sb) &&
+            vkt_buf_new(&g, T * 16, &pb) && vkt_buf_new(&g, 16, &stb) && vec_weight(TMEM_GGML_F32, 1, hd, 0, &wb, &w, wv));
+    int32_t *pos = pb.host;
+    for (uint32_t t = 0; t < T; t++)
+        for (int c = 0; c < 4; c++) pos[4 * t + c] = (int32_t)(n_past + t + 50 * (uint32_t)c);
+    *(uint32_t *)stb.host = n_past;
+    float *ref = malloc(total * 4);
+    for (size_t i = 0; i < total; i++) ref[i] = ((float *)xb.host)[i] + (add ? ((float *)ab.host)[i] : 0.0f);
+    tmrt_vk_rope rp = {{0}, use_pos ? pb.b : (tmrt_vk_buf){0}, use_pos ? (tmrt_vk_buf){0} : stb.b, 0, 0, 0, 0, 64, 0,
+                       {11, 11, 10, 0}, hp.rope_freq_base};
+    tmrt_vk_rmsnorm r = {xb.b, xb.b, ab.b, sb.b, w, 0, 1e-6f, hd, T, H, ts, hs, add, false, &rp};
+    REQUIRE_OK(tmrt__vk_begin(g.rec));
+    CHECK_OK(tmrt__vk_rmsnorm(g.rec, &r));
+    CHECK(vkt_run(&g));
+    for (uint32_t t = 0; t < T; t++) {
+        int32_t p[4];
+        for (int c = 0; c < 4; c++) p[c] = use_pos ? pos[4 * t + c] : (int32_t)(n_past + t);
+        for (uint32_t h = 0; h < H; h++) {
+            float *v = ref + (size_t)t * ts + (size_t)h * hs;
+            tmrt__kern_rmsnorm_offset_ref(v, v, wv, 0, hd, 1e-6f);
+            tmrt__rope(v, &hp, p);
+        }
+    }
+    double e = 0;
+    for (uint32_t t = 0; t < T; t++)
+        for (uint32_t h = 0; h < H; h++) {
+            size_t o = (size_t)t * ts + (size_t)h * hs;
+            e = fmax(e, vkt_rel_err((float *)xb.host + o, ref + o, hd));
+        }
+    printf("norm + rope: %u heads, pos %d add %d: err %.2e\n", H, use_pos, add, e);
+    CHECK_MSG(e <= 2e-6, "norm + rope %u heads pos %d add %d: %.2e", H, use_pos, add, e);
+    free(ref);
+    vkt_buf_free(&g, &xb), vkt_buf_free(&g, &ab), vkt_buf_free(&g, &sb), vkt_buf_free(&g, &pb);
+    vkt_buf_free(&g, &stb), vkt_buf_free(&g, &wb);
+}
+
+static void test_norm_rope(void) {
+    norm_rope_case(8, 512, false, false); /* q in q_gate */
+    norm_rope_case(2, 256, true, false);  /* k */
+    norm_rope_case(3, 300, true, true);
+}
+
 /* The KV store into a pool split over two buffers, a permuted block table,
  * slots across block boundaries, one layer of two: f16 rows bit for bit
  * the CPU's tmrt__f32_to_f16, f32 rows exact, every other byte untouched. */
@@ -369,6 +425,7 @@ int main(void) {
     RUN(test_l2norm);
     RUN(test_eltwise);
     RUN(test_rope);
+    RUN(test_norm_rope);
     RUN(test_kv_store);
     RUN(test_conv);
     vkt_close(&g);

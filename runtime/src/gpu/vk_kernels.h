@@ -33,7 +33,7 @@
     X(GET_ROWS_Q8_0, get_rows_q8_0, 3, S16, 256, 0, 0, 0) \
     X(GET_ROWS_Q4_K, get_rows_q4_k, 3, PLAIN, 256, 0, 0, 0) \
     X(GET_ROWS_Q6_K, get_rows_q6_k, 3, S16, 256, 0, 0, 0) \
-    X(RMSNORM, rmsnorm, 5, PLAIN, 256, 0, 0, 0) \
+    X(RMSNORM, rmsnorm, 7, PLAIN, 256, 0, 0, 0) \
     X(L2NORM, l2norm, 1, PLAIN, 128, 0, 0, 0) \
     X(ADD, add, 3, PLAIN, 256, 0, 0, 0) \
     X(SWIGLU, swiglu, 3, PLAIN, 256, 0, 0, 0) \

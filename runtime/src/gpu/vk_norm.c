@@ -22,6 +22,9 @@ static bool shape_ok(tmrt_vk_rec *rec, const char *op, uint32_t n, uint32_t n_to
 typedef struct rms_push {
     uint32_t n, n_head, n_groups, ts, hs, w_type, w_base, flags;
     float eps, w_offset;
+    uint32_t n_rot, n_past;
+    int32_t s[4];
+    float scale_hi, scale_lo;
 } rms_push;
 
 tmem_status tmrt__vk_rmsnorm(tmrt_vk_rec *rec, const tmrt_vk_rmsnorm *r) {
@@ -33,8 +36,18 @@ tmem_status tmrt__vk_rmsnorm(tmrt_vk_rec *rec, const tmrt_vk_rmsnorm *r) {
     if (!tmrt__vk_need(rec, op, "x", r->x, bytes) || !tmrt__vk_need(rec, op, "out", r->out, bytes)) return rec->status;
     if ((r->add || r->gate) && !tmrt__vk_need(rec, op, "a", r->a, bytes)) return rec->status;
     if (r->add && !tmrt__vk_need(rec, op, "sum", r->sum, bytes)) return rec->status;
-    rms_push pc = {r->n, r->n_head, r->n_tok * r->n_head, ts, hs, 0, 0, 0, r->eps, r->w_offset};
+    rms_push pc = {r->n, r->n_head, r->n_tok * r->n_head, ts, hs, 0, 0, 0, r->eps, r->w_offset, 0, 0, {0}, 0, 0};
     pc.flags = (r->add ? 1u : 0u) | (r->w.buf.buffer ? 2u : 0u) | (r->gate ? 4u : 0u);
+    tmrt_vk_buf pos = r->x, step = r->x;
+    if (r->rope) {
+        if (r->gate) return tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "%s: rope with the gated form", op);
+        if (!tmrt__vk_rope_ok(rec, op, r->rope, r->n_tok, r->n)) return rec->status;
+        pc.n_rot = r->rope->n_rot, pc.n_past = r->rope->n_past;
+        tmrt__vk_rope_angles(r->rope, pc.s, &pc.scale_hi, &pc.scale_lo);
+        pc.flags |= 8u | (r->rope->pos.buffer ? 16u : 0u) | (r->rope->step.buffer ? 32u : 0u);
+        if (r->rope->pos.buffer) pos = r->rope->pos;
+        if (r->rope->step.buffer) step = r->rope->step;
+    }
     tmrt_vk_buf wb = r->x;
     if (r->w.buf.buffer) {
         if (r->w.n_in < r->n) {
@@ -44,8 +57,8 @@ tmem_status tmrt__vk_rmsnorm(tmrt_vk_rec *rec, const tmrt_vk_rmsnorm *r) {
         if (!tmrt__vk_wvec(rec, op, "w", &r->w, &wb, &pc.w_base)) return rec->status;
         pc.w_type = r->w.type;
     }
-    tmrt_vk_buf b[5] = {wb, r->x, r->out, (r->add || r->gate) ? r->a : r->x, r->add ? r->sum : r->x};
-    tmrt__vk_dispatch(rec, TMRT_VK_K_RMSNORM, b, 5, &pc, sizeof pc, pc.n_groups);
+    tmrt_vk_buf b[7] = {wb, r->x, r->out, (r->add || r->gate) ? r->a : r->x, r->add ? r->sum : r->x, pos, step};
+    tmrt__vk_dispatch(rec, TMRT_VK_K_RMSNORM, b, 7, &pc, sizeof pc, pc.n_groups);
     return rec->status;
 }
 

@@ -71,12 +71,17 @@ tmem_status tmrt__vk_get_rows(tmrt_vk_rec *rec, const tmrt_vk_get_rows *g);
  * (w.buf.buffer NULL: no weight), times silu(a) when gate is set (the
  * DeltaNet's gated norm: a = z). out may alias x (in place) and sum may
  * alias x; w is a vector (n_out 1, n_in >= n) of F32, F16 or BF16. */
+typedef struct tmrt_vk_rope tmrt_vk_rope;
 typedef struct tmrt_vk_rmsnorm {
     tmrt_vk_buf x, out, a, sum;
     tmrt_vk_wmat w;
     float w_offset, eps;
     uint32_t n, n_tok, n_head, tok_stride, head_stride;
     bool add, gate;
+    /* optional: RoPE of the normed groups in the same dispatch (attention's
+     * q and k heads); its pos, step, n_rot, n_past, sections and freq_base
+     * are used (x, shape and strides are the norm's); not with gate. */
+    const tmrt_vk_rope *rope;
 } tmrt_vk_rmsnorm;
 tmem_status tmrt__vk_rmsnorm(tmrt_vk_rec *rec, const tmrt_vk_rmsnorm *r);
 
@@ -122,12 +127,12 @@ tmem_status tmrt__vk_dn_gates(tmrt_vk_rec *rec, const tmrt_vk_dn_gates *g);
  * h*head_stride), NEOX pairs, the interleaved sections of rope.c; positions
  * 4 per token from `pos` (int32) when set, else n_past + t for every
  * component. Same angles as the CPU's tmrt__rope (computed as it does). */
-typedef struct tmrt_vk_rope {
+struct tmrt_vk_rope {
     tmrt_vk_buf x, pos, step;
     uint32_t n_tok, n_head, tok_stride, head_stride, n_rot, n_past;
     int32_t sections[4];
     float freq_base;
-} tmrt_vk_rope;
+};
 tmem_status tmrt__vk_rope(tmrt_vk_rec *rec, const tmrt_vk_rope *r);
 
 /* ---- the paged KV cache (typedmem/kv.h, runtime/src/forward/kv_rows.c) -----

@@ -32,4 +32,9 @@ bool tmrt__vk_wvec(tmrt_vk_rec *rec, const char *op, const char *what, const tmr
 /* b is a valid binding holding at least `bytes` (else the error). */
 bool tmrt__vk_need(tmrt_vk_rec *rec, const char *op, const char *what, tmrt_vk_buf b, uint64_t bytes);
 
+/* RoPE (vk_rope.c): the shaders' theta_scale as a float-float and the
+ * sections; the checks of its parameters for groups of head_len. */
+void tmrt__vk_rope_angles(const tmrt_vk_rope *r, int32_t s[4], float *hi, float *lo);
+bool tmrt__vk_rope_ok(tmrt_vk_rec *rec, const char *op, const tmrt_vk_rope *r, uint32_t n_tok, uint32_t head_len);
+
 #endif /* TMRT_VK_WEIGHTS_H */
