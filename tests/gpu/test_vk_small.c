@@ -279,7 +279,8 @@ static void norm_rope_case(uint32_t H, uint32_t hs, bool use_pos, bool add) {
     float wv[256];
     tmrt_vk_wmat w;
     REQUIRE(rand_buf(total, 3.0f, &xb) && rand_buf(total, 1.0f, &ab) && vkt_buf_new(&g, total * 4, &sb) &&
-            vkt_buf_new(&g, T * 16, &pb) && vkt_buf_new(&g, 16, &stb) && vec_weight(TMEM_GGML_F32, 1, hd, 0, &wb, &w, wv));
+            vkt_buf_new(&g, T * 16, &pb) && vkt_buf_new(&g, 16, &stb));
+    REQUIRE(vec_weight(TMEM_GGML_F32, 1, hd, 0, &wb, &w, wv));
     int32_t *pos = pb.host;
     for (uint32_t t = 0; t < T; t++)
         for (int c = 0; c < 4; c++) pos[4 * t + c] = (int32_t)(n_past + t + 50 * (uint32_t)c);
