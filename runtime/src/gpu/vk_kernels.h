@@ -44,7 +44,7 @@
     X(CONV, conv, 4, PLAIN, 64, 0, 0, 0) \
     X(ATTENTION, attention, 10, PLAIN, 128, 0, 0, 0) \
     X(ATTN_COMBINE, attn_combine, 3, PLAIN, 256, 0, 0, 0) \
-    X(DN_RECURRENT, dn_recurrent, 7, PLAIN, 128, 0, 0, 0) \
+    X(DN_RECURRENT, dn_recurrent, 9, PLAIN, 128, 0, 0, 0) \
     X(DN_CHUNK_PREP, dn_chunk_prep, 8, PLAIN, 256, 0, 0, 0) \
     X(DN_CHUNK_SCAN, dn_chunk_scan, 8, PLAIN, 128, 0, 0, 0)
 

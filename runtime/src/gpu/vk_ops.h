@@ -203,6 +203,14 @@ typedef struct tmrt_vk_deltanet {
     tmrt_vk_buf q, k, v, gate, beta, state, out, scratch;
     uint32_t n_tok, dk, dv, n_k_heads, n_v_heads, qk_ts, v_ts, o_ts;
     bool chunked;
+    /* Fusions of the recurrent form (decode: two dispatches fewer a layer;
+     * not with chunked): l2 = q and k are raw, L2-normalised here (eps
+     * l2_eps, q times q_scale, as tmrt__vk_l2norm); dt_bias.buf.buffer set =
+     * gate holds the raw alpha and beta the raw b projections, the gates
+     * computed here as tmrt__vk_dn_gates does (neither input is written). */
+    bool l2;
+    float l2_eps, q_scale;
+    tmrt_vk_wmat dt_bias, ssm_a;
 } tmrt_vk_deltanet;
 tmem_status tmrt__vk_deltanet(tmrt_vk_rec *rec, const tmrt_vk_deltanet *d);
 /* Scratch bytes of the chunked form for n_tok tokens. */

@@ -12,11 +12,29 @@ layout(constant_id = 0) const uint WG = 128u;
 #define TPR 4u
 #define RB (WG / TPR)
 #define MAX_C 32u // columns of a thread: dk <= TPR * MAX_C = 128
+#define FLAG_L2 1u
+#define FLAG_GATES 2u
 #include "common.glsl"
 #include "dn_common.glsl"
-layout(push_constant) uniform P { uint n_tok, dk, dv, G, Hv, qk_ts, v_ts, o_ts; } pc;
+#include "vecw.glsl"
+layout(std430, set = 0, binding = 7) readonly buffer DB { uint db32[]; };
+layout(std430, set = 0, binding = 8) readonly buffer SA { uint sa32[]; };
+VEC_W(dt_bias, db32)
+VEC_W(ssm_a, sa32)
+layout(push_constant) uniform P {
+    uint n_tok, dk, dv, G, Hv, qk_ts, v_ts, o_ts;
+    uint flags, bias_type, bias_base, a_type, a_base;
+    float l2_eps, q_scale;
+} pc;
 
-shared float ks[TPR * MAX_C], qs[TPR * MAX_C], red[WG];
+shared float ks[TPR * MAX_C], qs[TPR * MAX_C], red[WG], red2[WG], nrm[2];
+
+// as dn_gates.comp
+float softplus(float v) {
+    if (v > 20.0) return v;
+    float e = exp(v), u = 1.0 + e;
+    return u == 1.0 ? e : log(u) * (e / (u - 1.0));
+}
 
 // the sum of x over the TPR threads of this thread's row
 float row_sum(float x) {
@@ -44,7 +62,27 @@ void main() {
             qs[i] = q[t * pc.qk_ts + kh * pc.dk + i];
         }
         barrier();
-        float decay = exp(gate[t * pc.Hv + h]), b = beta[t * pc.Hv + h], dot = 0.0;
+        if ((pc.flags & FLAG_L2) != 0u) { // x * s / max(||x||, eps), as l2norm.comp
+            float sq = 0.0, sk = 0.0;
+            for (uint i = tid; i < pc.dk; i += WG) sq += qs[i] * qs[i], sk += ks[i] * ks[i];
+            red[tid] = sq, red2[tid] = sk;
+            barrier();
+            for (uint s2 = WG / 2u; s2 > 0u; s2 >>= 1) {
+                if (tid < s2) red[tid] += red[tid + s2], red2[tid] += red2[tid + s2];
+                barrier();
+            }
+            if (tid == 0u)
+                nrm[0] = pc.q_scale / max(sqrt(red[0]), pc.l2_eps), nrm[1] = 1.0 / max(sqrt(red2[0]), pc.l2_eps);
+            barrier();
+            for (uint i = tid; i < pc.dk; i += WG) qs[i] *= nrm[0], ks[i] *= nrm[1];
+            barrier();
+        }
+        float ga = gate[t * pc.Hv + h], b = beta[t * pc.Hv + h];
+        if ((pc.flags & FLAG_GATES) != 0u) {
+            ga = softplus(ga + dt_bias(pc.bias_type, pc.bias_base, h)) * ssm_a(pc.a_type, pc.a_base, h);
+            b = 1.0 / (1.0 + exp(-b));
+        }
+        float decay = exp(ga), dot = 0.0;
         for (uint c = 0u; c < MAX_C; c++) {
             if (c >= per || c0 + c >= pc.dk) break;
             s[c] *= decay;
