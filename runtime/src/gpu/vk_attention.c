@@ -4,6 +4,7 @@
  * splits). */
 #include <math.h>
 #include "gpu/vk_internal.h"
+#include "gpu/vk_attention.h"
 #include "gpu/vk_kv.h"
 #include "gpu/vk_weights.h"
 
@@ -27,7 +28,20 @@ uint32_t tmrt__vk_attention_splits(uint32_t max_keys, uint32_t n_tok) {
     return s < 1 ? 1 : (s > 32 ? 32 : s);
 }
 
-static uint64_t span(uint32_t n_tok, uint32_t n_head, uint32_t ts, uint32_t hs, uint32_t hd) {
+uint64_t tmrt__vk_attention_grid(uint32_t n_tok, uint32_t n_head, uint32_t n_kv, uint32_t n_split, uint32_t *qt) {
+    uint32_t G = n_head / n_kv, GS = G < MAX_R ? G : MAX_R, n_gc = (G + GS - 1) / GS;
+    *qt = MAX_R / GS;
+    return tmrt__vk_div_up(n_tok, *qt) * n_kv * n_gc * n_split;
+}
+
+void tmrt__vk_attention_combine(tmrt_vk_rec *rec, tmrt_vk_buf scratch, tmrt_vk_buf out, tmrt_vk_buf gate,
+                                const uint32_t push[9]) {
+    tmrt__vk_barrier(rec);
+    tmrt_vk_buf cb[3] = {scratch, out, gate};
+    tmrt__vk_dispatch(rec, TMRT_VK_K_ATTN_COMBINE, cb, 3, push, 9 * sizeof *push, (uint64_t)push[0] * push[1]);
+}
+
+uint64_t tmrt__vk_attention_span(uint32_t n_tok, uint32_t n_head, uint32_t ts, uint32_t hs, uint32_t hd) {
     return ((uint64_t)(n_tok - 1) * ts + (uint64_t)(n_head - 1) * hs + hd) * 4;
 }
 
@@ -40,10 +54,11 @@ static bool args_ok(tmrt_vk_rec *rec, const tmrt_vk_attention *a, attn_push *pc)
         return false;
     }
     if (!tmrt__vk_kv_ok(rec, op, &a->kv, a->n_head_kv * hd)) return false;
-    if (!tmrt__vk_need(rec, op, "q", a->q, span(a->n_tok, H, pc->qts, pc->qhs, hd)) ||
-        !tmrt__vk_need(rec, op, "out", a->out, span(a->n_tok, H, pc->ots, pc->ohs, hd)))
+    if (!tmrt__vk_need(rec, op, "q", a->q, tmrt__vk_attention_span(a->n_tok, H, pc->qts, pc->qhs, hd)) ||
+        !tmrt__vk_need(rec, op, "out", a->out, tmrt__vk_attention_span(a->n_tok, H, pc->ots, pc->ohs, hd)))
         return false;
-    if (a->gate.buffer && !tmrt__vk_need(rec, op, "gate", a->gate, span(a->n_tok, H, pc->gts, pc->ghs, hd)))
+    if (a->gate.buffer &&
+        !tmrt__vk_need(rec, op, "gate", a->gate, tmrt__vk_attention_span(a->n_tok, H, pc->gts, pc->ghs, hd)))
         return false;
     if (a->step.buffer && !tmrt__vk_need(rec, op, "step", a->step, 4)) return false;
     uint64_t sb = tmrt__vk_attention_scratch_bytes(a->n_tok, H, hd, pc->n_split);
@@ -65,19 +80,15 @@ tmem_status tmrt__vk_attention(tmrt_vk_rec *rec, const tmrt_vk_attention *a) {
     bool vec = kv->row_bytes % 16 == 0 && kv->block_bytes % 16 == 0 && head_bytes % 16 == 0;
     for (uint32_t i = 0; i < kv->n_pool; i++) vec = vec && kv->pool[i].offset % 16 == 0;
     if (vec) pc.flags |= 8u; /* K rows read 16 bytes at a time */
-    uint32_t G = H / a->n_head_kv, GS = G < MAX_R ? G : MAX_R, n_gc = (G + GS - 1) / GS;
-    pc.qt = MAX_R / GS;
-    uint64_t n_qt = tmrt__vk_div_up(a->n_tok, pc.qt);
+    uint64_t groups = tmrt__vk_attention_grid(a->n_tok, H, a->n_head_kv, pc.n_split, &pc.qt);
     tmrt_vk_buf none = a->q;
     tmrt_vk_buf b[10] = {a->q, a->out, a->gate.buffer ? a->gate : none, pc.n_split > 1 ? a->scratch : none,
                          a->step.buffer ? a->step : none};
     tmrt__vk_kv_bind(kv, b + 5);
-    tmrt__vk_dispatch(rec, TMRT_VK_K_ATTENTION, b, 10, &pc, sizeof pc, n_qt * a->n_head_kv * n_gc * pc.n_split);
+    tmrt__vk_dispatch(rec, TMRT_VK_K_ATTENTION, b, 10, &pc, sizeof pc, groups);
     if (pc.n_split > 1) {
-        tmrt__vk_barrier(rec);
         uint32_t cp[9] = {a->n_tok, H, hd, pc.n_split, pc.ots, pc.ohs, pc.gts, pc.ghs, pc.flags & 4u};
-        tmrt_vk_buf cb[3] = {a->scratch, a->out, a->gate.buffer ? a->gate : none};
-        tmrt__vk_dispatch(rec, TMRT_VK_K_ATTN_COMBINE, cb, 3, cp, sizeof cp, (uint64_t)a->n_tok * H);
+        tmrt__vk_attention_combine(rec, a->scratch, a->out, a->gate.buffer ? a->gate : none, cp);
     }
     return rec->status;
 }

@@ -46,7 +46,11 @@
     X(ATTN_COMBINE, attn_combine, 3, PLAIN, 256, 0, 0, 0) \
     X(DN_RECURRENT, dn_recurrent, 9, PLAIN, 128, 0, 0, 0) \
     X(DN_CHUNK_PREP, dn_chunk_prep, 8, PLAIN, 256, 0, 0, 0) \
-    X(DN_CHUNK_SCAN, dn_chunk_scan, 8, PLAIN, 128, 0, 0, 0)
+    X(DN_CHUNK_SCAN, dn_chunk_scan, 8, PLAIN, 128, 0, 0, 0) \
+    X(ATTENTION_DENSE, attention_dense, 6, PLAIN, 128, 0, 0, 0) \
+    X(LAYERNORM, layernorm, 4, PLAIN, 256, 0, 0, 0) \
+    X(GELU, gelu, 1, PLAIN, 256, 0, 0, 0) \
+    X(BIAS_ADD, bias_add, 2, PLAIN, 256, 0, 0, 0)
 
 typedef enum tmrt_vk_kernel {
 #define TMRT_VK_ENUM(id, ...) TMRT_VK_K_##id,

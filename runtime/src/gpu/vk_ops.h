@@ -227,4 +227,35 @@ typedef struct tmrt_vk_conv {
 } tmrt_vk_conv;
 tmem_status tmrt__vk_conv(tmrt_vk_rec *rec, const tmrt_vk_conv *c);
 
+/* ---- the vision encoder's ops (issue 20) ------------------------------------
+ * LayerNorm of n_rows rows of n (x[r*ld_x], out[r*ld_out]; ld 0 = n; out
+ * may alias x): (x - mean) / sqrt(var + eps) * w + b, w and b vectors of n
+ * (F32/F16/BF16), as vision/ops.c's tmrt__vis_layernorm. */
+typedef struct tmrt_vk_layernorm {
+    tmrt_vk_buf x, out;
+    tmrt_vk_wmat w, b;
+    uint32_t n, n_rows, ld_x, ld_out;
+    float eps;
+} tmrt_vk_layernorm;
+tmem_status tmrt__vk_layernorm(tmrt_vk_rec *rec, const tmrt_vk_layernorm *l);
+/* GELU of n floats in place: the tanh form (erf = false: the blocks' MLP) or
+ * the erf form (the merger). */
+tmem_status tmrt__vk_gelu(tmrt_vk_rec *rec, tmrt_vk_buf x, uint32_t n, bool erf);
+/* y[t*ld + i] += b[i] for i < n, t < n_tok (ld 0 = n); b a vector of n. */
+tmem_status tmrt__vk_bias_add(tmrt_vk_rec *rec, tmrt_vk_buf y, const tmrt_vk_wmat *b, uint32_t n, uint32_t n_tok,
+                              uint32_t ld);
+/* Non-causal attention over plain f32 rows: query t < n_tok, head h sees all
+ * n_keys keys of KV head h / (n_head / n_head_kv); q, k, v, out (and the
+ * optional sigmoid gate) at row*ts + head*hs (0 = packed); scale 0 =
+ * 1/sqrt(head_dim); head_dim <= 256; n_split, scratch as tmrt__vk_attention.
+ * The vision encoder's qkv [t][3 H] is q at 0, k at H, v at 2H floats
+ * (bindings at those offsets), ts 3H, hs head_dim. */
+typedef struct tmrt_vk_attention_dense {
+    tmrt_vk_buf q, k, v, out, gate, scratch;
+    uint32_t n_tok, n_keys, n_head, n_head_kv, head_dim, n_split;
+    uint32_t q_ts, q_hs, k_ts, k_hs, v_ts, v_hs, out_ts, out_hs, gate_ts, gate_hs;
+    float scale;
+} tmrt_vk_attention_dense;
+tmem_status tmrt__vk_attention_dense(tmrt_vk_rec *rec, const tmrt_vk_attention_dense *a);
+
 #endif /* TMRT_VK_OPS_H */
