@@ -261,13 +261,17 @@ static void bench_mixers(bench *B) {
     memset(gb.host, 0, (uint64_t)pre * Hv * 8);
     memset(sb.host, 0, (uint64_t)Hv * dv * dk * 4);
     uint64_t qk = (uint64_t)G * dk * 4;
-    dn_arg d = {{x.b, {x.vb, qk, x.b.range - qk}, {x.vb, 2 * qk, x.b.range - 2 * qk}, gb.b,
-                 {gb.vb, (uint64_t)pre * Hv * 4, (uint64_t)pre * Hv * 4}, sb.b, ob.b, sc.b, 1, dk, dv, G, Hv, C, C,
-                 Hv * dv, false}};
+    dn_arg d = {0};
+    d.d.q = x.b, d.d.k = (tmrt_vk_buf){x.vb, qk, x.b.range - qk};
+    d.d.v = (tmrt_vk_buf){x.vb, 2 * qk, x.b.range - 2 * qk};
+    d.d.gate = gb.b, d.d.beta = (tmrt_vk_buf){gb.vb, (uint64_t)pre * Hv * 4, (uint64_t)pre * Hv * 4};
+    d.d.state = sb.b, d.d.out = ob.b, d.d.scratch = sc.b, d.d.n_tok = 1, d.d.dk = dk, d.d.dv = dv, d.d.n_k_heads = G;
+    d.d.n_v_heads = Hv, d.d.qk_ts = d.d.v_ts = C, d.d.o_ts = Hv * dv;
+    d.d.l2 = true, d.d.l2_eps = 1e-6f, d.d.q_scale = 0.0884f; /* the decode form: the q/k norm fused */
     t = time_op(B, rec_deltanet, &d, B->quick ? 2 : 50);
-    printf("deltanet recurrent, 1 token: %9.2f us (%.1f GB/s of state read and written)\n", t * 1e6,
+    printf("deltanet recurrent (q/k norm fused), 1 token: %9.2f us (%.1f GB/s of state read and written)\n", t * 1e6,
            2.0 * Hv * dv * dk * 4 / t * 1e-9);
-    d.d.n_tok = pre, d.d.chunked = true;
+    d.d.n_tok = pre, d.d.chunked = true, d.d.l2 = false;
     t = time_op(B, rec_deltanet, &d, B->quick ? 2 : 10);
     printf("deltanet chunked, %u tokens: %9.2f us\n", pre, t * 1e6);
     dbuf_free(B, &x), dbuf_free(B, &gb), dbuf_free(B, &sb), dbuf_free(B, &ob), dbuf_free(B, &sc);
