@@ -67,22 +67,26 @@ if(TMEM_GLSLANG)
     list(APPEND _parts ${_out}/${_name}.spv.h)
   endforeach()
   string(REPLACE ";" "|" _parts_arg "${_parts}")
-  add_custom_command(OUTPUT ${_out}/tmrt_spirv.h
-    COMMAND ${CMAKE_COMMAND} "-DPARTS=${_parts_arg}" -DOUT=${_out}/tmrt_spirv.h -P ${TMRT_GPU_DIR}/spirv_join.cmake
+  # joined as gpu/shaders/tmrt_spirv.h under _out, which comes first on the
+  # include path: vk_spirv.c includes "gpu/shaders/tmrt_spirv.h" (the
+  # committed one under runtime/src without glslangValidator)
+  file(MAKE_DIRECTORY ${_out}/gpu/shaders)
+  set(_joined ${_out}/gpu/shaders/tmrt_spirv.h)
+  add_custom_command(OUTPUT ${_joined}
+    COMMAND ${CMAKE_COMMAND} "-DPARTS=${_parts_arg}" -DOUT=${_joined} -P ${TMRT_GPU_DIR}/spirv_join.cmake
     DEPENDS ${_parts} ${TMRT_GPU_DIR}/spirv_join.cmake
     COMMENT "SPIR-V of the runtime's kernels -> tmrt_spirv.h" VERBATIM)
-  add_custom_target(tmrt_spirv DEPENDS ${_out}/tmrt_spirv.h)
+  add_custom_target(tmrt_spirv DEPENDS ${_joined})
   add_dependencies(typedmem_runtime_common tmrt_spirv)
-  target_include_directories(typedmem_runtime_common PRIVATE ${_out})
+  target_include_directories(typedmem_runtime_common BEFORE PRIVATE ${_out})
   add_custom_target(tmrt_spirv_update
-    COMMAND ${CMAKE_COMMAND} -E copy ${_out}/tmrt_spirv.h ${TMRT_SHADER_DIR}/tmrt_spirv.h
-    DEPENDS ${_out}/tmrt_spirv.h COMMENT "refresh the committed runtime/src/gpu/shaders/tmrt_spirv.h")
+    COMMAND ${CMAKE_COMMAND} -E copy ${_joined} ${TMRT_SHADER_DIR}/tmrt_spirv.h
+    DEPENDS ${_joined} COMMENT "refresh the committed runtime/src/gpu/shaders/tmrt_spirv.h")
   if(TMEM_BUILD_TESTS)
     add_test(NAME gpu/spirv_runtime_fresh
-      COMMAND ${CMAKE_COMMAND} -E compare_files ${TMRT_SHADER_DIR}/tmrt_spirv.h ${_out}/tmrt_spirv.h)
+      COMMAND ${CMAKE_COMMAND} -E compare_files ${TMRT_SHADER_DIR}/tmrt_spirv.h ${_joined})
   endif()
   message(STATUS "typedmem_runtime: Vulkan compute, shaders compiled by ${TMEM_GLSLANG}")
 else()
-  target_include_directories(typedmem_runtime_common PRIVATE ${TMRT_SHADER_DIR})
   message(STATUS "typedmem_runtime: Vulkan compute, committed SPIR-V (no glslangValidator)")
 endif()

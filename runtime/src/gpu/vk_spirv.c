@@ -3,7 +3,7 @@
  * specialisation defaults, from the list in vk_kernels.h. */
 #include <stddef.h>
 #include "gpu/vk_kernels.h"
-#include "tmrt_spirv.h"
+#include "gpu/shaders/tmrt_spirv.h"
 
 #define SPV(n) {tmrt__spv_##n, (uint32_t)sizeof tmrt__spv_##n}
 #define NONE {NULL, 0}
