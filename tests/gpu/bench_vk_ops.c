@@ -187,6 +187,32 @@ static void bench_type(bench *B, uint32_t type) {
     dbuf_free(B, &x), dbuf_free(B, &y);
 }
 
+/* The mat-mat tiles (specialisation constants 1, 2) on two prefill shapes
+ * at 512 tokens. idx: the type's place among the six kernels of a family. */
+static void tune_matmat(bench *B, uint32_t type, uint32_t idx) {
+    static const uint32_t cfg[][3] = {{256, 64, 64}, {256, 128, 64}, {256, 64, 128}, {256, 128, 128}};
+    const shape *sh[2] = {&k_shapes[6], &k_shapes[7]};
+    tmrt_vk_kernel k = (tmrt_vk_kernel)(TMRT_VK_K_MATMAT_F32 + idx);
+    dbuf x, y;
+    if (!dbuf_new(B, 3584ull * 4 * 512, &x) || !dbuf_new(B, 3584ull * 4 * 512, &y)) return;
+    fill_x(x.host, 3584ull * 512);
+    for (int s = 0; s < 2; s++) {
+        dbuf w;
+        uint64_t bytes = (uint64_t)sh[s]->n_out * tmrt__vk_row_bytes(type, sh[s]->n_in);
+        if (!dbuf_new(B, bytes + 64, &w)) continue;
+        fill_random(w.host, bytes, 9);
+        for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+            if (tmrt__vk_tune(B->vk, k, cfg[c], 3) != TMEM_OK) continue;
+            double t = bench_matmul(B, type, sh[s], 512, &w, &x, &y);
+            printf("tune    %-5s %-12s tile %3u x %-3u tok 512: %9.2f us  %8.1f GFLOP/s\n", tname(type), sh[s]->name,
+                   cfg[c][1], cfg[c][2], t * 1e6, 2.0 * sh[s]->n_in * sh[s]->n_out * 512 / t * 1e-9);
+        }
+        (void)tmrt__vk_tune(B->vk, k, NULL, 0);
+        dbuf_free(B, &w);
+    }
+    dbuf_free(B, &x), dbuf_free(B, &y);
+}
+
 /* The mat-vec specialisation constants (workgroup size, rows a workgroup)
  * on two decode shapes: the best first. */
 static void tune(bench *B, uint32_t type) {
@@ -215,6 +241,7 @@ static void tune(bench *B, uint32_t type) {
         dbuf_free(B, &w);
     }
     dbuf_free(B, &x), dbuf_free(B, &y);
+    tune_matmat(B, type, idx);
 }
 
 /* Attention of one token over 4096 cached slots (the 0.8B's 8 / 2 heads of

@@ -5,6 +5,7 @@
  * and with the fallbacks forced (no subgroup ops, no 16-bit storage).
  * Skips (77) without a Vulkan device. */
 #include "vk_test_util.h"
+#include "gpu/vk_internal.h"
 #include "kern/kern.h"
 #include "typedmem/model.h"
 
@@ -163,6 +164,24 @@ static void test_matmul_prefill(void) {
     }
 }
 
+/* The mat-mat's other tiles (specialisation constants: 128 x 64, 64 x 128,
+ * 128 x 128) on shapes with partial tiles, for a float and two quantised
+ * types; then the defaults again. */
+static void test_matmul_tiles(void) {
+    static const uint32_t tiles[3][3] = {{256, 128, 64}, {256, 64, 128}, {256, 128, 128}};
+    static const uint32_t types[3] = {TMEM_GGML_F16, TMEM_GGML_Q4_K, TMEM_GGML_Q6_K};
+    for (int ti = 0; ti < 3; ti++) {
+        tmrt_vk_kernel k = (tmrt_vk_kernel)(TMRT_VK_K_MATMAT_F32 + (ti == 0 ? 1 : ti == 1 ? 4 : 5));
+        for (int c = 0; c < 3; c++) {
+            REQUIRE_OK(tmrt__vk_tune(g.vk, k, tiles[c], 3));
+            mm_case m = {types[ti], types[ti] == TMEM_GGML_F16 ? 300 : 512, 200, 150, 0, 0, 1, 0, false, 1};
+            mm_check(&m);
+        }
+        REQUIRE_OK(tmrt__vk_tune(g.vk, k, NULL, 0));
+        CHECK(tmrt__vk_spec(g.vk, k)[1] == 64 && tmrt__vk_spec(g.vk, k)[2] == 64);
+    }
+}
+
 /* Padded rows (junk between them), weights at an offset the binding must
  * start below (w_base), rows not 16-byte aligned (the element path). */
 static void test_matmul_layouts(void) {
@@ -221,6 +240,7 @@ int main(void) {
     RUN(test_matmul_types);
     RUN(test_matmul_tokens);
     RUN(test_matmul_prefill);
+    RUN(test_matmul_tiles);
     RUN(test_matmul_layouts);
     RUN(test_matmul_split);
     for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++)

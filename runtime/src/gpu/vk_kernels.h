@@ -21,12 +21,12 @@
     X(MATVEC_Q8_0, matvec_q8_0, 4, SG16, 32, 2, 0, 0) \
     X(MATVEC_Q4_K, matvec_q4_k, 4, SG, 32, 2, 0, 0) \
     X(MATVEC_Q6_K, matvec_q6_k, 4, SG16, 32, 2, 0, 0) \
-    X(MATMAT_F32, matmat_f32, 3, PLAIN, 256, 0, 0, 0) \
-    X(MATMAT_F16, matmat_f16, 3, S16, 256, 0, 0, 0) \
-    X(MATMAT_BF16, matmat_bf16, 3, S16, 256, 0, 0, 0) \
-    X(MATMAT_Q8_0, matmat_q8_0, 3, S16, 256, 0, 0, 0) \
-    X(MATMAT_Q4_K, matmat_q4_k, 3, PLAIN, 256, 0, 0, 0) \
-    X(MATMAT_Q6_K, matmat_q6_k, 3, S16, 256, 0, 0, 0) \
+    X(MATMAT_F32, matmat_f32, 3, PLAIN, 256, 64, 64, 0) \
+    X(MATMAT_F16, matmat_f16, 3, S16, 256, 64, 64, 0) \
+    X(MATMAT_BF16, matmat_bf16, 3, S16, 256, 64, 64, 0) \
+    X(MATMAT_Q8_0, matmat_q8_0, 3, S16, 256, 64, 64, 0) \
+    X(MATMAT_Q4_K, matmat_q4_k, 3, PLAIN, 256, 64, 64, 0) \
+    X(MATMAT_Q6_K, matmat_q6_k, 3, S16, 256, 64, 64, 0) \
     X(GET_ROWS_F32, get_rows_f32, 3, PLAIN, 256, 0, 0, 0) \
     X(GET_ROWS_F16, get_rows_f16, 3, S16, 256, 0, 0, 0) \
     X(GET_ROWS_BF16, get_rows_bf16, 3, S16, 256, 0, 0, 0) \

@@ -1,7 +1,8 @@
 /* vk_matmul.c: y = W x on the device for the six weight types: the
  * mat-vec kernels (shaders/matvec_*.comp, up to 8 tokens a workgroup) for
  * decode and gathered rows, the tiled mat-mat kernels (matmat_*.comp, 64 x 64
- * tiles) for more tokens; weights past maxStorageBufferRange bound and
+ * tiles by default: the kernels' specialisation constants 1 and 2) for more
+ * tokens; weights past maxStorageBufferRange bound and
  * dispatched in row pieces, each piece's binding starting at the aligned
  * offset at or below its first row. */
 #include "gpu/vk_internal.h"
@@ -66,15 +67,15 @@ typedef struct mm_push {
     uint32_t n_in, n_out, row_bytes, w_base, n_tok, ldx, ldy, y_col0, row_tiles;
 } mm_push;
 
-#define MM_TILE 64u
-
 static void matmat_piece(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, const tmrt_vk_wpiece *p, uint32_t ldx,
                          uint32_t ldy) {
+    tmrt_vk_kernel k = of_type(TMRT_VK_K_MATMAT_F32, m->w.type);
+    const uint32_t *spec = tmrt__vk_spec(rec->vk, k); /* the tile: spec[1] rows x spec[2] tokens */
     mm_push pc = {m->w.n_in, p->rows, (uint32_t)m->w.row_bytes, p->w_base, m->n_tok, ldx, ldy, p->r0,
-                  (uint32_t)tmrt__vk_div_up(p->rows, MM_TILE)};
+                  (uint32_t)tmrt__vk_div_up(p->rows, spec[1])};
     tmrt_vk_buf b[3] = {p->bind, m->x, m->y};
-    uint64_t groups = (uint64_t)pc.row_tiles * tmrt__vk_div_up(m->n_tok, MM_TILE);
-    tmrt__vk_dispatch(rec, of_type(TMRT_VK_K_MATMAT_F32, m->w.type), b, 3, &pc, sizeof pc, groups);
+    uint64_t groups = (uint64_t)pc.row_tiles * tmrt__vk_div_up(m->n_tok, spec[2]);
+    tmrt__vk_dispatch(rec, k, b, 3, &pc, sizeof pc, groups);
 }
 
 tmem_status tmrt__vk_matmul(tmrt_vk_rec *rec, const tmrt_vk_matmul *m) {

@@ -1,16 +1,20 @@
 // matmat.glsl: the tiled mat-mat (prefill): y[t][y_col0 + o] = W[o] . x[t]
-// for o < n_out (rows of this dispatch), t < n_tok. A workgroup of WG (256)
-// threads computes a BM x BN tile (weight rows x tokens, 64 x 64): per step
-// of BK = 32 (one Q8_0 block, one K-quant sub-block) it dequantises the
-// weights' 64 x 32 piece into shared memory (load8 of the type's file: no
-// dequantised copy of a weight outside this tile), stages x's 32 x 64 piece,
-// and each thread accumulates a 4 x 4 block of y from shared vec4 reads.
+// for o < n_out (rows of this dispatch), t < n_tok. A workgroup of 256
+// threads (16 x 16) computes a BM x BN tile (weight rows x tokens; spec
+// constants 1 and 2: 64 or 128 each, default 64 x 64): per step of BK = 32
+// (one Q8_0 block, one K-quant sub-block) it dequantises the weights' BM x 32
+// piece into shared memory (load8 of the type's file: no dequantised copy of
+// a weight outside this tile), stages x's 32 x BN piece, and each thread
+// accumulates a (BM/16) x (BN/16) block of y from shared vec4 reads; the
+// next step's weights and x are read into registers meanwhile.
 // Bindings: 0 W, 1 x f32 [n_tok][ldx], 2 y f32 [n_tok][ldy].
-layout(local_size_x = 256) in; // the 16 x 16 threads of the 4 x 4 blocks
+layout(local_size_x = 256) in;
 const uint WG = 256u;
-#define BM 64u
-#define BN 64u
+layout(constant_id = 1) const uint BM = 64u;
+layout(constant_id = 2) const uint BN = 64u;
 #define BK 32u
+const uint TM = BM / 16u, TN = BN / 16u; // a thread's block of y
+const uint LA = BM / 64u, LB = BN / 64u; // its loads of 8 a step: weights, x
 layout(std430, set = 0, binding = 1) readonly buffer X { float x[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
@@ -22,53 +26,77 @@ layout(push_constant) uniform P {
 shared vec4 As[BK][BM / 4u]; // As[k][r/4][r%4]: weights, k-major
 shared vec4 Bs[BK][BN / 4u]; // Bs[k][t/4][t%4]: x, k-major
 
-
-// this thread's 8 weights (row lr, zeros past n_out) and 8 x values (token
-// lr, zeros past n_tok) from k on (zeros past n_in)
-void load_step(uint rb, uint xb, uint k, bool wok, bool xok, out float w[8], out float xv[8]) {
+// 8 weights of the row at byte rb from k on (zeros past n_in, and when !ok)
+void load_w(uint rb, uint k, bool ok, out float w[8]) {
 #ifdef HAS_LOAD1
     if (k + 8u > pc.n_in) { // the float types' tail (quantised rows are whole blocks)
         for (uint i = 0u; i < 8u; i++) w[i] = k + i < pc.n_in ? load1(rb, k + i) : 0.0;
     } else
 #endif
     load8(rb, k, w);
-    for (uint i = 0u; i < 8u; i++) {
-        w[i] = wok ? w[i] : 0.0;
-        xv[i] = xok && k + i < pc.n_in ? x[xb + k + i] : 0.0;
-    }
+    for (uint i = 0u; i < 8u; i++) w[i] = ok ? w[i] : 0.0;
+}
+
+// 8 x values of the token row at xb from k on (zeros past n_in, and when !ok)
+void load_x(uint xb, uint k, bool ok, out float v[8]) {
+    for (uint i = 0u; i < 8u; i++) v[i] = ok && k + i < pc.n_in ? x[xb + k + i] : 0.0;
 }
 
 void main() {
     uint g = group_id(), rt = g % pc.row_tiles, tt = g / pc.row_tiles;
     uint row0 = rt * BM, tok0 = tt * BN;
     if (tok0 >= pc.n_tok) return;
-    uint tid = gl_LocalInvocationID.x, tx = tid % 16u, ty = tid / 16u;
-    uint lr = tid / 4u, lk = (tid % 4u) * 8u; // this thread's loads: row / token lr, k lk..lk+7
-    uint wrow = min(row0 + lr, pc.n_out - 1u), rb = pc.w_base + wrow * pc.row_bytes;
-    bool wok = row0 + lr < pc.n_out, xok = tok0 + lr < pc.n_tok;
-    uint xb = (xok ? tok0 + lr : 0u) * pc.ldx;
-    vec4 acc[4];
-    for (uint i = 0u; i < 4u; i++) acc[i] = vec4(0.0);
-    // the next step's weights and x are read into registers while this
-    // step's are multiplied out of shared memory
-    float w[8], xv[8];
-    load_step(rb, xb, lk, wok, xok, w, xv);
+    uint tid = gl_LocalInvocationID.x, tx = tid % 16u, ty = tid / 16u, lk = (tid % 4u) * 8u;
+    // load group i: row / token tid/4 + 64 i, k lk..lk+7
+    uint rb[LA], xb[LB];
+    bool wok[LA], xok[LB];
+    for (uint i = 0u; i < LA; i++) {
+        uint r = row0 + tid / 4u + 64u * i;
+        wok[i] = r < pc.n_out, rb[i] = pc.w_base + min(r, pc.n_out - 1u) * pc.row_bytes;
+    }
+    for (uint i = 0u; i < LB; i++) {
+        uint t = tok0 + tid / 4u + 64u * i;
+        xok[i] = t < pc.n_tok, xb[i] = (xok[i] ? t : 0u) * pc.ldx;
+    }
+    vec4 acc[TM][TN / 4u];
+    for (uint i = 0u; i < TM; i++)
+        for (uint j = 0u; j < TN / 4u; j++) acc[i][j] = vec4(0.0);
+    float w[LA][8], xv[LB][8];
+    for (uint i = 0u; i < LA; i++) load_w(rb[i], lk, wok[i], w[i]);
+    for (uint i = 0u; i < LB; i++) load_x(xb[i], lk, xok[i], xv[i]);
     for (uint k0 = 0u; k0 < pc.n_in; k0 += BK) {
-        for (uint i = 0u; i < 8u; i++) As[lk + i][lr >> 2][lr & 3u] = w[i], Bs[lk + i][lr >> 2][lr & 3u] = xv[i];
+        for (uint i = 0u; i < LA; i++) {
+            uint r = tid / 4u + 64u * i;
+            for (uint e = 0u; e < 8u; e++) As[lk + e][r >> 2][r & 3u] = w[i][e];
+        }
+        for (uint i = 0u; i < LB; i++) {
+            uint t = tid / 4u + 64u * i;
+            for (uint e = 0u; e < 8u; e++) Bs[lk + e][t >> 2][t & 3u] = xv[i][e];
+        }
         barrier();
-        if (k0 + BK < pc.n_in) load_step(rb, xb, k0 + BK + lk, wok, xok, w, xv);
+        if (k0 + BK < pc.n_in) {
+            for (uint i = 0u; i < LA; i++) load_w(rb[i], k0 + BK + lk, wok[i], w[i]);
+            for (uint i = 0u; i < LB; i++) load_x(xb[i], k0 + BK + lk, xok[i], xv[i]);
+        }
         for (uint kk = 0u; kk < BK; kk++) {
-            vec4 a = As[kk][ty], b = Bs[kk][tx];
-            acc[0] += a.x * b, acc[1] += a.y * b, acc[2] += a.z * b, acc[3] += a.w * b;
+            vec4 b[TN / 4u];
+            for (uint j = 0u; j < TN / 4u; j++) b[j] = Bs[kk][tx * (TN / 4u) + j];
+            for (uint i4 = 0u; i4 < TM / 4u; i4++) {
+                vec4 a = As[kk][ty * (TM / 4u) + i4];
+                for (uint j = 0u; j < TN / 4u; j++) {
+                    acc[4u * i4][j] += a.x * b[j], acc[4u * i4 + 1u][j] += a.y * b[j];
+                    acc[4u * i4 + 2u][j] += a.z * b[j], acc[4u * i4 + 3u][j] += a.w * b[j];
+                }
+            }
         }
         barrier();
     }
-    for (uint i = 0u; i < 4u; i++) {
-        uint o = row0 + 4u * ty + i;
+    for (uint i = 0u; i < TM; i++) {
+        uint o = row0 + TM * ty + i;
         if (o >= pc.n_out) break;
-        for (uint j = 0u; j < 4u; j++) {
-            uint t = tok0 + 4u * tx + j;
-            if (t < pc.n_tok) y[t * pc.ldy + pc.y_col0 + o] = acc[i][j];
+        for (uint j = 0u; j < TN; j++) {
+            uint t = tok0 + TN * tx + j;
+            if (t < pc.n_tok) y[t * pc.ldy + pc.y_col0 + o] = acc[i][j >> 2][j & 3u];
         }
     }
 }
