@@ -315,6 +315,7 @@ static uint32_t parse_type(const char *s) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* lines survive a timeout's kill */
     bench B = {0};
     bool do_tune = false;
     const char *types = "f32,f16,bf16,q8_0,q4_K,q6_K";
