@@ -1,7 +1,8 @@
 /* The runtime's Vulkan compute layer under injected failures
  * (tmrt__vk_fault_set): every Vulkan call the layer makes to build its
- * pipelines and layouts, create a recorder, record (descriptor sets), end,
- * submit and wait fails in turn; each gives a clean status and a message
+ * pipelines and layouts, create a recorder (with its timestamp queries),
+ * record (descriptor sets), end, submit, wait and read the timestamps fails
+ * in turn; each gives a clean status and a message
  * naming the call, nothing runs half-recorded, and after the fault the same
  * context and recorder record and run correctly (checked on the results).
  * Device loss at the wait: TMEM_E_OS, "device lost", no crash, every later
@@ -31,9 +32,13 @@ static void graph_free(graph *gr) {
     vkt_buf_free(&g, &gr->w), vkt_buf_free(&g, &gr->x), vkt_buf_free(&g, &gr->y);
 }
 
+/* Timestamp slots of the sweep's recorders (0 where the queue has none). */
+static uint32_t g_ts;
+
 static tmem_status graph_record(tmrt_vk_rec *rec, graph *gr) {
     tmem_status st = tmrt__vk_begin(rec);
     if (st != TMEM_OK) return st;
+    if (g_ts) tmrt__vk_timestamp(rec, 0);
     tmrt_vk_matmul m = {{gr->w.b, TMEM_GGML_F16, 64, 64, 128}, gr->x.b, gr->y.b, {0}, 0, 0, 1, 0};
     tmrt__vk_matmul(rec, &m);
     tmrt__vk_barrier(rec);
@@ -42,8 +47,12 @@ static tmem_status graph_record(tmrt_vk_rec *rec, graph *gr) {
     tmrt__vk_rmsnorm(rec, &r);
     tmrt__vk_barrier(rec);
     tmrt__vk_add(rec, gr->y.b, gr->y.b, gr->y.b, 64);
+    if (g_ts) tmrt__vk_timestamp(rec, 1);
     tmrt__vk_barrier_host(rec);
-    return tmrt__vk_run(rec);
+    st = tmrt__vk_run(rec);
+    double ns[2];
+    if (st == TMEM_OK && g_ts) st = tmrt__vk_timestamps(rec, ns, 2);
+    return st;
 }
 
 static bool graph_right(const graph *gr) {
@@ -65,8 +74,10 @@ static void test_sweep(void) {
     tmrt_vk_rec *rec;
     char err[256];
     REQUIRE_OK(tmrt__vk_create(g.gpu, NULL, &vk, err, sizeof err));
+    g_ts = tmrt__vk_limits(vk)->timestamps ? 2 : 0; /* the query pool and its results in the path */
+    tmrt_vk_rec_desc rd = {.max_timestamps = g_ts};
     uint64_t c0 = tmrt__vk_calls(vk);
-    REQUIRE_OK(tmrt__vk_rec_create(vk, NULL, &rec));
+    REQUIRE_OK(tmrt__vk_rec_create(vk, &rd, &rec));
     REQUIRE_OK(graph_record(rec, &gr));
     CHECK(graph_right(&gr));
     uint64_t n = tmrt__vk_calls(vk) - c0;
@@ -79,7 +90,7 @@ static void test_sweep(void) {
         REQUIRE_OK(tmrt__vk_create(g.gpu, NULL, &vk, err, sizeof err));
         memset(gr.y.host, 0, 256);
         tmrt__vk_fault_set(vk, (int64_t)i, kinds[i % 2]);
-        tmem_status st = tmrt__vk_rec_create(vk, NULL, &rec);
+        tmem_status st = tmrt__vk_rec_create(vk, &rd, &rec);
         if (st == TMEM_OK) {
             st = graph_record(rec, &gr);
             CHECK_MSG(st == TMEM_E_NO_MEMORY, "fault at call %llu: %s (%s)", (unsigned long long)i,
@@ -97,6 +108,7 @@ static void test_sweep(void) {
         }
         tmrt__vk_destroy(vk);
     }
+    g_ts = 0;
     graph_free(&gr);
 }
 

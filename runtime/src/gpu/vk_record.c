@@ -226,7 +226,7 @@ tmem_status tmrt__vk_timestamps(tmrt_vk_rec *rec, double *ns, uint32_t n) {
         uint32_t c = n - i0 < 64 ? n - i0 : 64;
         VkResult r = TMRT_VK(vk, vk->fn.vkGetQueryPoolResults(vk->device, rec->queries, i0, c, sizeof t, t, 8,
                                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-        if (r != VK_SUCCESS) return tmrt__vk_status(vk, r);
+        if (r != VK_SUCCESS) return vk_fail(rec, r, "vkGetQueryPoolResults");
         if (i0 == 0) base = t[0];
         for (uint32_t i = 0; i < c; i++) ns[i0 + i] = (double)(t[i] - base) * vk->lim.timestamp_ns;
     }
