@@ -4,7 +4,6 @@
  * (cuMemAddressReserve/cuMemCreate/cuMemMap) and POSIX-fd export support,
  * and learn the allocation granularity.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +32,18 @@ void tmem__cu_leave(tmem__cu *cu) {
 }
 
 static tmem_status load(tmem__cu *cu) {
-    cu->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cu->lib) return tmem__err(TMEM_E_UNSUPPORTED);
+    if (tmem__os_lib_open("libcuda.so.1", &cu->lib) != TMEM_OK) return tmem__err(TMEM_E_UNSUPPORTED);
     bool ok = true;
 #define TMEM__CU_LOAD(name)                                                                                            \
     {                                                                                                                  \
-        void *sym = dlsym(cu->lib, TMEM__STR(name));                                                                   \
+        void *sym = tmem__os_lib_symbol(cu->lib, TMEM__STR(name));                                                     \
         memcpy(&cu->fn.name, &sym, sizeof sym);                                                                        \
         ok = ok && sym;                                                                                                \
     }
     TMEM__CU_FNS(TMEM__CU_LOAD)
 #undef TMEM__CU_LOAD
     if (!ok) {
-        dlclose(cu->lib);
+        tmem__os_lib_close(cu->lib);
         cu->lib = NULL;
         return tmem__err(TMEM_E_UNSUPPORTED); /* a driver older than this cuda.h */
     }

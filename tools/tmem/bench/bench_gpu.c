@@ -27,7 +27,8 @@
 #include <time.h>
 #include "bench/bench.h"
 #include "typedmem/gpu.h"
-#include "typedmem/plan.h"
+#include "typedmem/plan_heap.h"
+#include "typedmem/plan_io.h"
 
 #ifndef TMEM_HAVE_CUDA
 int tmem_bench_gpu(int argc, char **argv, bool json) {
