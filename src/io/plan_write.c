@@ -21,26 +21,31 @@ static tmem_status finish(tmem__text *t) {
     return tmem__err(sink ? TMEM_E_IO : TMEM_E_NO_MEMORY);
 }
 
-tmem_status tmem_plan_write_csv(const tmem_plan *plan, FILE *f) {
+/* The three forms through one path (svg_desc only for SVG). */
+typedef void (*plan_text_fn)(const tmem_plan *plan, const tmem_plan_svg_desc *svg_desc, tmem__text *t);
+
+static void csv_text(const tmem_plan *plan, const tmem_plan_svg_desc *d, tmem__text *t) {
+    (void)d;
+    tmem__plan_csv_text(plan, t);
+}
+
+static void json_text(const tmem_plan *plan, const tmem_plan_svg_desc *d, tmem__text *t) {
+    (void)d;
+    tmem__plan_json_text(plan, t);
+}
+
+static tmem_status write_plan(const tmem_plan *plan, const tmem_plan_svg_desc *d, FILE *f, plan_text_fn make) {
     if (!plan || !f) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__text t;
     tmem__text_init_sink(&t, stream_sink, f);
-    tmem__plan_csv_text(plan, &t);
+    make(plan, d, &t);
     return finish(&t);
 }
 
-tmem_status tmem_plan_write_json(const tmem_plan *plan, FILE *f) {
-    if (!plan || !f) return tmem__err(TMEM_E_INVALID_ARG);
-    tmem__text t;
-    tmem__text_init_sink(&t, stream_sink, f);
-    tmem__plan_json_text(plan, &t);
-    return finish(&t);
-}
+tmem_status tmem_plan_write_csv(const tmem_plan *plan, FILE *f) { return write_plan(plan, NULL, f, csv_text); }
+
+tmem_status tmem_plan_write_json(const tmem_plan *plan, FILE *f) { return write_plan(plan, NULL, f, json_text); }
 
 tmem_status tmem_plan_write_svg(const tmem_plan *plan, const tmem_plan_svg_desc *desc, FILE *f) {
-    if (!plan || !f) return tmem__err(TMEM_E_INVALID_ARG);
-    tmem__text t;
-    tmem__text_init_sink(&t, stream_sink, f);
-    tmem__plan_svg_text(plan, desc, &t);
-    return finish(&t);
+    return write_plan(plan, desc, f, tmem__plan_svg_text);
 }

@@ -90,33 +90,28 @@ static tmem_status adopt(tmem_context *ctx, tmem_type *type, tmem__model_file *f
     return TMEM_OK;
 }
 
-tmem_status tmem__model_file_open(tmem_context *ctx, tmem_type *given, const char *path, bool willneed,
-                                  const tmem__model_reader *reader, void *err, char *msg, size_t cap,
-                                  void **out, tmem__model_file *file) {
-    *out = NULL;
-    memset(file, 0, sizeof *file);
+void *tmem__model_file_open(tmem_context *ctx, tmem_type *given, const char *path, bool willneed,
+                            const tmem__model_reader *reader, void *err, char *msg, size_t cap, tmem_status *st) {
     tmem_type *type = NULL;
-    tmem_status st = pick_type(ctx, given, &type);
-    if (st) {
-        file_msg(msg, cap, st == TMEM_E_NOT_FOUND ? "no /memory/weights type to map into"
-                                                  : "type is not a FILE type of this context", path);
-        return st;
+    if ((*st = pick_type(ctx, given, &type))) {
+        file_msg(msg, cap, *st == TMEM_E_NOT_FOUND ? "no /memory/weights type to map into"
+                                                   : "type is not a FILE type of this context", path);
+        return NULL;
     }
     tmem__model_file f;
-    if ((st = map_file(path, willneed, &f, msg, cap))) return st;
+    if ((*st = map_file(path, willneed, &f, msg, cap))) return NULL;
     void *object = NULL;
-    if ((st = reader->parse(ctx, f.map, f.file_size, &object, err))) {
+    if ((*st = reader->parse(ctx, f.map, f.file_size, &object, err))) {
         unmap(f.map, f.map_size);
-        return st;
+        return NULL;
     }
-    if ((st = adopt(ctx, type, &f, object, reader->destroy_owned, path, msg, cap))) {
+    if ((*st = adopt(ctx, type, &f, object, reader->destroy_owned, path, msg, cap))) {
         unmap(f.map, f.map_size);
         reader->free_parsed(object);
-        return st;
+        return NULL;
     }
-    *file = f;
-    *out = object;
-    return TMEM_OK;
+    *reader->file_of(object) = f;
+    return object;
 }
 
 void tmem__model_file_release(tmem__model_file *f, void *owner) {

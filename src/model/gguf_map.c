@@ -24,7 +24,9 @@ static tmem_status gguf_parse(tmem_context *ctx, const uint8_t *base, uint64_t s
 
 static void gguf_free_parsed(void *object) { tmem__gguf_free(object); }
 
-static const tmem__model_reader gguf_reader = {gguf_parse, gguf_free_parsed, gguf_destroy_owned};
+static tmem__model_file *gguf_file_of(void *object) { return &((tmem_gguf *)object)->file; }
+
+static const tmem__model_reader gguf_reader = {gguf_parse, gguf_free_parsed, gguf_file_of, gguf_destroy_owned};
 
 tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_gguf **out, tmem_gguf_error *err) {
     if (out) *out = NULL;
@@ -33,14 +35,8 @@ tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_g
         err->message[0] = 0;
     }
     if (!ctx || !desc || !desc->path || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    void *object;
-    tmem__model_file f;
-    tmem_status st = tmem__model_file_open(ctx, desc->type, desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0,
-                                           &gguf_reader, err, err ? err->message : NULL,
-                                           err ? sizeof err->message : 0, &object, &f);
-    if (st) return st;
-    tmem_gguf *g = object;
-    g->file = f;
-    *out = g;
-    return TMEM_OK;
+    tmem_status st;
+    *out = tmem__model_file_open(ctx, desc->type, desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0, &gguf_reader,
+                                 err, err ? err->message : NULL, err ? sizeof err->message : 0, &st);
+    return st;
 }

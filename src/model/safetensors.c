@@ -382,23 +382,19 @@ static tmem_status st_parse(tmem_context *ctx, const uint8_t *base, uint64_t siz
 
 static void st_free_parsed(void *object) { st_free(object); }
 
-static const tmem__model_reader st_reader = {st_parse, st_free_parsed, st_destroy_owned};
+static tmem__model_file *st_file_of(void *object) { return &((tmem_safetensors *)object)->file; }
+
+static const tmem__model_reader st_reader = {st_parse, st_free_parsed, st_file_of, st_destroy_owned};
 
 tmem_status tmem_safetensors_open(tmem_context *ctx, const tmem_safetensors_desc *desc, tmem_safetensors **out,
                                   tmem_safetensors_error *err) {
     if (out) *out = NULL;
     if (err) memset(err, 0, sizeof *err);
     if (!ctx || !desc || !desc->path || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    void *object;
-    tmem__model_file f;
-    tmem_status s = tmem__model_file_open(ctx, desc->type, desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0,
-                                          &st_reader, err, err ? err->message : NULL,
-                                          err ? sizeof err->message : 0, &object, &f);
-    if (s) return s;
-    tmem_safetensors *st = object;
-    st->file = f;
-    *out = st;
-    return TMEM_OK;
+    tmem_status s;
+    *out = tmem__model_file_open(ctx, desc->type, desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0, &st_reader,
+                                 err, err ? err->message : NULL, err ? sizeof err->message : 0, &s);
+    return s;
 }
 
 void tmem_safetensors_close(tmem_safetensors *st) {

@@ -49,9 +49,7 @@ typedef struct solve_state {
 
 static tmem_status solve2(void *u) {
     solve_state *s = u;
-    tmem_plan_desc d = {0};
-    d.threads = 2;
-    d.node_limit = 2000;
+    tmem_plan_desc d = {.threads = 2, .node_limit = 2000};
     return tmem_plan_solve(s->p, &d, &s->plan);
 }
 
@@ -100,13 +98,8 @@ static void test_thread_fault_falls_back(void) {
     if (s.plan && tmem_plan_get_info(s.plan, &in) == TMEM_OK) CHECK(in.arena >= in.lower_bound);
     solve_cleanup(&s);
     /* every fault of the solve, once and persistent: recovered, valid */
-    tmem_test_sweep_desc sd = {0};
-    sd.label = "plan_solve_threads";
-    sd.scenario = solve2;
-    sd.cleanup = solve_cleanup;
-    sd.check = solved_valid;
-    sd.user = &s;
-    sd.allow_recovery = true;
+    tmem_test_sweep_desc sd = {.label = "plan_solve_threads", .scenario = solve2, .cleanup = solve_cleanup,
+                               .check = solved_valid, .user = &s, .allow_recovery = true};
     CHECK(tmem_test_fault_sweep_ex(&sd) > 0);
     CHECK(sd.recovered > 0);
     tmem_plan_problem_destroy(p);

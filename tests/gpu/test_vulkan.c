@@ -12,6 +12,9 @@
 #include "harness.h"
 #include "gpu/vulkan/vulkan_internal.h"
 #include "gpu_test_util.h"
+#ifdef TMEM_HAVE_CUDA
+#include "typedmem/cuda.h"
+#endif
 
 #define MiB (1ull << 20)
 
@@ -572,6 +575,12 @@ static void test_misuse(void) {
     gd.native = &gd; /* CUDA takes no native handle */
     CHECK_ST(tmem_gpu_attach(g_ctx, &gd, &gpu), TMEM_E_INVALID_ARG);
     CHECK(tmem_gpu_api_name(TMEM_GPU_API_COUNT) == NULL && !strcmp(tmem_gpu_api_name(TMEM_GPU_VULKAN), "vulkan"));
+#ifdef TMEM_HAVE_CUDA
+    tmem_cu_native cn;
+    memset(&cn, 0xAB, sizeof cn);
+    CHECK_ST(tmem_cu_get_native(g_gpu, &cn), TMEM_E_INVALID_ARG); /* a Vulkan gpu */
+    CHECK(cn.context == NULL && cn.ordinal == 0);
+#endif
     tmem_gpu_info gi;
     CHECK_ST(tmem_gpu_get_info(NULL, &gi), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_gpu_poll_pressure(NULL, NULL), TMEM_E_INVALID_ARG);

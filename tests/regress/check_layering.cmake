@@ -60,8 +60,10 @@ set(PUBLIC_json model)
 set(PUBLIC_safetensors model)
 set(PUBLIC_model model)
 set(PUBLIC_trace trace)
+set(PUBLIC_testing trace) # the testing API (not installed): the trace hook
 set(PUBLIC_gpu gpu)
 set(PUBLIC_vulkan gpu)
+set(PUBLIC_cuda gpu)
 set(PUBLIC_typedmem gpu) # the umbrella: everything
 
 set(violations "")
@@ -241,10 +243,7 @@ if(EXISTS "${ROOT}/runtime")
   endforeach()
 endif()
 
-list(LENGTH violations nv)
-if(nv GREATER 0)
-  string(REPLACE ";" "\n  " text "${violations}")
-  message(FATAL_ERROR "layering: ${nv} upward or private include(s):\n  ${text}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/check_report.cmake)
+check_report(violations "layering: @N@ upward or private include(s)")
 list(LENGTH src_files nfiles)
 message(STATUS "layering: ${nfiles} files of src/, ${checked} includes, none upward")

@@ -11,17 +11,13 @@
 #include "base/half.h"
 #include "kern/kern_half.h"
 
-static uint32_t bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float from_bits(uint32_t u) {
+typedef union word {
     float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
+    uint32_t u;
+} word;
+
+static uint32_t bits(float f) { return ((word){.f = f}).u; }
+static float from_bits(uint32_t u) { return ((word){.u = u}).f; }
 
 static void test_all_halves(void) {
     int wide = 0, trip = 0, nan_bits = 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gpu/cuda/cuda_internal.h"
+#include "typedmem/cuda.h"
 
 #define TMEM__STR_(x) #x
 #define TMEM__STR(x) TMEM__STR_(x)
@@ -155,5 +156,17 @@ tmem_status tmem__cuda_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     tmem__cu_backend_init(gpu);
     gpu->placements = 1u << TMEM_PLACEMENT_DEVICE;
     if (!(desc->flags & TMEM_GPU_DEVICE_ONLY)) gpu->placements |= 1u << TMEM_PLACEMENT_PINNED;
+    return TMEM_OK;
+}
+
+tmem_status tmem_cu_get_native(tmem_gpu *gpu, tmem_cu_native *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!gpu || gpu->magic != TMEM__GPU_MAGIC || gpu->api != TMEM_GPU_CUDA || !out)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    const tmem__cu *cu = tmem__cu_of(gpu);
+    out->device = cu->device;
+    out->context = cu->ctx;
+    out->ordinal = cu->ordinal;
+    out->driver_version = cu->driver_version;
     return TMEM_OK;
 }
