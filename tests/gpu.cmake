@@ -22,6 +22,9 @@ if(TMEM_GLSLANG AND TARGET typedmem_gpu)
   add_test(NAME gpu/spirv_committed_fresh
     COMMAND ${CMAKE_COMMAND} -E compare_files ${CMAKE_SOURCE_DIR}/src/gpu/vulkan/shaders/nv12_to_chw.spv.h
             ${CMAKE_BINARY_DIR}/shaders/nv12_to_chw.spv.h)
+  add_test(NAME gpu/spirv_committed_fresh_f32
+    COMMAND ${CMAKE_COMMAND} -E compare_files ${CMAKE_SOURCE_DIR}/src/gpu/vulkan/shaders/nv12_to_chw_f32.spv.h
+            ${CMAKE_BINARY_DIR}/shaders/nv12_to_chw_f32.spv.h)
 endif()
 # The Vulkan test again under the Khronos validation layer, where installed
 # (Debian: vulkan-validationlayers): any spec violation fails it.

@@ -60,7 +60,13 @@ typedef enum tmem_gpu_flag {
      *  (imported memory cannot be re-exported). TMEM_E_UNSUPPORTED at
      *  attach without the extension. CUDA: ignored (PINNED is that already). */
     TMEM_GPU_HOST_IMPORT = 1u << 2,
-    TMEM_GPU_FLAG_MASK = 0x7u
+    /** Vulkan: do not enable shaderFloat64 on the device typedmem creates;
+     *  tmem_vk_convert_nv12 then divides with the driver's own OpFDiv, which
+     *  Vulkan allows 2.5 ulp (bit-identical to the CPU only where the driver
+     *  divides exactly). For tests of that path and devices where float64 is
+     *  slow. CUDA: ignored. */
+    TMEM_GPU_NO_FLOAT64 = 1u << 3,
+    TMEM_GPU_FLAG_MASK = 0xFu
 } tmem_gpu_flag;
 
 /** @brief Describes an attach. Zeroed = the first Vulkan device. */
@@ -89,6 +95,7 @@ typedef struct tmem_gpu_info {
     char driver[64];          /**< driver / API version as text */
     char features[256];       /**< space-separated: memory_budget,
                                    external_memory_host, external_memory_fd,
+                                   shader_float64,
                                    vmm, export_fd, ... */
     uint32_t placements;      /**< bit (1 << tmem_placement) per placement served */
     uint64_t chunk_size;      /**< the chunk size in effect */

@@ -638,10 +638,15 @@ typedef enum tmem_model_layer_kind {
     TMEM_MODEL_LAYER_KIND_COUNT
 } tmem_model_layer_kind;
 
+/** Tokens per chunk of the chunked gated delta rule (Gated DeltaNet layers):
+ *  the layer graph sizes its intra-chunk buffers by it and the reference
+ *  runtime's forward pass (runtime/src/forward/deltanet.c) runs chunks of it. */
+#define TMEM_MODEL_DELTA_CHUNK 64u
+
 /** @brief Graph options. */
 typedef enum tmem_model_graph_flag {
     TMEM_MODEL_GRAPH_NO_FLASH_ATTN = 1u << 0, /**< materialise KQ scores (n_head x tokens x ctx f32) */
-    /** The chunked delta rule run one 64-token chunk at a time (the reference
+    /** The chunked delta rule run one TMEM_MODEL_DELTA_CHUNK-token chunk at a time (the reference
      *  runtime's schedule, runtime/src/forward/deltanet.c) instead of all
      *  chunks at once (llama.cpp's graph): the intra-chunk buffers (k_beta,
      *  v_beta, decay_mask, chunk_attn, u, w, chunk_qk, v_new) hold one chunk
@@ -667,6 +672,10 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_layer_graph(const tmem_model_desc
 /* Fit calculator                                                           */
 /* ====================================================================== */
 
+/** Prefill tokens per step tmem_fit assumes when tmem_fit_desc::prefill_chunk
+ *  is 0 (the reference runtime's default too: tmemrt/defaults.h). */
+#define TMEM_FIT_DEFAULT_CHUNK 512u
+
 /** @brief A fit question. Zeroed fields take the defaults noted. */
 typedef struct tmem_fit_desc {
     const tmem_model_desc *model; /**< required */
@@ -678,7 +687,7 @@ typedef struct tmem_fit_desc {
     tmem_weight_dtype weight_dtype;  /**< DEFAULT = exact GGUF bytes, else BF16 */
     tmem_kv_dtype kv_dtype;   /**< DEFAULT = f16 */
     tmem_kv_dtype state_dtype;/**< DEFAULT = f32 (as llama.cpp stores it) */
-    uint32_t prefill_chunk;   /**< tokens per prefill step; 0 = 512 */
+    uint32_t prefill_chunk;   /**< tokens per prefill step; 0 = TMEM_FIT_DEFAULT_CHUNK */
     uint32_t kv_block_tokens; /**< paged-KV block; 0 = TMEM_KV_DEFAULT_BLOCK_TOKENS */
     uint32_t graph_flags;     /**< tmem_model_graph_flag */
     uint32_t state_snapshots; /**< recurrent-state snapshots kept per sequence

@@ -46,6 +46,10 @@ typedef struct tmem_vk_native {
     uint32_t api_version;      /**< the instance's apiVersion (0 = 1.1) */
     const char *const *enabled_extensions;
     uint32_t enabled_extension_count;
+    /** The device was created with VkPhysicalDeviceFeatures::shaderFloat64
+     *  enabled: tmem_vk_convert_nv12 then divides exactly (bit-identical to
+     *  the CPU); false = the driver's OpFDiv (within 2.5 ulp). */
+    bool shader_float64;
 } tmem_vk_native;
 
 /** @brief The device typedmem uses (its own or the application's).

@@ -22,13 +22,22 @@ if(TMEM_VULKAN AND TMEM_VULKAN_INCLUDE)
   if(TMEM_GLSLANG)
     set(_spv_dir ${CMAKE_BINARY_DIR}/shaders)
     file(MAKE_DIRECTORY ${_spv_dir})
+    # Twice: the exact-division variant for devices with shaderFloat64 and
+    # the plain one for the rest (the shader's comment says why).
+    set(_nv12 ${PROJECT_SOURCE_DIR}/src/gpu/vulkan/shaders/nv12_to_chw.comp)
     add_custom_command(
       OUTPUT ${_spv_dir}/nv12_to_chw.spv.h
-      COMMAND ${TMEM_GLSLANG} -V --target-env vulkan1.1 --vn tmem__spv_nv12_to_chw
-              -o ${_spv_dir}/nv12_to_chw.spv.h ${PROJECT_SOURCE_DIR}/src/gpu/vulkan/shaders/nv12_to_chw.comp
-      DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/vulkan/shaders/nv12_to_chw.comp
-      COMMENT "glslangValidator nv12_to_chw.comp")
-    list(APPEND TMEM_GPU_SOURCES ${_spv_dir}/nv12_to_chw.spv.h)
+      COMMAND ${TMEM_GLSLANG} -V --target-env vulkan1.1 -DTMEM_DIV_F64 --vn tmem__spv_nv12_to_chw
+              -o ${_spv_dir}/nv12_to_chw.spv.h ${_nv12}
+      DEPENDS ${_nv12}
+      COMMENT "glslangValidator nv12_to_chw.comp (exact division)")
+    add_custom_command(
+      OUTPUT ${_spv_dir}/nv12_to_chw_f32.spv.h
+      COMMAND ${TMEM_GLSLANG} -V --target-env vulkan1.1 --vn tmem__spv_nv12_to_chw_f32
+              -o ${_spv_dir}/nv12_to_chw_f32.spv.h ${_nv12}
+      DEPENDS ${_nv12}
+      COMMENT "glslangValidator nv12_to_chw.comp (plain division)")
+    list(APPEND TMEM_GPU_SOURCES ${_spv_dir}/nv12_to_chw.spv.h ${_spv_dir}/nv12_to_chw_f32.spv.h)
   endif()
   set(TMEM_GPU_SHADER_DIR ${_spv_dir})
   message(STATUS "typedmem_gpu: Vulkan backend (shader from ${_spv_dir})")

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DEFAULT_CHUNK 512u
 #define GRAPH_CAP 64u
 
 /* The builtin type of each role (src/core/defaults.c), for requests made
@@ -342,7 +341,7 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     r->n_seqs = d->n_seqs ? d->n_seqs : 1;
     r->snapshots = d->state_snapshots;
     r->scratch = d->scratch_bytes;
-    r->chunk = d->prefill_chunk ? d->prefill_chunk : DEFAULT_CHUNK;
+    r->chunk = d->prefill_chunk ? d->prefill_chunk : TMEM_FIT_DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;
     r->exact_weights = d->weight_dtype == TMEM_WEIGHT_DEFAULT &&

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #define F32 4ull
-#define DELTA_CHUNK 64ull /* chunk length of the chunked gated delta rule */
+#define DELTA_CHUNK ((uint64_t)TMEM_MODEL_DELTA_CHUNK) /* chunk length of the chunked gated delta rule */
 
 typedef struct gb {
     tmem_model_buffer *bufs;

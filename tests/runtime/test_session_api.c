@@ -2,7 +2,8 @@
  * next request gives the logits of a fresh run bit for bit; embedding rows
  * passed for a span of the prompt (the vision hook) splice in exactly where
  * the token embeddings were; explicit M-RoPE positions equal to the token
- * indices change nothing; argument errors leave the session as it was. */
+ * indices change nothing; argument errors leave the session as it was; a
+ * zeroed context and chunk take the one rule of tmemrt/defaults.h. */
 #include "tiny_model.h"
 #include "tmemrt/runtime.h"
 
@@ -157,6 +158,49 @@ static void test_errors(void) {
     close_all(ctx, m, s);
 }
 
+/* The context and chunk a zeroed desc gets, on a model trained for n_ctx_train tokens. */
+static void expect_defaults(uint32_t n_ctx_train, uint32_t n_ctx, uint32_t n_ctx_min, uint32_t want_ctx) {
+    char p2[640];
+    snprintf(p2, sizeof p2, "%s.ctx%u", path, n_ctx_train);
+    tiny_config c = tiny_config_a();
+    c.n_ctx_train = n_ctx_train;
+    REQUIRE(tiny_model_write(&c, p2));
+    tmem_context_desc cd = {0};
+    cd.budget = 1ull << 30;
+    tmem_context *ctx;
+    REQUIRE_OK(tmem_context_create(&cd, &ctx));
+    tmrt_error e;
+    tmrt_model_desc md = {0};
+    md.path = p2;
+    tmrt_model *m;
+    REQUIRE_OK(tmrt_model_open(ctx, &md, &m, &e));
+    tmrt_session_desc sd = {0};
+    sd.n_ctx = n_ctx;
+    sd.n_ctx_min = n_ctx_min;
+    tmrt_session *s;
+    tmrt_session_info info;
+    CHECK_OK(tmrt_session_create(m, &sd, &s, &info, &e));
+    CHECK_MSG(info.n_ctx == want_ctx, "trained %u, n_ctx %u, n_ctx_min %u: ctx %u, want %u", n_ctx_train, n_ctx,
+              n_ctx_min, info.n_ctx, want_ctx);
+    uint32_t chunk = want_ctx < TMRT_DEFAULT_CHUNK ? want_ctx : TMRT_DEFAULT_CHUNK;
+    CHECK_MSG(info.chunk == chunk && info.chunk_asked == TMRT_DEFAULT_CHUNK, "chunk %u (asked %u), want %u",
+              info.chunk, info.chunk_asked, chunk);
+    tmrt_session_destroy(s);
+    tmrt_model_close(m);
+    tmem_context_destroy(ctx);
+    remove(p2);
+}
+
+static void test_defaults(void) {
+    expect_defaults(4096, 0, 0, TMRT_DEFAULT_CTX);
+    expect_defaults(8192, 0, 0, TMRT_DEFAULT_CTX);      /* the default, below the trained context */
+    expect_defaults(200, 0, 0, 200);                   /* capped by the trained context */
+    expect_defaults(200, 0, 300, 300);                 /* ...unless the request needs more */
+    expect_defaults(8192, 0, 5000, 5000);
+    expect_defaults(8192, 0, 100, TMRT_DEFAULT_CTX);   /* n_ctx_min only grows it */
+    expect_defaults(200, 64, 300, 64);                 /* an explicit context is taken as given */
+}
+
 int main(void) {
     char dir[400];
     if (!tmem_test_tmpdir(dir, sizeof dir)) return 1;
@@ -167,6 +211,7 @@ int main(void) {
     RUN(test_snapshot_reuse);
     RUN(test_embedding_rows);
     RUN(test_errors);
+    RUN(test_defaults);
     remove(path);
     remove(dir);
     return tmem_test_finish();

@@ -22,18 +22,19 @@ typedef struct tiny_config {
     const char *skip_tensor;  /* hostile variants: leave this tensor out */
     const char *bad_shape;    /* ... or give it one column too many */
     const char *nan_tensor;   /* ... or a NaN in it */
+    uint32_t n_ctx_train;     /* qwen35.context_length; 0 = 4096 */
 } tiny_config;
 
 /* 3 DeltaNet layers + 1 attention layer, 2 key heads -> 4 value heads, untied. */
 static inline tiny_config tiny_config_a(void) {
     tiny_config c = {4, 4, 64, 96, 97, 4, 2, 16, 8, {2, 1, 1, 0}, 4, 16, 2, 4, false, TMEM_GGML_F32, 1,
-                     NULL, NULL, NULL};
+                     NULL, NULL, NULL, 0};
     return c;
 }
 /* 1:1 layer pattern, as many key as value heads, tied embeddings, full rotary. */
 static inline tiny_config tiny_config_b(void) {
     tiny_config c = {4, 2, 48, 80, 61, 2, 1, 24, 24, {4, 4, 4, 0}, 3, 12, 2, 2, true, TMEM_GGML_F32, 2,
-                     NULL, NULL, NULL};
+                     NULL, NULL, NULL, 0};
     return c;
 }
 
@@ -113,7 +114,7 @@ static inline bool tiny_model_write(const tiny_config *c, const char *path) {
     arch.v.s.len = 6;
     if (tmem_gguf_writer_set(t.w, "general.architecture", &arch)) t.ok = false;
     tiny_u32(&t, "qwen35.block_count", c->n_layers);
-    tiny_u32(&t, "qwen35.context_length", 4096);
+    tiny_u32(&t, "qwen35.context_length", c->n_ctx_train ? c->n_ctx_train : 4096);
     tiny_u32(&t, "qwen35.embedding_length", c->n_embd);
     tiny_u32(&t, "qwen35.feed_forward_length", c->n_ff);
     tiny_u32(&t, "qwen35.attention.head_count", c->n_head);

@@ -55,6 +55,7 @@
 #define TMEMRT_RUNTIME_H
 
 #include <typedmem/typedmem.h>
+#include <tmemrt/defaults.h>
 
 TMEM_EXTERN_C_BEGIN
 
@@ -150,8 +151,11 @@ typedef struct tmrt_session tmrt_session;
 
 /** @brief Describes a session (one sequence). Zeroed = defaults. */
 typedef struct tmrt_session_desc {
-    uint32_t n_ctx;             /**< tokens of context; 0 = min(4096, n_ctx_train) */
-    uint32_t chunk;             /**< prefill tokens per step; 0 = 512 */
+    uint32_t n_ctx;             /**< tokens of context; 0 = the default rule of defaults.h:
+                                     max(n_ctx_min, min(TMRT_DEFAULT_CTX, n_ctx_train));
+                                     tmrt_session_info::n_ctx says what was decided */
+    uint32_t chunk;             /**< prefill tokens per step; 0 = TMRT_DEFAULT_CHUNK; capped by
+                                     the context (tmrt_session_info::chunk: the one used) */
     uint32_t threads;           /**< worker threads incl. the caller; 0 = 1 */
     uint64_t budget;            /**< dirty bytes the session may use (what a footprint
                                      limit counts: the mapped weights are clean and
@@ -166,6 +170,10 @@ typedef struct tmrt_session_desc {
      *  tmrt_session_rollback's TMEM_E_NOT_FOUND tells. */
     tmem_kv_evict_fn on_evict;
     void *evict_user;           /**< passed to on_evict */
+    /** Tokens the caller knows the request needs (prompt + generation):
+     *  with n_ctx 0 the default context grows to hold them (defaults.h's
+     *  rule), even past n_ctx_train. Ignored when n_ctx is given. 0 = none. */
+    uint32_t n_ctx_min;
 } tmrt_session_desc;
 
 /** @brief Snapshots a typed session's cache has room for (its range of the
@@ -191,7 +199,7 @@ typedef struct tmrt_session_info {
 
 /** @brief Create a session: size it with tmem_fit for n_ctx tokens at the
  *  prefill chunk, refuse it before anything is allocated when it cannot fit
- *  the budget (the largest chunk down to 16 that fits is used unless
+ *  the budget (the largest chunk down to TMRT_MIN_CHUNK that fits is used unless
  *  NO_CHUNK_SHRINK), then build the activation plans, heaps, KV cache and
  *  state slot, thread pool and token buffer.
  *  @param[out] out   NULL on failure.

@@ -11,14 +11,14 @@
  *
  * The state S of a head is stored [value dim][key dim] (llama.cpp's
  * layout). Decode runs the recurrence token by token; prefill runs the
- * chunked form (chunks of 64 tokens: within a chunk the delta rule is a
+ * chunked form (chunks of TMEM_MODEL_DELTA_CHUNK = 64 tokens: within a chunk the delta rule is a
  * triangular solve, between chunks the state carries), which computes the
  * same function: tests/runtime/test_forward.c checks they agree. */
 #include <math.h>
 #include <string.h>
 #include "rt_internal.h"
 
-#define CHUNK 64u
+#define CHUNK TMEM_MODEL_DELTA_CHUNK
 
 typedef struct dn_shape {
     uint32_t n, dk, dv, G, Hv, C, I;
@@ -66,7 +66,7 @@ static void recurrent_head(const dn_task *dt, uint32_t h) {
     }
 }
 
-/* The chunked form for one head and one chunk of L <= 64 tokens starting at
+/* The chunked form for one head and one chunk of L <= CHUNK tokens starting at
  * t0: the intra-chunk delta rule as a unit-lower-triangular solve (WY form),
  * the inter-chunk part through S. The chunk buffers hold one chunk for all
  * heads (matrices [head][i][j], rows [i][head x dim]); the planner's graph

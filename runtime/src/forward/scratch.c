@@ -35,7 +35,7 @@ size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads) {
     /* vectors dequantised for an op (norm weights, gates' biases: at most
      * four of the widest) and the DeltaNet's cumulative gates per head */
     size_t vec = (size_t)(hp->n_embd > hp->ssm_inner ? hp->n_embd : hp->ssm_inner) * 4 * 4 + 4 * SCRATCH_ALIGN;
-    size_t delta = (size_t)hp->ssm_v_heads * 64 * 4 + SCRATCH_ALIGN;
+    size_t delta = (size_t)hp->ssm_v_heads * TMEM_MODEL_DELTA_CHUNK * 4 + SCRATCH_ALIGN;
     need = max_sz(need, vec + delta + 2 * SCRATCH_ALIGN);
     /* the sampler: (logit, id) pairs over the vocabulary */
     need = max_sz(need, (size_t)hp->n_vocab * 8 + SCRATCH_ALIGN);

@@ -84,7 +84,7 @@ tmem_status tmrt__hparams_read(const tmem_gguf *g, tmrt_hparams *hp, tmrt_error 
                           (int)(arch.len > 64 ? 64 : arch.len), arch.data);
     hp->rope_freq_base = 10000.0f;
     hp->full_attn_interval = 4;
-    hp->n_ctx_train = 4096;
+    hp->n_ctx_train = TMRT_DEFAULT_CTX_TRAIN;
     hp->eos_token = -1;
     tmem_status st;
     if ((st = get_u32(g, "block_count", true, &hp->n_layers, err)) ||

@@ -11,10 +11,6 @@
 #include <string.h>
 #include "session.h"
 
-#define DEFAULT_CTX 4096u
-#define DEFAULT_CHUNK 512u
-#define MIN_CHUNK 16u
-
 static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, uint32_t chunk, uint64_t budget,
                               uint64_t scratch, tmem_fit_result *out) {
     tmem_fit_desc f = {0};
@@ -61,6 +57,12 @@ static uint64_t fit_line(const tmem_fit_result *r, const char *what) {
     for (uint32_t i = 0; i < r->item_count; i++)
         if (!strcmp(r->items[i].what, what)) return r->items[i].bytes;
     return 0;
+}
+
+/* The one rule of tmemrt/defaults.h: max(n_ctx_min, min(TMRT_DEFAULT_CTX, n_ctx_train)). */
+static uint32_t default_ctx(const tmrt_hparams *hp, uint32_t n_ctx_min) {
+    uint32_t c = hp->n_ctx_train && hp->n_ctx_train < TMRT_DEFAULT_CTX ? hp->n_ctx_train : TMRT_DEFAULT_CTX;
+    return n_ctx_min > c ? n_ctx_min : c;
 }
 
 static size_t session_scratch(const tmrt_session *s, uint32_t chunk, int threads) {
@@ -249,8 +251,8 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     s->ctx = m->ctx;
     s->memory = m->memory;
     s->kv_dtype = desc->kv_dtype == TMEM_KV_DTYPE_F32 ? TMEM_KV_DTYPE_F32 : TMEM_KV_DTYPE_F16;
-    s->n_ctx = desc->n_ctx ? desc->n_ctx : (m->hp.n_ctx_train < DEFAULT_CTX ? m->hp.n_ctx_train : DEFAULT_CTX);
-    uint32_t chunk = desc->chunk ? desc->chunk : DEFAULT_CHUNK;
+    s->n_ctx = desc->n_ctx ? desc->n_ctx : default_ctx(&m->hp, desc->n_ctx_min);
+    uint32_t chunk = desc->chunk ? desc->chunk : TMRT_DEFAULT_CHUNK;
     s->info.chunk_asked = chunk;
     if (chunk > s->n_ctx) chunk = s->n_ctx;
     s->info.memory = s->memory;
@@ -276,7 +278,7 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
         goto fail;
     }
     if (!s->info.fit.fits && !(desc->flags & TMRT_SESSION_NO_CHUNK_SHRINK)) {
-        for (uint32_t c = chunk / 2; c >= MIN_CHUNK; c /= 2) {
+        for (uint32_t c = chunk / 2; c >= TMRT_MIN_CHUNK; c /= 2) {
             tmem_fit_result r;
             size_t sc = session_scratch(s, c, (int)s->info.threads);
             if (fit_at(s, c, budget, sc + pool_bytes, &r) == TMEM_OK && r.fits) {

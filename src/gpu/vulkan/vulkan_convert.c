@@ -11,6 +11,7 @@
 #include "gpu/vulkan/vulkan_internal.h"
 #include "surface/internal.h"
 #include "nv12_to_chw.spv.h"
+#include "nv12_to_chw_f32.spv.h"
 
 typedef struct convert_push {
     uint32_t y_offset, y_bpr, uv_offset, uv_bpr;
@@ -23,8 +24,11 @@ typedef struct convert_push {
 static tmem_status build_pipeline(tmem__vk *vk) {
     tmem__vk_convert *c = &vk->conv;
     if (c->pipeline) return TMEM_OK;
+    /* exact division where the device has float64 (the shader says why) */
     VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                    .codeSize = sizeof tmem__spv_nv12_to_chw, .pCode = tmem__spv_nv12_to_chw};
+                                    .codeSize = vk->has_f64 ? sizeof tmem__spv_nv12_to_chw
+                                                            : sizeof tmem__spv_nv12_to_chw_f32,
+                                    .pCode = vk->has_f64 ? tmem__spv_nv12_to_chw : tmem__spv_nv12_to_chw_f32};
     VkResult r = vk->fn.vkCreateShaderModule(vk->device, &smi, NULL, &c->module);
     VkDescriptorSetLayoutBinding b[3];
     for (uint32_t i = 0; i < 3; i++)

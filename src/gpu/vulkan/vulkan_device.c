@@ -42,7 +42,7 @@ static uint32_t pick_type(const tmem__vk *vk, VkMemoryPropertyFlags need, VkMemo
     return best;
 }
 
-static tmem_status create_own(tmem__vk *vk, uint32_t index) {
+static tmem_status create_own(tmem__vk *vk, uint32_t index, bool no_f64) {
     uint32_t version = VK_API_VERSION_1_1;
     if (vk->fn.vkEnumerateInstanceVersion) (void)vk->fn.vkEnumerateInstanceVersion(&version);
     vk->api_version = version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : version;
@@ -94,8 +94,13 @@ static tmem_status create_own(tmem__vk *vk, uint32_t index) {
                                    .queueFamilyIndex = vk->queue_family,
                                    .queueCount = 1,
                                    .pQueuePriorities = &prio};
+    /* the one core feature typedmem enables: float64 for the NV12 shader's exact division */
+    VkPhysicalDeviceFeatures have = {0}, on = {0};
+    vk->fn.vkGetPhysicalDeviceFeatures(vk->physical, &have);
+    on.shaderFloat64 = vk->has_f64 = have.shaderFloat64 && !no_f64;
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci, .enabledExtensionCount = nw, .ppEnabledExtensionNames = want};
+                              .pQueueCreateInfos = &qci, .enabledExtensionCount = nw, .ppEnabledExtensionNames = want,
+                              .pEnabledFeatures = &on};
     r = vk->fn.vkCreateDevice(vk->physical, &dci, NULL, &vk->device);
     if (r != VK_SUCCESS) return tmem__vk_status(r);
     vk->own_device = true;
@@ -115,6 +120,7 @@ static tmem_status adopt(tmem__vk *vk, const tmem_vk_native *nat) {
     vk->has_budget = listed(e, n, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     vk->has_fd = listed(e, n, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
     vk->has_host_import = listed(e, n, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    vk->has_f64 = nat->shader_float64;
     return TMEM_OK;
 }
 
@@ -178,9 +184,9 @@ static tmem_status vk_info(tmem_gpu *gpu, tmem_gpu_info *out) {
     snprintf(out->driver, sizeof out->driver, "Vulkan %u.%u.%u, driver 0x%x",
              VK_API_VERSION_MAJOR(vk->props.apiVersion), VK_API_VERSION_MINOR(vk->props.apiVersion),
              VK_API_VERSION_PATCH(vk->props.apiVersion), vk->props.driverVersion);
-    snprintf(out->features, sizeof out->features, "%s%s%s%s", vk->has_budget ? "memory_budget " : "",
+    snprintf(out->features, sizeof out->features, "%s%s%s%s%s", vk->has_budget ? "memory_budget " : "",
              vk->has_host_import ? "external_memory_host " : "", vk->has_fd ? "external_memory_fd " : "",
-             (gpu->flags & TMEM_GPU_EXPORTABLE) ? "export_fd" : "");
+             vk->has_f64 ? "shader_float64 " : "", (gpu->flags & TMEM_GPU_EXPORTABLE) ? "export_fd" : "");
     size_t len = strlen(out->features);
     if (len && out->features[len - 1] == ' ') out->features[len - 1] = 0;
     uint32_t seen[TMEM_GPU_MAX_TYPES], n = 0;
@@ -229,7 +235,9 @@ tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     }
     size_t objects_before = tmem__os_lib_count();
     tmem_status st = tmem__vk_load(vk);
-    if (st == TMEM_OK) st = desc->native ? adopt(vk, desc->native) : create_own(vk, desc->device_index);
+    if (st == TMEM_OK)
+        st = desc->native ? adopt(vk, desc->native)
+                          : create_own(vk, desc->device_index, desc->flags & TMEM_GPU_NO_FLOAT64);
     tmem__os_lib_pin_since(objects_before); /* the loader and the driver stay mapped */
     if (st != TMEM_OK) {
         vk_close(vk);

@@ -16,7 +16,7 @@
     X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)                                \
     X(vkGetPhysicalDeviceMemoryProperties) X(vkGetPhysicalDeviceMemoryProperties2)                                     \
     X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkCreateDevice) X(vkEnumerateDeviceExtensionProperties)              \
-    X(vkGetDeviceProcAddr) X(vkGetPhysicalDeviceProperties2)
+    X(vkGetDeviceProcAddr) X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures)
 /* Device-level entry points (extension ones may stay NULL). */
 #define TMEM__VK_DEVICE_FNS(X)                                                                     \
     X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkAllocateMemory) X(vkFreeMemory) X(vkMapMemory)      \
@@ -68,6 +68,7 @@ typedef struct tmem__vk {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties mem;
     bool has_budget, has_host_import, has_fd;
+    bool has_f64;                                /* shaderFloat64 enabled: exact NV12 division */
     VkDeviceSize host_import_align;
     uint32_t type_of[TMEM_PLACEMENT_COUNT];      /* memory type per placement */
     uint32_t type_cached;                        /* HOST_CACHED visible type */

@@ -129,7 +129,7 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
            "\"kv_dtype\":\"%s\","
            "\"state_dtype\":\"%s\",\"weight_dtype\":\"%s\"},",
            f->ctx_tokens, r->kv_tokens, f->image_width, f->image_height, r->image_tokens, r->image_patches,
-           f->n_seqs ? f->n_seqs : 1, f->prefill_chunk ? f->prefill_chunk : 512, im->width,
+           f->n_seqs ? f->n_seqs : 1, f->prefill_chunk ? f->prefill_chunk : TMEM_FIT_DEFAULT_CHUNK, im->width,
            im->height, im->min_pixels, im->max_pixels,
            f->kv_block_tokens ? f->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS,
            (f->graph_flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN) ? "false" : "true", kv_label(f->kv_dtype, "f16"),

@@ -241,17 +241,16 @@ int tmem_cmd_run(int argc, char **argv) {
     sd.chunk = (uint32_t)a.chunk;
     /* a prompt shorter than the chunk needs no arena for the full chunk */
     uint32_t prefill_span = first_span(&a, n_prompt);
-    if (prefill_span < (sd.chunk ? sd.chunk : 512u)) sd.chunk = prefill_span;
+    if (prefill_span < (sd.chunk ? sd.chunk : TMRT_DEFAULT_CHUNK)) sd.chunk = prefill_span;
     sd.threads = (uint32_t)a.threads;
     sd.budget = a.budget;
-    if (!sd.n_ctx) { /* default: what this request needs, at least 4096 when the model allows */
-        uint64_t need = (uint64_t)n_prompt + a.n_gen;
-        sd.n_ctx = (uint32_t)(need > 4096 ? need : (hp->n_ctx_train < 4096 ? (need > hp->n_ctx_train ? need
-                                                                                   : hp->n_ctx_train) : 4096));
-    }
-    if ((uint64_t)n_prompt + a.n_gen > sd.n_ctx) {
+    /* --ctx absent: the session's default rule (tmemrt/defaults.h), grown to
+     * what this request needs; rep.info.n_ctx reads back what it decided */
+    uint64_t need = (uint64_t)n_prompt + a.n_gen;
+    sd.n_ctx_min = need > UINT32_MAX ? 0 : (uint32_t)need;
+    if (need > (sd.n_ctx ? sd.n_ctx : UINT32_MAX)) {
         fprintf(stderr, "tmem run: %u prompt + %llu generated tokens pass --ctx %u\n", n_prompt,
-                (unsigned long long)a.n_gen, sd.n_ctx);
+                (unsigned long long)a.n_gen, sd.n_ctx ? sd.n_ctx : UINT32_MAX);
         rc = EXIT_USAGE;
         goto done;
     }

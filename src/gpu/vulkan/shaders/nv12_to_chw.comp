@@ -3,8 +3,13 @@
 // operation and in the same order, every intermediate `precise` (SPIR-V
 // NoContraction: no fused multiply-add) so the results match bit for bit.
 // Taps (source indices and weights) come from the CPU's own tap function.
-// Compiled with: glslangValidator -V --target-env vulkan1.1 (see CMake).
+// Compiled twice with glslangValidator -V --target-env vulkan1.1 (see CMake):
+// with -DTMEM_DIV_F64 (exact division, for devices with shaderFloat64) into
+// nv12_to_chw.spv.h, and without into nv12_to_chw_f32.spv.h.
 #version 450
+#ifdef TMEM_DIV_F64
+#extension GL_ARB_gpu_shader_fp64 : require
+#endif
 
 layout(local_size_x = 8, local_size_y = 8, local_size_z = 1) in;
 
@@ -28,6 +33,42 @@ float byte_at(uint i) {
 float clamp255(float v) {
     return v < 0.0 ? 0.0 : (v > 255.0 ? 255.0 : v);
 }
+
+// a / b rounded to nearest, as the CPU's IEEE division. Vulkan allows
+// OpFDiv 2.5 ulp and NVIDIA's is a reciprocal times the dividend (1 ulp off
+// in 20-71% of the values), so the quotient is corrected to the nearest one
+// with exact remainders: q b and n b are products of two 24-bit significands
+// (exact in a double) and a - q b is exact by Sterbenz's lemma (q b is within
+// a few ulps of a), and double OpFMul/OpFSub are correctly rounded. The
+// quotient moves one ulp towards the true one while that brings it closer
+// (a tie goes to the even one); OpFDiv's 2.5 ulp need at most three steps.
+// Without shaderFloat64 the plain division stands (within 2.5 ulp: the
+// driver's own bound; docs/backend.md).
+#ifdef TMEM_DIV_F64
+float next_toward(float q, bool up) {
+    if (q == 0.0) return up ? uintBitsToFloat(1u) : -uintBitsToFloat(1u);
+    uint b = floatBitsToUint(q);
+    return uintBitsToFloat((q > 0.0) == up ? b + 1u : b - 1u);
+}
+
+float div_rn(float a, float b) {
+    precise float q = a / b;
+    for (int i = 0; i < 4; i++) {
+        precise double r = double(a) - double(q) * double(b);
+        if (r == 0.0) break;
+        float n = next_toward(q, (r > 0.0) == (b > 0.0));
+        precise double rn = double(a) - double(n) * double(b);
+        if (abs(rn) < abs(r) || (abs(rn) == abs(r) && (floatBitsToUint(n) & 1u) == 0u)) q = n;
+        else break;
+    }
+    return q;
+}
+#else
+float div_rn(float a, float b) {
+    precise float q = a / b;
+    return q;
+}
+#endif
 
 vec3 fetch(uint x, uint y) {
     float yv = byte_at(pc.y_offset + y * pc.y_bpr + x);
@@ -56,11 +97,10 @@ void main() {
         val[k] = top + (bot - top) * wy;
     }
     uint plane = pc.width * pc.height, at = pc.dst_index + y * pc.width + x;
-    // (v - sub) / div, as the CPU: one subtraction, one division. Vulkan
-    // allows 2.5 ulp for OpFDiv; lavapipe divides exactly (IEEE divps).
-    precise float o0 = (val[pc.map0] - pc.s0) / pc.d0;
-    precise float o1 = (val[pc.map1] - pc.s1) / pc.d1;
-    precise float o2 = (val[pc.map2] - pc.s2) / pc.d2;
+    // (v - sub) / div, as the CPU: one subtraction, one division.
+    precise float o0 = div_rn(val[pc.map0] - pc.s0, pc.d0);
+    precise float o1 = div_rn(val[pc.map1] - pc.s1, pc.d1);
+    precise float o2 = div_rn(val[pc.map2] - pc.s2, pc.d2);
     dst.v[at] = o0;
     dst.v[at + plane] = o1;
     dst.v[at + 2u * plane] = o2;
