@@ -7,6 +7,7 @@
 #include "tmemrt/runtime.h"
 #include "kern/kern.h"
 #include "kern/kern_half.h"
+#include "util/fail.h"
 
 /* ---- model/weights.c: views into the mapped file ----------------------- */
 
@@ -43,15 +44,11 @@ struct tmrt_model {
     tmem_context *ctx;
     tmem_gguf *gguf;
     void *naive_file;                              /* naive: the file in malloc'd memory */
-    uint64_t naive_file_bytes;
     tmrt_hparams hp;
     tmem_model_desc mdesc;
     tmrt_weights w;
 };
 
-/* printf into err (NULL ok); returns st. */
-tmem_status tmrt__fail(tmrt_error *err, tmem_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* model/hparams.c */
 tmem_status tmrt__hparams_read(const tmem_gguf *g, tmrt_hparams *hp, tmrt_error *err);
 /* model/weights.c */

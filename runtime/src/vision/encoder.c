@@ -80,8 +80,9 @@ static void block(const tmrt_vision *v, const vis_block *w, const tmrt_vision_gr
     rows(pool, P, (row_job){OP_ADD, b->layer_out, b->residual, b->fc2, NULL, NULL, H, 0});
 }
 
-int tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
-                kern_pool *pool, vis_hook between, void *arg) {
+tmem_status tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings,
+                              size_t ld, kern_pool *pool, tmrt__vis_hook between, void *arg) {
+    tmem_status st;
     const tmrt_vision_config *c = &v->cfg;
     int64_t P = g->n_patches, H = c->hidden, pp = 3 * (int64_t)c->patch * c->patch;
     /* Patch embedding: frame 0 into layer_in, frame 1 into norm1 (free until
@@ -91,12 +92,12 @@ int tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffe
     rows(pool, P, (row_job){OP_ADD, b->layer_in, b->layer_in, b->norm1, NULL, NULL, H, 0});
     tmrt__vis_add_bias(b->layer_in, (size_t)H, P, v->patch_b, H);
     tmrt__vis_add_pos_embed(v, g, b->layer_in, 0, g->n_patches, b->pos_rows);
-    if (between && between(arg, 0)) return -1; /* the patch tensor is dead */
+    if (between && (st = between(arg, 0))) return st; /* the patch tensor is dead */
     for (uint32_t l = 0; l < c->depth; l++) {
         block(v, &v->blocks[l], g, b, pool);
         /* typed: layer_out is layer_in (same planned bytes); naive: the hook
          * moves the output into layer_in */
-        if (between && between(arg, (int)l + 1)) return -1;
+        if (between && (st = between(arg, (int)l + 1))) return st;
     }
     /* Merger: LN per patch; consecutive merge^2 patches are one merge block. */
     int64_t m2 = (int64_t)c->merge * c->merge, T = P / m2;
@@ -104,5 +105,5 @@ int tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffe
     linear(&v->mm0, v->mm0_b, b->norm1, T, b->qkv, (size_t)(m2 * H), b->matmul_scratch, pool);
     rows(pool, T, (row_job){OP_GELU_ERF, b->qkv, NULL, NULL, NULL, NULL, m2 * H, 0});
     linear(&v->mm2, v->mm2_b, b->qkv, T, embeddings, ld, b->matmul_scratch, pool);
-    return 0;
+    return TMEM_OK;
 }

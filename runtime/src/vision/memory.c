@@ -25,14 +25,17 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-int tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tmrt_vision_grid *out, char *err, size_t cap) {
+tmem_status tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tmrt_vision_grid *out,
+                                   tmrt_error *err) {
+    if (out) memset(out, 0, sizeof *out);
     tmem_surface_info info;
     if (!v || !image || !out || tmem_surface_get_info(image, &info) != TMEM_OK)
-        return vis_error(err, cap, "invalid arguments");
-    if (tmrt_vision_smart_resize(&v->cfg, info.layout.width, info.layout.height, out) != 0)
-        return vis_error(err, cap, "image %ux%u: smaller than %u pixels a side or aspect ratio above 200",
-                         info.layout.width, info.layout.height, v->cfg.patch * v->cfg.merge);
-    return 0;
+        return tmrt__fail(err, TMEM_E_INVALID_ARG, "image grid: NULL model or output, or not a surface");
+    if (tmrt_vision_smart_resize(&v->cfg, info.layout.width, info.layout.height, out) != TMEM_OK)
+        return tmrt__fail(err, TMEM_E_INVALID_ARG,
+                          "image %ux%u: smaller than %u pixels a side or aspect ratio above 200",
+                          info.layout.width, info.layout.height, v->cfg.patch * v->cfg.merge);
+    return TMEM_OK;
 }
 
 /* The vision block's graph as a plan problem (layer_in / layer_out pinned). */
@@ -41,10 +44,11 @@ static const char *const buffer_names[] = {"layer_in", "norm1", "qkv", "attn_out
                                            "residual", "norm2", "fc1", "fc2", "layer_out"};
 enum { N_BUFFERS = sizeof buffer_names / sizeof buffer_names[0] };
 
-static int plan_block(const tmrt_vision *v, uint32_t patches, tmem_plan **plan, int32_t which[N_BUFFERS], char *err,
-                      size_t cap) {
+static tmem_status plan_block(const tmrt_vision *v, uint32_t patches, tmem_plan **plan, int32_t which[N_BUFFERS],
+                              tmrt_error *err) {
     tmem_model_desc m;
-    if (tmem_model_preset("qwen3.5-0.8b", &m) != TMEM_OK) return vis_error(err, cap, "no base model preset");
+    if (tmem_model_preset("qwen3.5-0.8b", &m) != TMEM_OK)
+        return tmrt__fail(err, TMEM_E_NOT_FOUND, "no base model preset");
     const tmrt_vision_config *c = &v->cfg;
     m.vis_depth = c->depth, m.vis_hidden = c->hidden, m.vis_ff = c->ff, m.vis_heads = c->heads;
     m.vis_patch = c->patch, m.vis_merge = c->merge, m.vis_temporal_patch = c->temporal;
@@ -52,9 +56,9 @@ static int plan_block(const tmrt_vision *v, uint32_t patches, tmem_plan **plan, 
     tmem_model_buffer bufs[GRAPH_CAP];
     uint32_t n = 0;
     tmem_status st = tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_VISION, patches, patches, 0, bufs, GRAPH_CAP, &n);
-    if (st != TMEM_OK) return vis_error(err, cap, "vision graph: %s", tmem_status_name(st));
+    if (st != TMEM_OK) return tmrt__fail(err, st, "vision graph: %s", tmem_status_name(st));
     tmem_plan_problem *pb;
-    if (tmem_plan_problem_create(&pb) != TMEM_OK) return vis_error(err, cap, "out of memory");
+    if (tmem_plan_problem_create(&pb) != TMEM_OK) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
     for (int k = 0; k < N_BUFFERS; k++) which[k] = -1;
     for (uint32_t i = 0; i < n && st == TMEM_OK; i++) {
         tmem_plan_buffer b = {0};
@@ -71,26 +75,27 @@ static int plan_block(const tmrt_vision *v, uint32_t patches, tmem_plan **plan, 
     pd.node_limit = TMEM_FIT_PLAN_NODES; /* a dozen buffers: the greedy portfolio is near optimal */
     if (st == TMEM_OK) st = tmem_plan_solve(pb, &pd, plan);
     tmem_plan_problem_destroy(pb);
-    if (st != TMEM_OK) return vis_error(err, cap, "vision plan: %s", tmem_status_name(st));
-    return 0;
+    if (st != TMEM_OK) return tmrt__fail(err, st, "vision plan: %s", tmem_status_name(st));
+    return TMEM_OK;
 }
 
-static int make_heap(tmem_context *ctx, tmem_role role, tmem_heap_kind kind, uint64_t size, const char *name,
-                     tmem_heap **out, char *err, size_t cap) {
+static tmem_status make_heap(tmem_context *ctx, tmem_role role, tmem_heap_kind kind, uint64_t size, const char *name,
+                             tmem_heap **out, tmrt_error *err) {
     tmem_type *t;
     tmem_status st = tmem_role_get_type(ctx, role, &t);
     tmem_heap_desc hd = {0};
     hd.kind = kind, hd.type = t, hd.role = role, hd.size = size, hd.name = name;
     if (st == TMEM_OK) st = tmem_heap_create(ctx, &hd, out);
-    if (st != TMEM_OK) return vis_error(err, cap, "heap %s (%llu bytes): %s", name, (unsigned long long)size,
-                                        tmem_status_name(st));
-    return 0;
+    if (st != TMEM_OK)
+        return tmrt__fail(err, st, "heap %s (%llu bytes): %s", name, (unsigned long long)size, tmem_status_name(st));
+    return TMEM_OK;
 }
 
-static int heap_take(tmem_heap *h, uint64_t size, void **out, char *err, size_t cap) {
+static tmem_status heap_take(tmem_heap *h, uint64_t size, void **out, tmrt_error *err) {
     tmem_status st = tmem_heap_alloc(h, size ? size : 64, 64, out);
-    return st == TMEM_OK ? 0 : vis_error(err, cap, "scratch allocation of %llu bytes: %s", (unsigned long long)size,
-                                         tmem_status_name(st));
+    return st == TMEM_OK ? TMEM_OK
+                         : tmrt__fail(err, st, "scratch allocation of %llu bytes: %s", (unsigned long long)size,
+                                      tmem_status_name(st));
 }
 
 /* What the hooks of both modes need. */
@@ -118,7 +123,7 @@ static bool naive_alloc_block(const tmrt_vision *v, const tmrt_vision_grid *g, v
            b->layer_out;
 }
 
-static int hook(void *arg, int stage) {
+static tmem_status hook(void *arg, int stage) {
     encode_state *s = arg;
     if (!s->naive) {
         if (stage == 0) { /* the patch tensor is dead: give its heap back now */
@@ -126,12 +131,12 @@ static int hook(void *arg, int stage) {
             s->image_heap = NULL;
             s->b->patches = NULL;
         }
-        return 0;
+        return TMEM_OK;
     }
     if (stage == 0) {
         free(s->b->patches);
         s->b->patches = NULL;
-        return 0;
+        return TMEM_OK;
     }
     /* after block `stage`: its output becomes the next input, a fresh set */
     naive_free_block(s->b);
@@ -141,20 +146,22 @@ static int hook(void *arg, int stage) {
     bool last = (uint32_t)stage == s->v->cfg.depth;
     if (!naive_alloc_block(s->v, s->g, s->b, !last) && !(last && s->b->norm1 && s->b->qkv)) s->failed = true;
     if (last) s->b->layer_out = s->b->layer_in; /* the merger reads layer_in */
-    return s->failed ? -1 : 0;
+    return s->failed ? TMEM_E_NO_MEMORY : TMEM_OK;
 }
 
-int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_encode_desc *desc, float *embeddings,
-                       size_t ld, tmrt_vision_stats *stats, char *err, size_t cap) {
+tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_encode_desc *desc,
+                               float *embeddings, size_t ld, tmrt_vision_stats *stats, tmrt_error *err) {
     tmrt_vision_encode_desc d = {0};
     if (desc) d = *desc;
-    if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden)
-        return vis_error(err, cap, "invalid arguments");
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden || d.n_threads < 0 || d.n_threads > 256)
+        return tmrt__fail(err, TMEM_E_INVALID_ARG,
+                          "encode: NULL model, image or embeddings, ld below out_hidden, or threads outside 0..256");
     int threads = d.n_threads > 0 ? d.n_threads : 1;
-    bool naive = d.memory == TMRT_VISION_NAIVE;
-    if (!naive && !v->ctx) return vis_error(err, cap, "typed encoding needs a model opened with a context");
+    bool naive = v->memory == TMRT_MEMORY_NAIVE;
     tmrt_vision_grid g;
-    if (tmrt_vision_image_grid(v, *image, &g, err, cap) != 0) return -1;
+    tmem_status st = tmrt_vision_image_grid(v, *image, &g, err);
+    if (st != TMEM_OK) return st;
     const tmrt_vision_config *c = &v->cfg;
     size_t P = g.n_patches, H = c->hidden, hd = H / c->heads;
     uint64_t patch_bytes = (uint64_t)P * 3 * c->temporal * c->patch * c->patch * sizeof(float);
@@ -167,23 +174,24 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
     tmem_plan *plan = NULL;
     kern_pool *pool = NULL;
     void *pool_mem = NULL;
-    int rc = -1, copies;
+    uint32_t copies = 0;
     double t0 = now_ms(), t1 = t0;
     uint64_t arena_bytes = 0, scratch_bytes = 0;
 
     /* 1. the patch tensor */
     if (naive) {
         b.patches = malloc(patch_bytes);
-        if (!b.patches) goto out;
-        copies = tmrt__vis_patches_naive(v, *image, &g, b.patches, err, cap);
+        st = b.patches ? tmrt__vis_patches_naive(v, *image, &g, b.patches, &copies, err)
+                       : tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory (the patch tensor)");
     } else {
-        if (make_heap(v->ctx, TMEM_ROLE_IMAGE, TMEM_HEAP_LINEAR, patch_bytes + 4096, "vision.patches", &s.image_heap,
-                      err, cap) ||
-            heap_take(s.image_heap, patch_bytes, (void **)&b.patches, err, cap))
+        if ((st = make_heap(v->ctx, TMEM_ROLE_IMAGE, TMEM_HEAP_LINEAR, patch_bytes + 4096, "vision.patches",
+                            &s.image_heap, err)) ||
+            (st = heap_take(s.image_heap, patch_bytes, (void **)&b.patches, err)))
             goto out;
-        copies = tmrt__vis_patches_fused(v, *image, &g, b.patches, err, cap) == 0 ? 1 : -1;
+        st = tmrt__vis_patches_fused(v, *image, &g, b.patches, err);
+        copies = 1;
     }
-    if (copies < 0) goto out;
+    if (st != TMEM_OK) goto out;
     if (!d.keep_surface) {
         tmem_surface_release(*image);
         *image = NULL;
@@ -200,51 +208,52 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
         b.layer_in = malloc(P * H * 4);
         if (!b.attn_scratch || !b.pos_rows || (mm_bytes && !b.matmul_scratch) || (pool_bytes && !pool_mem) ||
             !b.layer_in || !naive_alloc_block(v, &g, &b, true)) {
-            vis_error(err, cap, "out of memory (naive encoder tensors)");
+            st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory (naive encoder tensors)");
             goto out;
         }
         arena_bytes = (uint64_t)P * (7 * H + 3 * H + c->ff) * 4;
     } else {
         int32_t which[N_BUFFERS];
-        if (plan_block(v, (uint32_t)P, &plan, which, err, cap)) goto out;
+        if ((st = plan_block(v, (uint32_t)P, &plan, which, err))) goto out;
         tmem_heap_desc arena_desc;
-        if (tmem_plan_heap_desc(plan, &arena_desc) != TMEM_OK) goto out;
+        if ((st = tmem_plan_heap_desc(plan, &arena_desc)) != TMEM_OK) {
+            (void)tmrt__fail(err, st, "vision arena: %s", tmem_status_name(st));
+            goto out;
+        }
         arena_bytes = arena_desc.size;
-        if (make_heap(v->ctx, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_PLACEMENT, arena_desc.size,
-                      "vision.arena", &arena, err, cap))
+        if ((st = make_heap(v->ctx, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_PLACEMENT, arena_desc.size,
+                            "vision.arena", &arena, err)))
             goto out;
         void *ptrs[GRAPH_CAP];
-        tmem_status st = tmem_plan_heap_bind(arena, plan, ptrs);
-        if (st != TMEM_OK) {
-            vis_error(err, cap, "vision arena bind: %s", tmem_status_name(st));
+        if ((st = tmem_plan_heap_bind(arena, plan, ptrs)) != TMEM_OK) {
+            (void)tmrt__fail(err, st, "vision arena bind: %s", tmem_status_name(st));
             goto out;
         }
         float **slot[N_BUFFERS] = {&b.layer_in, &b.norm1, &b.qkv, &b.attn_out, &b.attn_proj,
                                    &b.residual, &b.norm2, &b.fc1, &b.fc2, &b.layer_out};
         for (int k = 0; k < N_BUFFERS; k++) *slot[k] = ptrs[which[k]];
         if (b.layer_in != b.layer_out) { /* pinned at offset 0: a planner contract */
-            vis_error(err, cap, "vision plan: layer_in and layer_out not at the same offset");
+            st = tmrt__fail(err, TMEM_E_CORRUPT, "vision plan: layer_in and layer_out not at the same offset");
             goto out;
         }
-        if (make_heap(v->ctx, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR, scratch_bytes, "vision.scratch", &scratch, err,
-                      cap) ||
-            heap_take(scratch, attn_floats * 4, (void **)&b.attn_scratch, err, cap) ||
-            heap_take(scratch, 4 * H * 4, (void **)&b.pos_rows, err, cap) ||
-            (mm_bytes && heap_take(scratch, mm_bytes, &b.matmul_scratch, err, cap)) ||
-            (pool_bytes && heap_take(scratch, pool_bytes, &pool_mem, err, cap)))
+        if ((st = make_heap(v->ctx, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR, scratch_bytes, "vision.scratch", &scratch,
+                            err)) ||
+            (st = heap_take(scratch, attn_floats * 4, (void **)&b.attn_scratch, err)) ||
+            (st = heap_take(scratch, 4 * H * 4, (void **)&b.pos_rows, err)) ||
+            (mm_bytes && (st = heap_take(scratch, mm_bytes, &b.matmul_scratch, err))) ||
+            (pool_bytes && (st = heap_take(scratch, pool_bytes, &pool_mem, err))))
             goto out;
     }
     if (pool_mem && tmrt__kern_pool_init(pool_mem, threads, &pool) != 0) {
-        vis_error(err, cap, "cannot start %d threads", threads);
+        st = tmrt__fail(err, TMEM_E_NO_MEMORY, "cannot start %d threads", threads);
         goto out;
     }
 
     /* 3. the forward pass */
-    if (tmrt__vis_forward(v, &g, &b, embeddings, ld, pool, hook, &s) != 0) {
-        vis_error(err, cap, "out of memory (naive encoder tensors)");
+    if ((st = tmrt__vis_forward(v, &g, &b, embeddings, ld, pool, hook, &s)) != TMEM_OK) {
+        (void)tmrt__fail(err, st, "out of memory (naive encoder tensors)");
         goto out;
     }
-    rc = 0;
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->grid = g;
@@ -253,7 +262,7 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
         stats->patch_bytes = patch_bytes;
         stats->arena_bytes = arena_bytes;
         stats->scratch_bytes = scratch_bytes;
-        stats->image_copies = (uint32_t)copies;
+        stats->image_copies = copies;
     }
 out:
     tmrt__kern_pool_fini(pool);
@@ -263,11 +272,13 @@ out:
         free(b.layer_in), free(b.patches), free(b.attn_scratch), free(b.pos_rows), free(b.matmul_scratch);
         free(pool_mem);
     } else {
-        if (arena && plan && tmem_plan_heap_unbind(arena, plan) != TMEM_OK) rc = -1; /* destroyed next anyway */
+        tmem_status ust = arena && plan ? tmem_plan_heap_unbind(arena, plan) : TMEM_OK; /* destroyed next anyway */
+        if (st == TMEM_OK && ust != TMEM_OK) st = tmrt__fail(err, ust, "vision arena unbind: %s",
+                                                             tmem_status_name(ust));
         tmem_heap_destroy(arena);
         tmem_heap_destroy(scratch);
         tmem_heap_destroy(s.image_heap);
         tmem_plan_destroy(plan);
     }
-    return rc;
+    return st;
 }
