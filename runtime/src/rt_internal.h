@@ -7,6 +7,7 @@
 #include "tmemrt/runtime.h"
 #include "kern/kern.h"
 #include "util/graph_acts.h"
+#include "kern/kern_half.h"
 
 /* ---- model/weights.c: views into the mapped file ----------------------- */
 
@@ -136,9 +137,8 @@ void tmrt__rope(float *x, const tmrt_hparams *hp, const int32_t pos[4]);
  * AVX2, FMA and F16C): the f16 row loops of attention */
 float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
 void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
-/* forward/half.c */
-uint16_t tmrt__f32_to_f16(float f);
-float tmrt__f16_to_f32(uint16_t h);
+/* f16 rows (KV cache, norms): the runtime's one half conversion, inline in
+ * kern/kern_half.h (kern_f16_to_f32, kern_f32_to_f16) */
 /* forward/matmul.c: y = W x for n rows through the pool, scratch from r */
 void tmrt__matmul(tmrt_run *r, const kern_wmat *w, const float *x, uint32_t n, float *y);
 

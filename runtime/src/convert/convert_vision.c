@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convert_internal.h"
-#include "vision/vision_internal.h"
+#include "kern/kern.h"
+#include "util/errorf.h"
+#include "vision/writer.h"
 
 static uint32_t ggml_type_of(tmem_weight_dtype d) {
     switch (d) {
@@ -235,12 +237,14 @@ static int hf_row(void *user, const char *name, int how, size_t tensor, uint64_t
     hf_rows *r = user;
     if (!r->have || r->tensor != tensor) {
         char hf[128];
-        if (!hf_name(name, hf, sizeof hf, &r->frame)) return vis_error(err, cap, "no checkpoint tensor for %s", name);
+        if (!hf_name(name, hf, sizeof hf, &r->frame))
+            return tmrt__errorf(err, cap, "no checkpoint tensor for %s", name);
         if (tmrt__cv_source_find(r->src, hf, &r->t) != TMEM_OK)
-            return vis_error(err, cap, "%s missing from the checkpoint", hf);
+            return tmrt__errorf(err, cap, "%s missing from the checkpoint", hf);
         uint32_t gt = ggml_of_st(r->t.dtype);
-        if (gt == 0xFFFF) return vis_error(err, cap, "%s: dtype %s (F32, F16 or BF16 expected)", hf,
-                                           tmem_st_dtype_name(r->t.dtype));
+        if (gt == 0xFFFF)
+            return tmrt__errorf(err, cap, "%s: dtype %s (F32, F16 or BF16 expected)", hf,
+                                tmem_st_dtype_name(r->t.dtype));
         r->tensor = tensor, r->have = true;
     }
     const tmrt_vision_config *c = r->c;
@@ -250,20 +254,21 @@ static int hf_row(void *user, const char *name, int how, size_t tensor, uint64_t
         uint64_t pp = (uint64_t)c->patch * c->patch;
         if (r->t.n_dims != 5 || r->t.shape[0] != c->hidden || r->t.shape[1] != 3 || r->t.shape[2] != 2 ||
             r->t.shape[3] != c->patch || r->t.shape[4] != c->patch || n != 3 * pp)
-            return vis_error(err, cap, "%s: shape is not [%u, 3, 2, %u, %u]", r->t.name, c->hidden, c->patch, c->patch);
+            return tmrt__errorf(err, cap, "%s: shape is not [%u, 3, 2, %u, %u]", r->t.name, c->hidden, c->patch,
+                                c->patch);
         for (uint64_t ch = 0; ch < 3; ch++)
             if (!tmrt__kern_dequantize_row(gt, base + (((row * 3 + ch) * 2 + (uint64_t)r->frame) * pp) * es,
                                            out + ch * pp, (int64_t)pp))
-                return vis_error(err, cap, "%s: cannot read", r->t.name);
+                return tmrt__errorf(err, cap, "%s: cannot read", r->t.name);
     } else {
         if (r->t.n_elements % n || (row + 1) * n > r->t.n_elements)
-            return vis_error(err, cap, "%s: %llu elements, not rows of %llu", r->t.name,
+            return tmrt__errorf(err, cap, "%s: %llu elements, not rows of %llu", r->t.name,
                              (unsigned long long)r->t.n_elements, (unsigned long long)n);
         if (!tmrt__kern_dequantize_row(gt, base + row * n * es, out, (int64_t)n))
-            return vis_error(err, cap, "%s: cannot read", r->t.name);
+            return tmrt__errorf(err, cap, "%s: cannot read", r->t.name);
     }
     for (uint64_t i = 0; i < n; i++)
-        if (!isfinite(out[i])) return vis_error(err, cap, "%s: NaN or infinity in row %llu", r->t.name,
+        if (!isfinite(out[i])) return tmrt__errorf(err, cap, "%s: NaN or infinity in row %llu", r->t.name,
                                                 (unsigned long long)row);
     return 0;
 }

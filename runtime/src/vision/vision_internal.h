@@ -7,7 +7,8 @@
  *   memory.c      where the buffers come from: planned heaps or mallocs
  *   attention.c   tiled (flash-style) attention with 2D rotary positions
  *   ops.c         LayerNorm, GELU, bias, position-embedding interpolation
- *   writer.c      random mmproj files (tmem gen --mmproj) and presets */
+ *   writer.c      random mmproj files (tmem gen --mmproj) and presets
+ * What the rest of the runtime may use is vision/writer.h (the converter). */
 #ifndef TMRT_VISION_INTERNAL_H
 #define TMRT_VISION_INTERNAL_H
 
@@ -15,6 +16,7 @@
 #include "kern/kern.h"
 #include "util/errorf.h"
 #include "util/graph_acts.h"
+#include "vision/writer.h"
 
 typedef struct vis_block {
     kern_wmat qkv, out, up, down;
@@ -91,16 +93,6 @@ int tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmr
  * bit-identical to the fused conversion. Returns the copies made (>= 0) or -1. */
 int tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
                       char *err, size_t cap);
-
-/* ---- writer.c ---- */
-/* Fills one row (n floats) of tensor `name` (the tensor's index in the
- * file, its row). `how` is the random filler's kind. 0 or -1 (err set). */
-typedef int (*vis_row_fn)(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
-                          char *err, size_t cap);
-/* Write an mmproj of config c (llama.cpp's names and keys), matrices in ggml
- * type wt, every row from `rows`, streamed. */
-int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
-                     uint64_t *file_bytes, char *err, size_t cap);
 
 /* Errors: snprintf into err; returns -1. */
 #define vis_error tmrt__errorf
