@@ -622,12 +622,140 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_weight_bytes(const tmem_model_des
                                                             tmem_weight_dtype dtype, uint64_t *text,
                                                             uint64_t *vision);
 
+/* ---- Layer graphs --------------------------------------------------------
+ *
+ * One table per layer kind (src/model/layer_graph.c) is the only description
+ * of a layer's activation buffers: their sizes and their lifetimes in op
+ * steps. The fit calculator sizes the arena from it, the reference runtime
+ * plans its session arena from it and runs each op of its forward pass at the
+ * step the table assigns it (checked in testing builds), all by id:
+ * tmem_model_buf_id names a buffer, tmem_model_op an op; names are for
+ * reports only. */
+
+/** The buffers of the layer graphs: X(ID, "name"). Each graph holds a subset
+ *  (tmem_model_graph::buf_index); every id appears at most once. */
+#define TMEM_MODEL_BUF_LIST(X)                                                       \
+    X(LAYER_IN, "layer_in")           /* the layer's input (embedding, previous output) */ \
+    X(ATTN_NORM, "attn_norm")         /* rmsnorm(x) * attn_norm */                 \
+    X(Q_GATE, "q_gate")               /* q and the output gate per head */         \
+    X(Q, "q")                         /* q (models without the output gate) */     \
+    X(K, "k")                                                                      \
+    X(V, "v")                                                                      \
+    X(KQ, "kq")                       /* scores (TMEM_MODEL_GRAPH_NO_FLASH_ATTN) */ \
+    X(KQV, "kqv")                     /* scores x V (no flash) */                  \
+    X(ATTN_OUT, "attn_out")           /* flash attention's output */               \
+    X(ATTN_PROJ, "attn_proj")         /* the mixer's output projection */          \
+    X(ATTN_RESIDUAL, "attn_residual") /* x + mixer */                              \
+    X(FFN_NORM, "ffn_norm")                                                        \
+    X(FFN_GATE, "ffn_gate")                                                        \
+    X(FFN_UP, "ffn_up")                                                            \
+    X(FFN_DOWN, "ffn_down")                                                        \
+    X(LAYER_OUT, "layer_out")         /* the layer's output (alive to the end) */  \
+    X(QKV_MIXED, "qkv_mixed")         /* DeltaNet: the q, k, v projection */       \
+    X(Z, "z")                                                                      \
+    X(BETA, "beta")                                                                \
+    X(ALPHA, "alpha")                                                              \
+    X(CONV_OUT, "conv_out")                                                        \
+    X(GATE, "gate")                   /* the decay gate */                         \
+    X(Q_REP, "q_rep")                 /* q, k repeated to the value heads */       \
+    X(K_REP, "k_rep")                                                              \
+    X(K_BETA, "k_beta")               /* the chunked delta rule's buffers */       \
+    X(V_BETA, "v_beta")                                                            \
+    X(DECAY_MASK, "decay_mask")                                                    \
+    X(CHUNK_ATTN, "chunk_attn")                                                    \
+    X(U, "u")                                                                      \
+    X(W, "w")                                                                      \
+    X(CHUNK_QK, "chunk_qk")                                                        \
+    X(V_NEW, "v_new")                                                              \
+    X(CORE_OUT, "core_out")           /* the delta rule's output */                \
+    X(NORM1, "norm1")                 /* vision block */                           \
+    X(QKV, "qkv")                                                                  \
+    X(RESIDUAL, "residual")                                                        \
+    X(NORM2, "norm2")                                                              \
+    X(FC1, "fc1")                                                                  \
+    X(FC2, "fc2")
+
+/** @brief A buffer of the layer graphs (TMEM_MODEL_BUF_LIST). */
+typedef enum tmem_model_buf_id {
+#define TMEM_MODEL_BUF_ENUM_(id, name) TMEM_MODEL_BUF_##id,
+    TMEM_MODEL_BUF_LIST(TMEM_MODEL_BUF_ENUM_)
+#undef TMEM_MODEL_BUF_ENUM_
+    TMEM_MODEL_BUF_COUNT
+} tmem_model_buf_id;
+
+/** The ops of the layer graphs: X(ID, "name"), in no particular order (a
+ *  graph gives each op it has a step: tmem_model_graph::op_step). */
+#define TMEM_MODEL_OP_LIST(X)                                                        \
+    X(LAYER_IN, "layer_in")         /* the input arrives (embedding, previous layer) */ \
+    X(ATTN_NORM, "attn_norm")                                                      \
+    X(Q_PROJ, "q_proj")                                                            \
+    X(K_PROJ, "k_proj")                                                            \
+    X(V_PROJ, "v_proj")                                                            \
+    X(QK_NORM_ROPE, "qk_norm_rope")                                                \
+    X(KV_STORE, "kv_store")         /* new K, V rows into the cache */             \
+    X(ATTN_SCORES, "attn_scores")   /* no flash: Q K^T */                          \
+    X(ATTN_SOFTMAX, "attn_softmax")                                                \
+    X(ATTN_MIX, "attn_mix")         /* no flash: scores x V */                     \
+    X(ATTN, "attn")                 /* flash attention */                          \
+    X(OUT_GATE, "out_gate")         /* attention output * sigmoid(gate) */         \
+    X(OUT_PROJ, "out_proj")                                                        \
+    X(RESIDUAL, "residual")                                                        \
+    X(FFN_NORM, "ffn_norm")                                                        \
+    X(FFN_GATE, "ffn_gate")                                                        \
+    X(FFN_UP, "ffn_up")                                                            \
+    X(FFN_ACT, "ffn_act")           /* silu(gate) * up */                          \
+    X(FFN_DOWN, "ffn_down")                                                        \
+    X(LAYER_OUT, "layer_out")                                                      \
+    X(QKV_PROJ, "qkv_proj")                                                        \
+    X(Z_PROJ, "z_proj")                                                            \
+    X(BETA_PROJ, "beta_proj")                                                      \
+    X(ALPHA_PROJ, "alpha_proj")                                                    \
+    X(CONV, "conv")                                                                \
+    X(DECAY_GATE, "decay_gate")                                                    \
+    X(L2NORM, "l2norm")                                                            \
+    X(Q_REPEAT, "q_repeat")                                                        \
+    X(K_REPEAT, "k_repeat")                                                        \
+    X(K_BETA, "k_beta")             /* unchunked delta rule (llama.cpp's graph) */ \
+    X(V_BETA, "v_beta")                                                            \
+    X(DECAY_MASK, "decay_mask")                                                    \
+    X(CHUNK_ATTN, "chunk_attn")                                                    \
+    X(TRI_SOLVE, "tri_solve")                                                      \
+    X(CHUNK_U, "chunk_u")                                                          \
+    X(CHUNK_W, "chunk_w")                                                          \
+    X(CHUNK_QK, "chunk_qk")                                                        \
+    X(V_NEW, "v_new")                                                              \
+    X(DELTA_RULE, "delta_rule")     /* the chunk loop (chunked) or the recurrence */ \
+    X(GATED_NORM, "gated_norm")                                                    \
+    X(NORM1, "norm1")               /* vision block */                             \
+    X(ROPE, "rope")                                                                \
+    X(NORM2, "norm2")                                                              \
+    X(FC1, "fc1")                                                                  \
+    X(GELU, "gelu")                                                                \
+    X(FC2, "fc2")
+
+/** @brief An op of the layer graphs (TMEM_MODEL_OP_LIST). */
+typedef enum tmem_model_op {
+#define TMEM_MODEL_OP_ENUM_(id, name) TMEM_MODEL_OP_##id,
+    TMEM_MODEL_OP_LIST(TMEM_MODEL_OP_ENUM_)
+#undef TMEM_MODEL_OP_ENUM_
+    TMEM_MODEL_OP_COUNT
+} tmem_model_op;
+
+/** @brief A buffer's name ("layer_in", ...), for reports; NULL for an id out
+ *  of range. @par Threads safe */
+TMEM_API const char *tmem_model_buf_name(tmem_model_buf_id id);
+
+/** @brief An op's name ("attn_norm", ...), for reports; NULL out of range.
+ *  @par Threads safe */
+TMEM_API const char *tmem_model_op_name(tmem_model_op op);
+
 /** @brief A buffer of one layer's activation graph: `size` bytes alive for the
  *  op steps [start, end). */
 typedef struct tmem_model_buffer {
-    const char *name;
+    const char *name;         /**< tmem_model_buf_name(id): for reports */
     uint64_t size;
     uint32_t start, end;
+    tmem_model_buf_id id;     /**< which buffer: what code indexes by */
 } tmem_model_buffer;
 
 /** @brief Layer kinds of the activation graph. */
@@ -668,6 +796,30 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_model_layer_graph(const tmem_model_desc
                                                            uint32_t flags, tmem_model_buffer *bufs,
                                                            uint32_t cap, uint32_t *count);
 
+/** tmem_model_graph::op_step of an op the graph does not have. */
+#define TMEM_MODEL_STEP_NONE UINT32_MAX
+
+/** @brief One layer graph whole: its buffers (with ids, in the order the ops
+ *  produce them), the step of every op and the index of every buffer. */
+typedef struct tmem_model_graph {
+    tmem_model_layer_kind kind;
+    uint32_t buf_count;       /**< bufs[0 .. buf_count) */
+    uint32_t step_count;      /**< ops run at steps 0 .. step_count - 1 */
+    tmem_model_buffer bufs[TMEM_MODEL_BUF_COUNT];
+    int32_t buf_index[TMEM_MODEL_BUF_COUNT]; /**< id -> index in bufs; -1: not in this graph */
+    uint32_t op_step[TMEM_MODEL_OP_COUNT];   /**< op -> its step; TMEM_MODEL_STEP_NONE: not in it */
+} tmem_model_graph;
+
+/** @brief The layer graph of tmem_model_layer_graph (same arguments, same
+ *  buffers in the same order) with its op steps, for code that runs the
+ *  graph: it indexes buffers by id (buf_index) and runs each op at op_step.
+ *  @param[out] out  zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, bad desc, zero tokens, bad
+ *          flags, a kind the model lacks) | TMEM_E_OVERFLOW @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_model_graph_get(const tmem_model_desc *m, tmem_model_layer_kind kind,
+                                                         uint64_t n_tokens, uint64_t n_ctx, uint32_t flags,
+                                                         tmem_model_graph *out);
+
 /* ====================================================================== */
 /* Fit calculator                                                           */
 /* ====================================================================== */
@@ -697,14 +849,41 @@ typedef struct tmem_fit_desc {
                                    "scratch" line (SCRATCH role); 0 = no line */
 } tmem_fit_desc;
 
+/** The lines of a fit breakdown: X(ID, "what"), in the order tmem_fit lists
+ *  them (a line appears only when the request has it: vision lines with an
+ *  image, state lines with DeltaNet layers, scratch when asked for). */
+#define TMEM_FIT_ITEM_LIST(X)                                                        \
+    X(WEIGHTS_TEXT, "weights.text")                                                \
+    X(WEIGHTS_VISION, "weights.vision")                                            \
+    X(KV_CACHE, "kv_cache")                                                        \
+    X(RECURRENT_STATE, "recurrent_state")                                          \
+    X(STATE_SNAPSHOTS, "state_snapshots")                                          \
+    X(ACTIVATIONS, "activations")                                                  \
+    X(VISION_ACTIVATIONS, "vision_activations")                                    \
+    X(VISION_EMBEDDINGS, "vision_embeddings")                                      \
+    X(IMAGE, "image")                                                              \
+    X(LOGITS, "logits")                                                            \
+    X(SCRATCH, "scratch")                                                          \
+    X(TOKENS, "tokens")
+
+/** @brief Which line of the breakdown (TMEM_FIT_ITEM_LIST): what code looks
+ *  a line up by (tmem_fit_find); tmem_fit_item::what names it in reports. */
+typedef enum tmem_fit_item_kind {
+#define TMEM_FIT_ITEM_ENUM_(id, what) TMEM_FIT_ITEM_##id,
+    TMEM_FIT_ITEM_LIST(TMEM_FIT_ITEM_ENUM_)
+#undef TMEM_FIT_ITEM_ENUM_
+    TMEM_FIT_ITEM_KIND_COUNT
+} tmem_fit_item_kind;
+
 /** @brief One line of the breakdown. */
 typedef struct tmem_fit_item {
-    const char *what;         /**< "weights.text", "kv_cache", ... (JSON key) */
+    const char *what;         /**< "weights.text", "kv_cache", ... (JSON key, reports) */
     tmem_role role;
     char type_name[64];       /**< the role's type: from tmem_fit_desc::ctx's role policy, else
                                    the builtin default ("/memory/weights", "/memory/kv", ...) */
     bool clean;               /**< file-backed clean pages (weights) */
     uint64_t bytes;
+    tmem_fit_item_kind kind;  /**< which line */
 } tmem_fit_item;
 
 #define TMEM_FIT_MAX_ITEMS 16
@@ -754,6 +933,14 @@ typedef struct tmem_fit_result {
  *  @par Threads safe
  *  On failure *out is zeroed. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_fit(const tmem_fit_desc *desc, tmem_fit_result *out);
+
+/** @brief The line of kind `kind` in a result, NULL when the result has none
+ *  (or r is NULL). @par Threads safe */
+TMEM_API const tmem_fit_item *tmem_fit_find(const tmem_fit_result *r, tmem_fit_item_kind kind);
+
+/** @brief Bytes of the line of kind `kind`, 0 when the result has none.
+ *  @par Threads safe */
+TMEM_API uint64_t tmem_fit_bytes(const tmem_fit_result *r, tmem_fit_item_kind kind);
 
 /** @brief Admission estimate from the fit calculator, to pass as
  *  tmem_kv_request::estimate (kv.h's tmem_kv_estimate_fn): the bytes a request

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include "tmemrt/runtime.h"
 #include "kern/kern.h"
+#include "util/graph_acts.h"
 #include "kern/kern_half.h"
 #include "util/fail.h"
 
@@ -59,17 +60,9 @@ const float *tmrt__vec(const kern_wmat *v, float *tmp);
 
 /* ---- forward/: one layer graph's buffers --------------------------------- */
 
-/* The activations of one layer (names as in tmem_model_layer_graph). Each
- * points into the planned arena (typed) or its own malloc (naive). */
-typedef struct tmrt_acts {
-    float *layer_in, *attn_norm, *attn_proj, *attn_residual, *ffn_norm, *ffn_gate, *ffn_up,
-        *ffn_down, *layer_out;
-    /* attention */
-    float *q_gate, *k, *v, *attn_out;
-    /* DeltaNet */
-    float *qkv_mixed, *z, *beta, *alpha, *conv_out, *gate, *q_rep, *k_rep, *k_beta, *v_beta,
-        *decay_mask, *chunk_attn, *u, *w, *chunk_qk, *v_new, *core_out;
-} tmrt_acts;
+/* tmrt_acts (util/graph_acts.h): one layer graph's buffers by id, with the
+ * table they were planned from; the forward pass reads them through
+ * TMRT_OP / TMRT_ACT. */
 
 /* Where one sequence's KV rows and recurrent state live: the same block
  * layout as the paged cache (kv.h): a block of block_tokens tokens holds,
@@ -128,11 +121,12 @@ typedef struct tmrt_step {
 tmem_status tmrt__forward(tmrt_run *r, const tmrt_step *st);
 
 /* forward/attention.c */
+/* The mixer ops of the layer's table, ATTN_NORM's output to OUT_PROJ's. */
 void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
-                     const tmrt_step *st, const float *x_norm);
+                     const tmrt_step *st);
 /* forward/deltanet.c */
 void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
-                    const tmrt_step *st, const float *x_norm);
+                    const tmrt_step *st);
 /* forward/rope.c: rotate the first n_rot dims of one head (NEOX pairs i,
  * i + n_rot/2) by the interleaved M-RoPE angles of positions pos[4]. */
 void tmrt__rope(float *x, const tmrt_hparams *hp, const int32_t pos[4]);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define GRAPH_CAP 64u
 
 /* The builtin type of each role (src/core/defaults.c), for requests made
  * without a context. */
@@ -133,20 +132,26 @@ static tmem_status layer_arena(const req *r, tmem_model_layer_kind kind, uint64_
             return TMEM_OK;
         }
     }
-    tmem_model_buffer bufs[GRAPH_CAP];
-    uint32_t count;
-    tmem_status st = tmem_model_layer_graph(r->m, kind, n, c ? c : n, r->flags, bufs, GRAPH_CAP, &count);
-    if (!st) st = plan_arena(bufs, count, lb, arena, planned);
+    tmem_model_graph g;
+    tmem_status st = tmem_model_graph_get(r->m, kind, n, c ? c : n, r->flags, &g);
+    if (!st) st = plan_arena(g.bufs, g.buf_count, lb, arena, planned);
     if (st) return st;
     arena_entry *e = &memo->e[memo->n < MEMO_CAP ? memo->n++ : memo->next++ % MEMO_CAP];
     *e = (arena_entry){kind, n, c, *lb, *arena, *planned};
     return TMEM_OK;
 }
 
-static void item(const req *r, tmem_fit_result *o, const char *what, tmem_role role, bool clean, uint64_t bytes,
-                 bool *overflow) {
+static const char *const item_names[TMEM_FIT_ITEM_KIND_COUNT] = {
+#define X(id, what) [TMEM_FIT_ITEM_##id] = what,
+    TMEM_FIT_ITEM_LIST(X)
+#undef X
+};
+
+static void item(const req *r, tmem_fit_result *o, tmem_fit_item_kind kind, tmem_role role, bool clean,
+                 uint64_t bytes, bool *overflow) {
     tmem_fit_item *it = &o->items[o->item_count++];
-    it->what = what;
+    it->what = item_names[kind];
+    it->kind = kind;
     it->role = role;
     role_type(r->ctx, role, it->type_name, sizeof it->type_name);
     it->clean = clean;
@@ -235,23 +240,23 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
         tmem__mul_overflow(ctx * 4, r->n_seqs, &tokens))
         return tmem__err(TMEM_E_OVERFLOW);
 
-    item(r, o, "weights.text", TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
-    if (image) item(r, o, "weights.vision", TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
-    item(r, o, "kv_cache", TMEM_ROLE_KV_CACHE, false, kv, &ovf);
-    if (linear) item(r, o, "recurrent_state", TMEM_ROLE_RECURRENT_STATE, false, state, &ovf);
+    item(r, o, TMEM_FIT_ITEM_WEIGHTS_TEXT, TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
+    if (image) item(r, o, TMEM_FIT_ITEM_WEIGHTS_VISION, TMEM_ROLE_WEIGHTS, true, vis_w, &ovf);
+    item(r, o, TMEM_FIT_ITEM_KV_CACHE, TMEM_ROLE_KV_CACHE, false, kv, &ovf);
+    if (linear) item(r, o, TMEM_FIT_ITEM_RECURRENT_STATE, TMEM_ROLE_RECURRENT_STATE, false, state, &ovf);
     /* snapshots copy a sequence's state slot (tmem_kv_snapshot_take) */
     uint64_t snaps;
     if (tmem__mul_overflow(state, r->snapshots, &snaps)) return tmem__err(TMEM_E_OVERFLOW);
-    if (linear && snaps) item(r, o, "state_snapshots", TMEM_ROLE_RECURRENT_STATE, false, snaps, &ovf);
-    item(r, o, "activations", TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
+    if (linear && snaps) item(r, o, TMEM_FIT_ITEM_STATE_SNAPSHOTS, TMEM_ROLE_RECURRENT_STATE, false, snaps, &ovf);
+    item(r, o, TMEM_FIT_ITEM_ACTIVATIONS, TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
     if (image) {
-        item(r, o, "vision_activations", TMEM_ROLE_VISION_INTERMEDIATE, false, o->vision_arena, &ovf);
-        item(r, o, "vision_embeddings", TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
-        item(r, o, "image", TMEM_ROLE_IMAGE, false, img, &ovf);
+        item(r, o, TMEM_FIT_ITEM_VISION_ACTIVATIONS, TMEM_ROLE_VISION_INTERMEDIATE, false, o->vision_arena, &ovf);
+        item(r, o, TMEM_FIT_ITEM_VISION_EMBEDDINGS, TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
+        item(r, o, TMEM_FIT_ITEM_IMAGE, TMEM_ROLE_IMAGE, false, img, &ovf);
     }
-    item(r, o, "logits", TMEM_ROLE_ACTIVATION, false, logits, &ovf);
-    if (r->scratch) item(r, o, "scratch", TMEM_ROLE_SCRATCH, false, r->scratch, &ovf);
-    item(r, o, "tokens", TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
+    item(r, o, TMEM_FIT_ITEM_LOGITS, TMEM_ROLE_ACTIVATION, false, logits, &ovf);
+    if (r->scratch) item(r, o, TMEM_FIT_ITEM_SCRATCH, TMEM_ROLE_SCRATCH, false, r->scratch, &ovf);
+    item(r, o, TMEM_FIT_ITEM_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
     o->peak_dirty_encode_first = o->total_dirty;
     if (image && !ovf) {
         /* phases of an encode-first run; dirty lines only (weights are clean) */
@@ -376,6 +381,18 @@ tmem_status tmem_fit(const tmem_fit_desc *d, tmem_fit_result *out) {
     }
     *out = res;
     return TMEM_OK;
+}
+
+const tmem_fit_item *tmem_fit_find(const tmem_fit_result *r, tmem_fit_item_kind kind) {
+    if (!r) return NULL;
+    for (uint32_t i = 0; i < r->item_count && i < TMEM_FIT_MAX_ITEMS; i++)
+        if (r->items[i].kind == kind) return &r->items[i];
+    return NULL;
+}
+
+uint64_t tmem_fit_bytes(const tmem_fit_result *r, tmem_fit_item_kind kind) {
+    const tmem_fit_item *it = tmem_fit_find(r, kind);
+    return it ? it->bytes : 0;
 }
 
 uint64_t tmem_fit_kv_estimate(const tmem_kv_request *rq, uint32_t chunk, void *user) {

@@ -1,13 +1,25 @@
 /*
- * The activation graph of one layer as buffers with lifetimes: the input of
- * the activation planner. Each op advances a step counter; a buffer lives
- * from the step that produces it to one past the last step that reads it.
- * Activations are f32 (what CPU backends compute in).
+ * The activation graph of one layer, as one table per layer kind: the only
+ * description of each buffer's size and lifetime (model.h: "Layer graphs").
+ *
+ * A table is a list of rows in execution order. A row is one op
+ * (tmem_model_op) that may produce one buffer (rows x cols f32) and read
+ * others; consecutive rows of the same op are one op with several outputs
+ * (the chunk loop of the chunked delta rule). Every op gets the next step;
+ * a buffer lives from the step that produces it to one past the last step
+ * that reads or writes it, and a buffer marked `keep` (the layer's output)
+ * to the end of the layer. Rows carry a condition (the model has the
+ * attention output gate, the graph flags ask for flash attention or the
+ * chunked delta rule, ...); a row whose condition does not hold is not in
+ * the graph. The fit calculator (fit.c), the runtime's session plan and the
+ * runtime's forward pass (which runs each op at the step this file assigns
+ * it, checked in testing builds: tests/runtime/test_graph_lifetimes.c) all
+ * read the graph this builds, by id.
  *
  * The ops follow llama.cpp's graphs for these layers (qwen35/qwen3next,
  * llama, the Qwen ViT blocks) closely enough that the sizes and overlaps are
  * the real ones; views and in-place ops (rope, norms, activations) make no
- * new buffer, as in ggml.
+ * new buffer, as in ggml. Activations are f32 (what CPU backends compute in).
  */
 #include "model_internal.h"
 #include <string.h>
@@ -15,194 +27,297 @@
 #define F32 4ull
 #define DELTA_CHUNK ((uint64_t)TMEM_MODEL_DELTA_CHUNK) /* chunk length of the chunked gated delta rule */
 
+/* ---- names (reports only) ------------------------------------------------ */
+
+static const char *const buf_names[TMEM_MODEL_BUF_COUNT] = {
+#define X(id, name) [TMEM_MODEL_BUF_##id] = name,
+    TMEM_MODEL_BUF_LIST(X)
+#undef X
+};
+
+static const char *const op_names[TMEM_MODEL_OP_COUNT] = {
+#define X(id, name) [TMEM_MODEL_OP_##id] = name,
+    TMEM_MODEL_OP_LIST(X)
+#undef X
+};
+
+const char *tmem_model_buf_name(tmem_model_buf_id id) {
+    return (unsigned)id < TMEM_MODEL_BUF_COUNT ? buf_names[id] : NULL;
+}
+
+const char *tmem_model_op_name(tmem_model_op op) {
+    return (unsigned)op < TMEM_MODEL_OP_COUNT ? op_names[op] : NULL;
+}
+
+/* ---- the tables ------------------------------------------------------------ */
+
+/* Dimensions a row's shape is made of, evaluated once per graph. */
+typedef enum dim {
+    D_1 = 0, D_N, D_E, D_F, D_Q, D_QG, D_KK, D_KV, D_HN, D_CTX, D_HDV, /* attention */
+    D_CONV, D_I, D_HV, D_HVK, D_HVV, D_CH, D_HVCH, D_NP, D_HVNP, D_DC,   /* DeltaNet */
+    D_VH, D_V3H, D_VF, D_VHP,                                           /* vision */
+    D_COUNT
+} dim;
+
+/* When a row is in the graph. */
+enum {
+    W_ALL = 0,
+    W_GATE,        /* the q projection carries the output gate */
+    W_NOGATE,
+    W_FLASH,       /* flash attention: no score matrix */
+    W_NOFLASH,     /* TMEM_MODEL_GRAPH_NO_FLASH_ATTN */
+    W_REPEAT,      /* DeltaNet value heads != key heads: q, k repeated */
+    W_CHUNKED,     /* TMEM_MODEL_GRAPH_CHUNKED_DELTA */
+    W_UNCHUNKED
+};
+
+/* Reads that name "whichever of two buffers this graph has". */
+enum {
+    A_QUERY = TMEM_MODEL_BUF_COUNT, /* q_gate, else q */
+    A_QR,                           /* q_rep, else conv_out */
+    A_KR,                           /* k_rep, else conv_out */
+    A_MIXED,                        /* attn_out (flash), else kqv */
+    A_END,
+    NO = 0xFF                       /* no buffer */
+};
+
+#define MAX_USES 6 /* five reads and the NO that ends them */
+typedef struct row {
+    uint8_t op, when, out, rows, cols, keep;
+    uint8_t use[MAX_USES];          /* NO-terminated */
+} row;
+
+#define R(op, when, out, r, c, ...) {TMEM_MODEL_OP_##op, when, out, r, c, 0, {__VA_ARGS__, NO}}
+#define RK(op, when, out, r, c, ...) {TMEM_MODEL_OP_##op, when, out, r, c, 1, {__VA_ARGS__, NO}}
+#define B(id) TMEM_MODEL_BUF_##id
+
+/* residual + FFN (SwiGLU), shared by both decoder layer kinds */
+#define FFN_ROWS                                                                  \
+    R(RESIDUAL, W_ALL, B(ATTN_RESIDUAL), D_N, D_E, B(LAYER_IN), B(ATTN_PROJ)),    \
+    R(FFN_NORM, W_ALL, B(FFN_NORM), D_N, D_E, B(ATTN_RESIDUAL)),                  \
+    R(FFN_GATE, W_ALL, B(FFN_GATE), D_N, D_F, B(FFN_NORM)),                       \
+    R(FFN_UP, W_ALL, B(FFN_UP), D_N, D_F, B(FFN_NORM)),                           \
+    R(FFN_ACT, W_ALL, NO, 0, 0, B(FFN_GATE), B(FFN_UP)), /* silu(gate) * up, into gate */ \
+    R(FFN_DOWN, W_ALL, B(FFN_DOWN), D_N, D_E, B(FFN_GATE)),                       \
+    RK(LAYER_OUT, W_ALL, B(LAYER_OUT), D_N, D_E, B(ATTN_RESIDUAL), B(FFN_DOWN))
+
+static const row attention_rows[] = {
+    R(LAYER_IN, W_ALL, B(LAYER_IN), D_N, D_E, NO),
+    R(ATTN_NORM, W_ALL, B(ATTN_NORM), D_N, D_E, B(LAYER_IN)),
+    R(Q_PROJ, W_GATE, B(Q_GATE), D_N, D_QG, B(ATTN_NORM)),
+    R(Q_PROJ, W_NOGATE, B(Q), D_N, D_Q, B(ATTN_NORM)),
+    R(K_PROJ, W_ALL, B(K), D_N, D_KK, B(ATTN_NORM)),
+    R(V_PROJ, W_ALL, B(V), D_N, D_KV, B(ATTN_NORM)),
+    R(QK_NORM_ROPE, W_ALL, NO, 0, 0, A_QUERY, B(K)), /* q/k norm + rope, in place */
+    R(KV_STORE, W_ALL, NO, 0, 0, B(K), B(V)),         /* store k, v into the cache */
+    R(ATTN_SCORES, W_NOFLASH, B(KQ), D_HN, D_CTX, A_QUERY), /* Q K^T over the cache */
+    R(ATTN_SOFTMAX, W_NOFLASH, NO, 0, 0, B(KQ)),      /* in place */
+    R(ATTN_MIX, W_NOFLASH, B(KQV), D_N, D_HDV, B(KQ)),
+    R(ATTN, W_FLASH, B(ATTN_OUT), D_N, D_HDV, A_QUERY), /* flash attention over the cache */
+    R(OUT_GATE, W_GATE, NO, 0, 0, A_MIXED, A_QUERY), /* * sigmoid(gate) */
+    R(OUT_PROJ, W_ALL, B(ATTN_PROJ), D_N, D_E, A_MIXED),
+    FFN_ROWS,
+};
+
+static const row deltanet_rows[] = {
+    R(LAYER_IN, W_ALL, B(LAYER_IN), D_N, D_E, NO),
+    R(ATTN_NORM, W_ALL, B(ATTN_NORM), D_N, D_E, B(LAYER_IN)),
+    R(QKV_PROJ, W_ALL, B(QKV_MIXED), D_N, D_CONV, B(ATTN_NORM)),
+    R(Z_PROJ, W_ALL, B(Z), D_N, D_I, B(ATTN_NORM)),
+    R(BETA_PROJ, W_ALL, B(BETA), D_N, D_HV, B(ATTN_NORM)),
+    R(ALPHA_PROJ, W_ALL, B(ALPHA), D_N, D_HV, B(ATTN_NORM)),
+    R(CONV, W_ALL, B(CONV_OUT), D_N, D_CONV, B(QKV_MIXED)), /* conv1d + silu with the conv state */
+    R(DECAY_GATE, W_ALL, B(GATE), D_N, D_HV, B(ALPHA)),    /* -exp(A) * softplus(a + dt) */
+    R(L2NORM, W_ALL, NO, 0, 0, B(CONV_OUT)),               /* l2 norm q, k in place */
+    R(Q_REPEAT, W_REPEAT, B(Q_REP), D_N, D_HVK, B(CONV_OUT)), /* key heads -> value heads */
+    R(K_REPEAT, W_REPEAT, B(K_REP), D_N, D_HVK, B(CONV_OUT)),
+    /* chunked: the chunk loop is one step in which one chunk's buffers, the
+     * inputs and the output are alive together */
+    R(DELTA_RULE, W_CHUNKED, B(K_BETA), D_CH, D_HVK, NO),
+    R(DELTA_RULE, W_CHUNKED, B(V_BETA), D_CH, D_HVV, NO),
+    R(DELTA_RULE, W_CHUNKED, B(DECAY_MASK), D_HVCH, D_CH, NO),
+    R(DELTA_RULE, W_CHUNKED, B(CHUNK_ATTN), D_HVCH, D_CH, NO),
+    R(DELTA_RULE, W_CHUNKED, B(U), D_CH, D_HVV, NO),
+    R(DELTA_RULE, W_CHUNKED, B(W), D_CH, D_HVK, NO),
+    R(DELTA_RULE, W_CHUNKED, B(CHUNK_QK), D_HVCH, D_CH, NO),
+    R(DELTA_RULE, W_CHUNKED, B(V_NEW), D_CH, D_HVV, NO),
+    R(DELTA_RULE, W_CHUNKED, B(CORE_OUT), D_N, D_HVV, A_QR, A_KR, B(CONV_OUT), B(BETA), B(GATE)),
+    /* all chunks at once (llama.cpp's graph) */
+    R(K_BETA, W_UNCHUNKED, B(K_BETA), D_NP, D_HVK, A_KR, B(BETA)),
+    R(V_BETA, W_UNCHUNKED, B(V_BETA), D_NP, D_HVV, B(CONV_OUT), B(BETA)),
+    R(DECAY_MASK, W_UNCHUNKED, B(DECAY_MASK), D_HVNP, D_DC, B(GATE)),
+    R(CHUNK_ATTN, W_UNCHUNKED, B(CHUNK_ATTN), D_HVNP, D_DC, B(K_BETA), A_KR, B(DECAY_MASK)),
+    R(TRI_SOLVE, W_UNCHUNKED, NO, 0, 0, B(CHUNK_ATTN)), /* triangular solve, in place */
+    R(CHUNK_U, W_UNCHUNKED, B(U), D_NP, D_HVV, B(CHUNK_ATTN), B(V_BETA)),
+    R(CHUNK_W, W_UNCHUNKED, B(W), D_NP, D_HVK, B(CHUNK_ATTN), B(K_BETA), B(GATE)),
+    R(CHUNK_QK, W_UNCHUNKED, B(CHUNK_QK), D_HVNP, D_DC, A_QR, A_KR, B(DECAY_MASK)),
+    R(V_NEW, W_UNCHUNKED, B(V_NEW), D_NP, D_HVV, B(U), B(W)), /* u - w S, chunk by chunk */
+    R(DELTA_RULE, W_UNCHUNKED, B(CORE_OUT), D_NP, D_HVV, A_QR, B(CHUNK_QK), B(V_NEW), B(GATE)),
+    R(GATED_NORM, W_ALL, NO, 0, 0, B(CORE_OUT), B(Z)), /* rms_norm(core) * silu(z), in place */
+    R(OUT_PROJ, W_ALL, B(ATTN_PROJ), D_N, D_E, B(CORE_OUT)),
+    FFN_ROWS,
+};
+
+static const row vision_rows[] = {
+    /* the block's input; in the first block the patch embedding, whose
+     * second frame's product is held in norm1 until it is summed */
+    R(LAYER_IN, W_ALL, B(LAYER_IN), D_N, D_VH, NO),
+    R(LAYER_IN, W_ALL, B(NORM1), D_N, D_VH, NO),
+    R(NORM1, W_ALL, NO, 0, 0, B(LAYER_IN), B(NORM1)),
+    R(QKV_PROJ, W_ALL, B(QKV), D_N, D_V3H, B(NORM1)),
+    R(ROPE, W_ALL, NO, 0, 0, B(QKV)), /* rope on q, k in place */
+    R(ATTN_SCORES, W_NOFLASH, B(KQ), D_VHP, D_N, B(QKV)),
+    R(ATTN_SOFTMAX, W_NOFLASH, NO, 0, 0, B(KQ)),
+    R(ATTN_MIX, W_NOFLASH, B(KQV), D_N, D_VH, B(KQ), B(QKV)),
+    R(ATTN, W_FLASH, B(ATTN_OUT), D_N, D_VH, B(QKV)),
+    R(OUT_PROJ, W_ALL, B(ATTN_PROJ), D_N, D_VH, A_MIXED),
+    R(RESIDUAL, W_ALL, B(RESIDUAL), D_N, D_VH, B(LAYER_IN), B(ATTN_PROJ)),
+    R(NORM2, W_ALL, B(NORM2), D_N, D_VH, B(RESIDUAL)),
+    R(FC1, W_ALL, B(FC1), D_N, D_VF, B(NORM2)),
+    R(GELU, W_ALL, NO, 0, 0, B(FC1)), /* in place */
+    R(FC2, W_ALL, B(FC2), D_N, D_VH, B(FC1)),
+    RK(LAYER_OUT, W_ALL, B(LAYER_OUT), D_N, D_VH, B(RESIDUAL), B(FC2)),
+};
+
+#undef R
+#undef RK
+#undef B
+
+/* ---- the builder ----------------------------------------------------------- */
+
 typedef struct gb {
-    tmem_model_buffer *bufs;
-    uint32_t cap, n, step;
+    tmem_model_graph *g;
+    uint64_t d[D_COUNT];
     bool overflow;
 } gb;
 
-/* A new buffer produced by the current op: rows x cols f32. */
-static uint32_t out(gb *g, const char *name, uint64_t rows, uint64_t cols) {
-    uint64_t sz;
-    if (tmem__mul_overflow(rows, cols, &sz) || tmem__mul_overflow(sz, F32, &sz)) {
-        g->overflow = true;
-        sz = 0;
+static uint64_t mul(gb *b, uint64_t x, uint64_t y) {
+    uint64_t r;
+    if (tmem__mul_overflow(x, y, &r)) {
+        b->overflow = true;
+        return 0;
     }
-    uint32_t i = g->n++;
-    if (i < g->cap) {
-        g->bufs[i].name = name;
-        g->bufs[i].size = sz;
-        g->bufs[i].start = g->step;
-        g->bufs[i].end = g->step + 1;
-    }
-    return i;
-}
-/* The current op reads buffer i: it must live through this step. */
-static void use(gb *g, uint32_t i) {
-    if (i < g->cap && g->bufs[i].end < g->step + 1) g->bufs[i].end = g->step + 1;
-}
-static void next(gb *g) { g->step++; }
-/* Alive until the end of the layer (the layer's output). */
-static void keep(gb *g, uint32_t i) {
-    if (i < g->cap) g->bufs[i].end = UINT32_MAX; /* fixed up at the end */
+    return r;
 }
 
-/* residual + FFN (SwiGLU), shared by both decoder layer kinds */
-static void ffn(gb *g, const tmem_model_desc *m, uint64_t N, uint32_t x, uint32_t o) {
-    uint64_t E = m->n_embd, F = m->n_ff;
-    uint32_t h = out(g, "attn_residual", N, E); use(g, x); use(g, o); next(g);
-    uint32_t hn = out(g, "ffn_norm", N, E); use(g, h); next(g);
-    uint32_t fg = out(g, "ffn_gate", N, F); use(g, hn); next(g);
-    uint32_t fu = out(g, "ffn_up", N, F); use(g, hn); next(g);
-    use(g, fg); use(g, fu); next(g); /* silu(gate) * up, into gate */
-    uint32_t fd = out(g, "ffn_down", N, E); use(g, fg); next(g);
-    uint32_t y = out(g, "layer_out", N, E); use(g, h); use(g, fd); keep(g, y); next(g);
+static void dims(gb *b, const tmem_model_desc *m, uint64_t N, uint64_t C) {
+    uint64_t *d = b->d, H = m->n_head, Hkv = m->n_head_kv, dk = m->head_dim_k, dv = m->head_dim_v;
+    uint64_t G = m->ssm_group_count, sk = m->ssm_state_size, Hv = m->ssm_time_step_rank, I = m->ssm_inner_size;
+    uint64_t CH = N < DELTA_CHUNK ? N : DELTA_CHUNK, nch = N / DELTA_CHUNK + (N % DELTA_CHUNK != 0);
+    d[D_1] = 1, d[D_N] = N, d[D_E] = m->n_embd, d[D_F] = m->n_ff;
+    d[D_Q] = mul(b, H, dk), d[D_QG] = mul(b, d[D_Q], 2), d[D_KK] = mul(b, Hkv, dk), d[D_KV] = mul(b, Hkv, dv);
+    d[D_HN] = mul(b, H, N), d[D_CTX] = C, d[D_HDV] = mul(b, H, dv);
+    d[D_CONV] = I + 2 * G * sk, d[D_I] = I, d[D_HV] = Hv, d[D_HVK] = mul(b, Hv, sk);
+    d[D_HVV] = Hv ? mul(b, Hv, I / Hv) : 0, d[D_CH] = CH, d[D_HVCH] = mul(b, Hv, CH);
+    d[D_NP] = mul(b, nch, DELTA_CHUNK), d[D_HVNP] = mul(b, Hv, d[D_NP]), d[D_DC] = DELTA_CHUNK;
+    d[D_VH] = m->vis_hidden, d[D_V3H] = mul(b, 3, m->vis_hidden), d[D_VF] = m->vis_ff;
+    d[D_VHP] = mul(b, m->vis_heads, N);
 }
 
-static void attention_layer(gb *g, const tmem_model_desc *m, uint64_t N, uint64_t C, uint32_t flags) {
-    uint64_t E = m->n_embd, H = m->n_head, Hkv = m->n_head_kv, dk = m->head_dim_k, dv = m->head_dim_v;
-    uint32_t x = out(g, "layer_in", N, E); next(g);
-    uint32_t xn = out(g, "attn_norm", N, E); use(g, x); next(g);
-    uint32_t q = out(g, m->attn_output_gate ? "q_gate" : "q", N, H * dk * (m->attn_output_gate ? 2 : 1));
-    use(g, xn); next(g);
-    uint32_t k = out(g, "k", N, Hkv * dk); use(g, xn); next(g);
-    uint32_t v = out(g, "v", N, Hkv * dv); use(g, xn); next(g);
-    use(g, q); use(g, k); next(g);  /* q/k norm + rope, in place */
-    use(g, k); use(g, v); next(g);  /* store k, v into the cache */
-    uint32_t ao;
-    if (flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN) {
-        uint64_t hn;
-        if (tmem__mul_overflow(H, N, &hn)) g->overflow = true;
-        uint32_t kq = out(g, "kq", hn, C); use(g, q); next(g); /* Q K^T over the cache */
-        use(g, kq); next(g);                                  /* softmax, in place */
-        ao = out(g, "kqv", N, H * dv); use(g, kq); next(g);
-    } else {
-        ao = out(g, "attn_out", N, H * dv); use(g, q); next(g); /* flash attention over the cache */
+static bool holds(const tmem_model_desc *m, uint32_t flags, uint8_t when) {
+    bool flash = !(flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN);
+    switch (when) {
+    case W_GATE: return m->attn_output_gate;
+    case W_NOGATE: return !m->attn_output_gate;
+    case W_FLASH: return flash;
+    case W_NOFLASH: return !flash;
+    case W_REPEAT: return m->ssm_time_step_rank != m->ssm_group_count;
+    case W_CHUNKED: return (flags & TMEM_MODEL_GRAPH_CHUNKED_DELTA) != 0;
+    case W_UNCHUNKED: return !(flags & TMEM_MODEL_GRAPH_CHUNKED_DELTA);
+    default: return true;
     }
-    if (m->attn_output_gate) { use(g, ao); use(g, q); next(g); } /* * sigmoid(gate) */
-    uint32_t o = out(g, "attn_proj", N, E); use(g, ao); next(g);
-    ffn(g, m, N, x, o);
 }
 
-/* The delta rule one chunk at a time: the chunk loop is one step in which
- * one chunk's buffers, the inputs and the output are alive together. */
-static uint32_t delta_per_chunk(gb *g, const tmem_model_desc *m, uint64_t N, uint32_t qr, uint32_t kr,
-                                uint32_t conv, uint32_t beta, uint32_t gate) {
-    uint64_t G = m->ssm_group_count, dk = m->ssm_state_size, Hv = m->ssm_time_step_rank;
-    uint64_t dv = m->ssm_inner_size / Hv, CH = N < DELTA_CHUNK ? N : DELTA_CHUNK;
-    (void)G;
-    out(g, "k_beta", CH, Hv * dk);
-    out(g, "v_beta", CH, Hv * dv);
-    out(g, "decay_mask", Hv * CH, CH);
-    out(g, "chunk_attn", Hv * CH, CH);
-    out(g, "u", CH, Hv * dv);
-    out(g, "w", CH, Hv * dk);
-    out(g, "chunk_qk", Hv * CH, CH);
-    out(g, "v_new", CH, Hv * dv);
-    uint32_t core = out(g, "core_out", N, Hv * dv);
-    use(g, qr); use(g, kr); use(g, conv); use(g, beta); use(g, gate);
-    next(g);
-    return core;
+/* The buffer a read names: an alias resolves to what the graph has. */
+static int32_t resolve(const tmem_model_graph *g, uint8_t u) {
+    switch (u) {
+    case A_QUERY: u = g->buf_index[TMEM_MODEL_BUF_Q_GATE] >= 0 ? TMEM_MODEL_BUF_Q_GATE : TMEM_MODEL_BUF_Q; break;
+    case A_QR: u = g->buf_index[TMEM_MODEL_BUF_Q_REP] >= 0 ? TMEM_MODEL_BUF_Q_REP : TMEM_MODEL_BUF_CONV_OUT; break;
+    case A_KR: u = g->buf_index[TMEM_MODEL_BUF_K_REP] >= 0 ? TMEM_MODEL_BUF_K_REP : TMEM_MODEL_BUF_CONV_OUT; break;
+    case A_MIXED: u = g->buf_index[TMEM_MODEL_BUF_ATTN_OUT] >= 0 ? TMEM_MODEL_BUF_ATTN_OUT : TMEM_MODEL_BUF_KQV; break;
+    default: break;
+    }
+    return u < TMEM_MODEL_BUF_COUNT ? g->buf_index[u] : -1;
 }
 
-static void deltanet_layer(gb *g, const tmem_model_desc *m, uint64_t N, uint32_t flags) {
-    uint64_t E = m->n_embd, G = m->ssm_group_count, dk = m->ssm_state_size, Hv = m->ssm_time_step_rank;
-    uint64_t I = m->ssm_inner_size, dv = I / Hv, conv_ch = I + 2 * G * dk;
-    uint64_t nch = (N + DELTA_CHUNK - 1) / DELTA_CHUNK, Np = nch * DELTA_CHUNK;
-    uint32_t x = out(g, "layer_in", N, E); next(g);
-    uint32_t xn = out(g, "attn_norm", N, E); use(g, x); next(g);
-    uint32_t qkv = out(g, "qkv_mixed", N, conv_ch); use(g, xn); next(g);
-    uint32_t z = out(g, "z", N, I); use(g, xn); next(g);
-    uint32_t beta = out(g, "beta", N, Hv); use(g, xn); next(g);
-    uint32_t a = out(g, "alpha", N, Hv); use(g, xn); next(g);
-    uint32_t conv = out(g, "conv_out", N, conv_ch); use(g, qkv); next(g); /* conv1d + silu with conv state */
-    uint32_t gate = out(g, "gate", N, Hv); use(g, a); next(g);            /* -exp(A) * softplus(a + dt) */
-    use(g, conv); next(g);                                                /* l2 norm q, k in place */
-    uint32_t qr = conv, kr = conv;
-    if (Hv != G) { /* repeat q, k from key heads to value heads */
-        qr = out(g, "q_rep", N, Hv * dk); use(g, conv); next(g);
-        kr = out(g, "k_rep", N, Hv * dk); use(g, conv); next(g);
+static void build(gb *b, const tmem_model_desc *m, uint32_t flags, const row *rows, size_t n_rows) {
+    tmem_model_graph *g = b->g;
+    uint32_t step = 0;
+    int last_op = -1;
+    for (size_t r = 0; r < n_rows; r++) {
+        const row *w = &rows[r];
+        if (!holds(m, flags, w->when)) continue;
+        if (last_op >= 0 && w->op != last_op) step++;
+        last_op = w->op;
+        g->op_step[w->op] = step;
+        if (w->out != NO) {
+            tmem_model_buffer *bf = &g->bufs[g->buf_count];
+            g->buf_index[w->out] = (int32_t)g->buf_count++;
+            bf->name = buf_names[w->out];
+            bf->id = (tmem_model_buf_id)w->out;
+            bf->size = mul(b, mul(b, b->d[w->rows], b->d[w->cols]), F32);
+            bf->start = step;
+            bf->end = w->keep ? UINT32_MAX : step + 1; /* keep: fixed up at the end */
+        }
+        for (int u = 0; u < MAX_USES && w->use[u] != NO; u++) {
+            int32_t i = resolve(g, w->use[u]);
+            if (i >= 0 && g->bufs[i].end < step + 1) g->bufs[i].end = step + 1;
+        }
     }
-    if (flags & TMEM_MODEL_GRAPH_CHUNKED_DELTA) {
-        uint32_t core = delta_per_chunk(g, m, N, qr, kr, conv, beta, gate);
-        use(g, core); use(g, z); next(g); /* rms_norm(core) * silu(z), in place */
-        uint32_t o = out(g, "attn_proj", N, E); use(g, core); next(g);
-        ffn(g, m, N, x, o);
-        return;
-    }
-    uint32_t kb = out(g, "k_beta", Np, Hv * dk); use(g, kr); use(g, beta); next(g);
-    uint32_t vb = out(g, "v_beta", Np, Hv * dv); use(g, conv); use(g, beta); next(g);
-    uint32_t dm = out(g, "decay_mask", Hv * nch * DELTA_CHUNK, DELTA_CHUNK); use(g, gate); next(g);
-    uint32_t at = out(g, "chunk_attn", Hv * nch * DELTA_CHUNK, DELTA_CHUNK); use(g, kb); use(g, kr); use(g, dm);
-    next(g);
-    use(g, at); next(g); /* triangular solve, in place */
-    uint32_t u = out(g, "u", Np, Hv * dv); use(g, at); use(g, vb); next(g);
-    uint32_t w = out(g, "w", Np, Hv * dk); use(g, at); use(g, kb); use(g, gate); next(g);
-    uint32_t qk = out(g, "chunk_qk", Hv * nch * DELTA_CHUNK, DELTA_CHUNK); use(g, qr); use(g, kr); use(g, dm);
-    next(g);
-    uint32_t vn = out(g, "v_new", Np, Hv * dv); use(g, u); use(g, w); next(g); /* u - w S, chunk by chunk */
-    uint32_t core = out(g, "core_out", Np, Hv * dv); use(g, qr); use(g, qk); use(g, vn); use(g, gate); next(g);
-    use(g, core); use(g, z); next(g); /* rms_norm(core) * silu(z), in place */
-    uint32_t o = out(g, "attn_proj", N, E); use(g, core); next(g);
-    ffn(g, m, N, x, o);
+    g->step_count = last_op >= 0 ? step + 1 : 0;
+    for (uint32_t i = 0; i < g->buf_count; i++)
+        if (g->bufs[i].end == UINT32_MAX) g->bufs[i].end = g->step_count;
 }
 
-static void vision_layer(gb *g, const tmem_model_desc *m, uint64_t P, uint32_t flags) {
-    uint64_t h = m->vis_hidden, f = m->vis_ff, nh = m->vis_heads;
-    uint32_t x = out(g, "layer_in", P, h); next(g);
-    uint32_t xn = out(g, "norm1", P, h); use(g, x); next(g);
-    uint32_t qkv = out(g, "qkv", P, 3 * h); use(g, xn); next(g);
-    use(g, qkv); next(g); /* rope on q, k in place */
-    uint32_t ao;
-    if (flags & TMEM_MODEL_GRAPH_NO_FLASH_ATTN) {
-        uint64_t hp;
-        if (tmem__mul_overflow(nh, P, &hp)) g->overflow = true;
-        uint32_t kq = out(g, "kq", hp, P); use(g, qkv); next(g);
-        use(g, kq); next(g);
-        ao = out(g, "kqv", P, h); use(g, kq); use(g, qkv); next(g);
-    } else {
-        ao = out(g, "attn_out", P, h); use(g, qkv); next(g);
+tmem_status tmem_model_graph_get(const tmem_model_desc *m, tmem_model_layer_kind kind, uint64_t n_tokens,
+                                 uint64_t n_ctx, uint32_t flags, tmem_model_graph *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!out || !n_tokens || (flags & ~(uint32_t)TMEM_MODEL_GRAPH_FLAG_MASK)) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_status st = tmem_model_validate(m);
+    if (st) return st;
+    uint32_t full, linear;
+    tmem_model_layer_counts(m, &full, &linear);
+    const row *rows;
+    size_t n_rows;
+    switch (kind) {
+    case TMEM_MODEL_LAYER_ATTENTION:
+        if (!full) return tmem__err(TMEM_E_INVALID_ARG);
+        rows = attention_rows, n_rows = sizeof attention_rows / sizeof *rows;
+        break;
+    case TMEM_MODEL_LAYER_DELTANET:
+        if (!linear) return tmem__err(TMEM_E_INVALID_ARG);
+        rows = deltanet_rows, n_rows = sizeof deltanet_rows / sizeof *rows;
+        break;
+    case TMEM_MODEL_LAYER_VISION:
+        if (!m->vis_depth) return tmem__err(TMEM_E_INVALID_ARG);
+        rows = vision_rows, n_rows = sizeof vision_rows / sizeof *rows;
+        break;
+    default: return tmem__err(TMEM_E_INVALID_ARG);
     }
-    uint32_t o = out(g, "attn_proj", P, h); use(g, ao); next(g);
-    uint32_t hr = out(g, "residual", P, h); use(g, x); use(g, o); next(g);
-    uint32_t hn = out(g, "norm2", P, h); use(g, hr); next(g);
-    uint32_t f1 = out(g, "fc1", P, f); use(g, hn); next(g);
-    use(g, f1); next(g); /* gelu in place */
-    uint32_t f2 = out(g, "fc2", P, h); use(g, f1); next(g);
-    uint32_t y = out(g, "layer_out", P, h); use(g, hr); use(g, f2); keep(g, y); next(g);
+    gb b = {out, {0}, false};
+    for (uint32_t i = 0; i < TMEM_MODEL_BUF_COUNT; i++) out->buf_index[i] = -1;
+    for (uint32_t i = 0; i < TMEM_MODEL_OP_COUNT; i++) out->op_step[i] = TMEM_MODEL_STEP_NONE;
+    out->kind = kind;
+    dims(&b, m, n_tokens, kind == TMEM_MODEL_LAYER_ATTENTION && n_ctx < n_tokens ? n_tokens : n_ctx);
+    build(&b, m, flags, rows, n_rows);
+    if (b.overflow) {
+        memset(out, 0, sizeof *out);
+        return tmem__err(TMEM_E_OVERFLOW);
+    }
+    return TMEM_OK;
 }
 
 tmem_status tmem_model_layer_graph(const tmem_model_desc *m, tmem_model_layer_kind kind, uint64_t n_tokens,
                                    uint64_t n_ctx, uint32_t flags, tmem_model_buffer *bufs, uint32_t cap,
                                    uint32_t *count) {
     if (count) *count = 0;
-    if (!count || (!bufs && cap) || !n_tokens || (flags & ~(uint32_t)TMEM_MODEL_GRAPH_FLAG_MASK))
-        return tmem__err(TMEM_E_INVALID_ARG);
-    tmem_status st = tmem_model_validate(m);
+    if (!count || (!bufs && cap)) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem_model_graph g;
+    tmem_status st = tmem_model_graph_get(m, kind, n_tokens, n_ctx, flags, &g);
     if (st) return st;
-    uint32_t full, linear;
-    tmem_model_layer_counts(m, &full, &linear);
-    gb g = {bufs, cap, 0, 0, false};
-    switch (kind) {
-    case TMEM_MODEL_LAYER_ATTENTION:
-        if (!full) return tmem__err(TMEM_E_INVALID_ARG);
-        attention_layer(&g, m, n_tokens, n_ctx < n_tokens ? n_tokens : n_ctx, flags);
-        break;
-    case TMEM_MODEL_LAYER_DELTANET:
-        if (!linear) return tmem__err(TMEM_E_INVALID_ARG);
-        deltanet_layer(&g, m, n_tokens, flags);
-        break;
-    case TMEM_MODEL_LAYER_VISION:
-        if (!m->vis_depth) return tmem__err(TMEM_E_INVALID_ARG);
-        vision_layer(&g, m, n_tokens, flags);
-        break;
-    default: return tmem__err(TMEM_E_INVALID_ARG);
-    }
-    if (g.overflow) return tmem__err(TMEM_E_OVERFLOW);
-    for (uint32_t i = 0; i < g.n && i < cap; i++)
-        if (bufs[i].end == UINT32_MAX) bufs[i].end = g.step;
-    *count = g.n;
-    return g.n > cap ? TMEM_E_FULL : TMEM_OK;
+    for (uint32_t i = 0; i < g.buf_count && i < cap; i++) bufs[i] = g.bufs[i];
+    *count = g.buf_count;
+    return g.buf_count > cap ? TMEM_E_FULL : TMEM_OK;
 }
 
 uint64_t tmem__model_graph_lower_bound(const tmem_model_buffer *bufs, uint32_t n) {

@@ -168,6 +168,67 @@ static void test_layer_graphs(void) {
     CHECK_ST(tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_ATTENTION, 0, 16, 0, b, 64, &n), TMEM_E_INVALID_ARG);
 }
 
+/* The table behind the graphs by id: tmem_model_graph_get gives the buffers of
+ * tmem_model_layer_graph (same order, sizes, lifetimes) with their ids, an
+ * index per id and a step per op; every buffer starts at the step of an op
+ * of the graph; names come from the ids. */
+static void test_graph_ids(void) {
+    const char *names[] = {"qwen3.5-0.8b", "qwen3.5-9b", "llama-3.2-1b"};
+    for (size_t p = 0; p < sizeof names / sizeof names[0]; p++) {
+        tmem_model_desc m = preset(names[p]);
+        for (int k = 0; k < TMEM_MODEL_LAYER_KIND_COUNT; k++)
+            for (uint32_t fl = 0; fl <= TMEM_MODEL_GRAPH_FLAG_MASK; fl++) {
+                tmem_model_buffer b[64];
+                uint32_t n;
+                tmem_model_graph g;
+                tmem_status st = tmem_model_layer_graph(&m, (tmem_model_layer_kind)k, 100, 300, fl, b, 64, &n);
+                CHECK_ST(tmem_model_graph_get(&m, (tmem_model_layer_kind)k, 100, 300, fl, &g), st);
+                if (st) continue;
+                CHECK(g.kind == (tmem_model_layer_kind)k && g.buf_count == n && g.step_count == b[n - 1].end);
+                uint32_t seen = 0;
+                for (uint32_t i = 0; i < n; i++) {
+                    CHECK(g.bufs[i].id == b[i].id && g.bufs[i].size == b[i].size && g.bufs[i].start == b[i].start &&
+                          g.bufs[i].end == b[i].end);
+                    CHECK(!strcmp(b[i].name, tmem_model_buf_name(b[i].id)) && g.buf_index[b[i].id] == (int32_t)i);
+                    bool at_op = false;
+                    for (int o = 0; o < TMEM_MODEL_OP_COUNT; o++) at_op |= g.op_step[o] == b[i].start;
+                    CHECK_MSG(at_op, "%s kind %d: %s starts at step %u, no op there", names[p], k, b[i].name,
+                              b[i].start);
+                }
+                for (int id = 0; id < TMEM_MODEL_BUF_COUNT; id++) seen += g.buf_index[id] >= 0;
+                CHECK(seen == n);
+                for (int o = 0; o < TMEM_MODEL_OP_COUNT; o++)
+                    CHECK(g.op_step[o] == TMEM_MODEL_STEP_NONE || g.op_step[o] < g.step_count);
+                CHECK(g.op_step[TMEM_MODEL_OP_LAYER_IN] == 0 && g.op_step[TMEM_MODEL_OP_LAYER_OUT] == g.step_count - 1);
+            }
+    }
+    tmem_model_desc m = preset("qwen3.5-0.8b"), m9 = preset("qwen3.5-9b");
+    tmem_model_graph g;
+    /* the chunked delta rule: the chunk loop is one op with the chunk buffers and core_out */
+    REQUIRE_OK(tmem_model_graph_get(&m, TMEM_MODEL_LAYER_DELTANET, 512, 512, TMEM_MODEL_GRAPH_CHUNKED_DELTA, &g));
+    uint32_t dr = g.op_step[TMEM_MODEL_OP_DELTA_RULE];
+    CHECK(dr != TMEM_MODEL_STEP_NONE && g.op_step[TMEM_MODEL_OP_TRI_SOLVE] == TMEM_MODEL_STEP_NONE);
+    CHECK(g.bufs[g.buf_index[TMEM_MODEL_BUF_CHUNK_QK]].start == dr &&
+          g.bufs[g.buf_index[TMEM_MODEL_BUF_CORE_OUT]].start == dr);
+    CHECK(g.bufs[g.buf_index[TMEM_MODEL_BUF_DECAY_MASK]].size == 16ull * 64 * 64 * 4);
+    CHECK(g.buf_index[TMEM_MODEL_BUF_Q_REP] < 0); /* 16 key heads, 16 value heads: no repeat */
+    REQUIRE_OK(tmem_model_graph_get(&m9, TMEM_MODEL_LAYER_DELTANET, 8, 8, TMEM_MODEL_GRAPH_CHUNKED_DELTA, &g));
+    CHECK(g.buf_index[TMEM_MODEL_BUF_Q_REP] >= 0 && g.buf_index[TMEM_MODEL_BUF_K_REP] >= 0); /* 16 -> 32 heads */
+    /* names: ids out of range answer NULL */
+    CHECK(tmem_model_buf_name(TMEM_MODEL_BUF_COUNT) == NULL && tmem_model_op_name(TMEM_MODEL_OP_COUNT) == NULL);
+    CHECK(!strcmp(tmem_model_op_name(TMEM_MODEL_OP_DELTA_RULE), "delta_rule"));
+    /* misuse: outputs zeroed */
+    memset(&g, 0xAB, sizeof g);
+    CHECK_ST(tmem_model_graph_get(NULL, TMEM_MODEL_LAYER_ATTENTION, 1, 1, 0, &g), TMEM_E_INVALID_ARG);
+    CHECK(g.buf_count == 0 && g.step_count == 0);
+    CHECK_ST(tmem_model_graph_get(&m, TMEM_MODEL_LAYER_ATTENTION, 0, 1, 0, &g), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_model_graph_get(&m, TMEM_MODEL_LAYER_ATTENTION, 1, 1, 1u << 7, &g), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_model_graph_get(&m, TMEM_MODEL_LAYER_KIND_COUNT, 1, 1, 0, &g), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_model_graph_get(&m, TMEM_MODEL_LAYER_ATTENTION, 1, 1, 0, NULL), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_model_graph_get(&m, TMEM_MODEL_LAYER_ATTENTION, UINT64_MAX / 2, 1, 0, &g), TMEM_E_OVERFLOW);
+    CHECK(g.buf_count == 0);
+}
+
 /* Every preset's layer graphs through the planner: its lower bound equals the
  * graph's sweep, its plan validates, and the fit reports the planned arena. */
 static void test_graphs_planned(void) {
@@ -261,6 +322,36 @@ static const tmem_fit_item *find_item(const tmem_fit_result *r, const char *what
     for (uint32_t i = 0; i < r->item_count; i++)
         if (!strcmp(r->items[i].what, what)) return &r->items[i];
     return NULL;
+}
+
+/* Fit lines by kind: each line's kind names it (its what), tmem_fit_find
+ * finds it, tmem_fit_bytes reads it; absent lines answer NULL and 0. */
+static void test_fit_kinds(void) {
+    static const char *const whats[TMEM_FIT_ITEM_KIND_COUNT] = {
+#define X(id, what) [TMEM_FIT_ITEM_##id] = what,
+        TMEM_FIT_ITEM_LIST(X)
+#undef X
+    };
+    tmem_model_desc m = preset("qwen3.5-0.8b");
+    tmem_fit_desc f = request(&m, 8192, 1024, 0);
+    f.scratch_bytes = 12345;
+    f.state_snapshots = 2;
+    tmem_fit_result r;
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(r.item_count == TMEM_FIT_ITEM_KIND_COUNT); /* an image, DeltaNet, snapshots, scratch: every line */
+    for (uint32_t i = 0; i < r.item_count; i++) {
+        const tmem_fit_item *it = &r.items[i];
+        CHECK_MSG((unsigned)it->kind < TMEM_FIT_ITEM_KIND_COUNT && !strcmp(it->what, whats[it->kind]),
+                  "line %u: kind %d, what %s", i, it->kind, it->what);
+        CHECK(it->kind == (tmem_fit_item_kind)i); /* listed in TMEM_FIT_ITEM_LIST's order */
+        CHECK(tmem_fit_find(&r, it->kind) == it && tmem_fit_bytes(&r, it->kind) == it->bytes);
+    }
+    CHECK(tmem_fit_bytes(&r, TMEM_FIT_ITEM_SCRATCH) == 12345);
+    f = request(&m, 8192, 0, 0); /* no image, no scratch */
+    REQUIRE_OK(tmem_fit(&f, &r));
+    CHECK(tmem_fit_find(&r, TMEM_FIT_ITEM_IMAGE) == NULL && tmem_fit_bytes(&r, TMEM_FIT_ITEM_SCRATCH) == 0);
+    CHECK(tmem_fit_find(NULL, TMEM_FIT_ITEM_KV_CACHE) == NULL && tmem_fit_bytes(NULL, TMEM_FIT_ITEM_KV_CACHE) == 0);
+    CHECK(tmem_fit_find(&r, TMEM_FIT_ITEM_KIND_COUNT) == NULL);
 }
 
 static void test_fit_breakdown(void) {
@@ -796,8 +887,10 @@ int main(void) {
     RUN(test_vision_tokens);
     RUN(test_params);
     RUN(test_layer_graphs);
+    RUN(test_graph_ids);
     RUN(test_graphs_planned);
     RUN(test_fit_breakdown);
+    RUN(test_fit_kinds);
     RUN(test_fit_snapshots);
     RUN(test_fit_limits);
     RUN(test_fit_ctx_policy);

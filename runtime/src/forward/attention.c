@@ -12,7 +12,8 @@
 typedef struct attn_task {
     tmrt_run *r;
     const tmrt_step *st;
-    tmrt_acts *a;
+    const float *q_gate;        /* the ATTN op's buffers (taken on the dispatching thread) */
+    float *attn_out;
     uint32_t kv_layer;
     bool simd;          /* F16C + FMA loops for f16 rows */
 } attn_task;
@@ -89,8 +90,8 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
             uint32_t ng = group - g0 < MAX_GROUP ? group - g0 : MAX_GROUP;
             for (uint32_t g = 0; g < ng; g++) {
                 uint32_t h = kvh * group + g0 + g;
-                ha[g].q = at->a->q_gate + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd;
-                ha[g].acc = at->a->attn_out + (size_t)t * H * hd + (size_t)h * hd;
+                ha[g].q = at->q_gate + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd;
+                ha[g].acc = at->attn_out + (size_t)t * H * hd + (size_t)h * hd;
                 ha[g].m = -INFINITY;
                 ha[g].l = 0.0f;
                 memset(ha[g].acc, 0, hd * sizeof(float));
@@ -138,33 +139,42 @@ static void default_pos(const tmrt_step *st, uint32_t t, int32_t pos[4]) {
 }
 
 void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
-                     const tmrt_step *st, const float *x_norm) {
+                     const tmrt_step *st) {
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t n = st->n, H = hp->n_head, Hkv = hp->n_head_kv, hd = hp->head_dim;
-    tmrt__matmul(r, &lw->wq, x_norm, n, a->q_gate);
-    tmrt__matmul(r, &lw->wk, x_norm, n, a->k);
-    tmrt__matmul(r, &lw->wv, x_norm, n, a->v);
+    TMRT_OP(a, Q_PROJ);
+    tmrt__matmul(r, &lw->wq, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, Q_GATE));
+    TMRT_OP(a, K_PROJ);
+    tmrt__matmul(r, &lw->wk, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, K));
+    TMRT_OP(a, V_PROJ);
+    tmrt__matmul(r, &lw->wv, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, V));
 
+    /* per token: q, k norm + rope (QK_NORM_ROPE), then its K, V rows into
+     * the cache (KV_STORE) */
     const float *qn = tmrt__vec(&lw->q_norm, tmrt__scratch(r, hd * 4));
     const float *kn = tmrt__vec(&lw->k_norm, tmrt__scratch(r, hd * 4));
     uint32_t kv_layer = r->attn_index[layer];
+    TMRT_OP(a, QK_NORM_ROPE);
+    float *qg = TMRT_ACT(a, Q_GATE), *kb = TMRT_ACT(a, K);
+    TMRT_OP(a, KV_STORE);
+    const float *kbs = TMRT_ACT(a, K), *vb = TMRT_ACT(a, V);
     for (uint32_t t = 0; t < n; t++) {
         int32_t pos[4];
         default_pos(st, t, pos);
         for (uint32_t h = 0; h < H; h++) {
-            float *q = a->q_gate + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd;
+            float *q = qg + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd;
             tmrt__kern_rmsnorm(q, q, qn, hd, hp->rms_eps);
             tmrt__rope(q, hp, pos);
         }
         void *kr, *vr;
         tmrt__kv_rows(&r->kv, kv_layer, st->n_past + t, &kr, &vr);
         for (uint32_t h = 0; h < Hkv; h++) {
-            float *k = a->k + (size_t)t * Hkv * hd + (size_t)h * hd;
+            float *k = kb + (size_t)t * Hkv * hd + (size_t)h * hd;
             tmrt__kern_rmsnorm(k, k, kn, hd, hp->rms_eps);
             tmrt__rope(k, hp, pos);
         }
-        const float *v = a->v + (size_t)t * Hkv * hd;
-        const float *k = a->k + (size_t)t * Hkv * hd;
+        const float *v = vb + (size_t)t * Hkv * hd;
+        const float *k = kbs + (size_t)t * Hkv * hd;
         if (r->kv.f32) {
             memcpy(kr, k, (size_t)Hkv * hd * 4);
             memcpy(vr, v, (size_t)Hkv * hd * 4);
@@ -177,16 +187,22 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
     }
     tmrt__scratch_reset(r);
 
-    attn_task at = {r, st, a, kv_layer, SIMD_F16 && tmrt__kern_have_avx2()};
+    TMRT_OP(a, ATTN);
+    attn_task at = {r, st, TMRT_ACT(a, Q_GATE), TMRT_ACT(a, ATTN_OUT), kv_layer,
+                    SIMD_F16 && tmrt__kern_have_avx2()};
     tmrt__kern_pool_for(r->pool, (int64_t)n * Hkv, 1, attend, &at);
 
     /* the output gate: attn *= sigmoid(gate), the gate being each head's
      * second half of the joint projection */
+    TMRT_OP(a, OUT_GATE);
+    const float *gates = TMRT_ACT(a, Q_GATE);
+    float *ao = TMRT_ACT(a, ATTN_OUT);
     for (uint32_t t = 0; t < n; t++)
         for (uint32_t h = 0; h < H; h++) {
-            const float *g = a->q_gate + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd + hd;
-            float *o = a->attn_out + (size_t)t * H * hd + (size_t)h * hd;
+            const float *g = gates + (size_t)t * 2 * H * hd + (size_t)h * 2 * hd + hd;
+            float *o = ao + (size_t)t * H * hd + (size_t)h * hd;
             for (uint32_t i = 0; i < hd; i++) o[i] *= 1.0f / (1.0f + expf(-g[i]));
         }
-    tmrt__matmul(r, &lw->wo, a->attn_out, n, a->attn_proj);
+    TMRT_OP(a, OUT_PROJ);
+    tmrt__matmul(r, &lw->wo, TMRT_ACT(a, ATTN_OUT), n, TMRT_ACT(a, ATTN_PROJ));
 }

@@ -27,9 +27,18 @@ typedef struct dn_shape {
     const float *v;     /* v + t*C + h*dv */
 } dn_shape;
 
+/* The DELTA_RULE op's buffers, taken on the dispatching thread. The chunk
+ * buffers hold one chunk of every head; the recurrent form (decode) uses
+ * none of them. */
+typedef struct dn_bufs {
+    const float *gate, *beta;
+    float *core_out;
+    float *k_beta, *v_beta, *decay_mask, *chunk_attn, *u, *w, *chunk_qk, *v_new;
+} dn_bufs;
+
 typedef struct dn_task {
     tmrt_run *r;
-    tmrt_acts *a;
+    dn_bufs a;
     dn_shape sh;
     float *state;       /* the layer's S for all heads */
     float *cum;         /* chunked form: per head, CHUNK cumulative gates; NULL: recurrent */
@@ -53,9 +62,9 @@ static void recurrent_head(const dn_task *dt, uint32_t h) {
     float *S = dt->state + (size_t)h * s->dv * s->dk;
     for (uint32_t t = 0; t < s->n; t++) {
         const float *q = head_q(s, t, h), *k = head_k(s, t, h), *v = head_v(s, t, h);
-        float decay = expf(dt->a->gate[(size_t)t * s->Hv + h]);
-        float beta = dt->a->beta[(size_t)t * s->Hv + h];
-        float *o = dt->a->core_out + (size_t)t * s->I + (size_t)h * s->dv;
+        float decay = expf(dt->a.gate[(size_t)t * s->Hv + h]);
+        float beta = dt->a.beta[(size_t)t * s->Hv + h];
+        float *o = dt->a.core_out + (size_t)t * s->I + (size_t)h * s->dv;
         for (uint32_t j = 0; j < s->dv; j++) {
             float *row = S + (size_t)j * s->dk;
             tmrt__kern_scale(row, decay, s->dk);
@@ -73,7 +82,7 @@ static void recurrent_head(const dn_task *dt, uint32_t h) {
  * (TMEM_MODEL_GRAPH_CHUNKED_DELTA) keeps them alive through the chunk loop. */
 static void chunked_head(const dn_task *dt, uint32_t h, uint32_t t0, uint32_t L) {
     const dn_shape *s = &dt->sh;
-    tmrt_acts *a = dt->a;
+    const dn_bufs *a = &dt->a;
     uint32_t dk = s->dk, dv = s->dv, Hv = s->Hv, CH = dt->rows;
     float *S = dt->state + (size_t)h * dv * dk;
     float *gc = dt->cum + (size_t)h * CHUNK;
@@ -218,19 +227,19 @@ static void conv_channels(void *arg, int64_t c_begin, int64_t c_end, int thread)
 /* conv_out = silu(causal depthwise conv of [conv state; qkv]) over the
  * pool by blocks of channels; the conv state then keeps the last kernel-1
  * inputs. */
-static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
+static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, const float *qkv, float *out,
                  uint32_t n) {
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t K = hp->conv_kernel, C = (uint32_t)lw->conv1d.n_out;
     float *hist = r->conv_state[layer]; /* (K-1) rows of C, oldest first */
-    conv_task ct = {&lw->conv1d, hist, a->qkv_mixed, a->conv_out, n, C, K};
+    conv_task ct = {&lw->conv1d, hist, qkv, out, n, C, K};
     tmrt__kern_pool_for(r->pool, C, CONV_BLOCK, conv_channels, &ct);
     /* new history: the last K-1 inputs of [hist; qkv] */
     for (uint32_t j = 0; j + 1 < K; j++) {
         int64_t src = (int64_t)n + j - (K - 1);
         float *dst = hist + (size_t)j * C;
         if (src < 0) memmove(dst, hist + (size_t)(src + K - 1) * C, C * sizeof *dst);
-        else memcpy(dst, a->qkv_mixed + (size_t)src * C, C * sizeof *dst);
+        else memcpy(dst, qkv + (size_t)src * C, C * sizeof *dst);
     }
 }
 
@@ -239,46 +248,86 @@ static void l2norm(float *x, uint32_t n, float eps, float scale) {
     tmrt__kern_scale(x, scale / (norm > eps ? norm : eps), n);
 }
 
-void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
-                    const tmrt_step *st, const float *x_norm) {
+/* The projections, the conv and the gates: QKV_PROJ .. L2NORM. */
+static void inputs(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a, uint32_t n) {
     const tmrt_hparams *hp = &r->model->hp;
-    uint32_t n = st->n, dk = hp->ssm_head_dim, G = hp->ssm_k_heads, Hv = hp->ssm_v_heads, I = hp->ssm_inner;
-    uint32_t dv = I / Hv, C = 2 * G * dk + I;
-    tmrt__matmul(r, &lw->wqkv, x_norm, n, a->qkv_mixed);
-    tmrt__matmul(r, &lw->wgate, x_norm, n, a->z);
-    tmrt__matmul(r, &lw->wbeta, x_norm, n, a->beta);
-    tmrt__matmul(r, &lw->walpha, x_norm, n, a->alpha);
-    conv(r, lw, layer, a, n);
+    uint32_t dk = hp->ssm_head_dim, G = hp->ssm_k_heads, Hv = hp->ssm_v_heads, C = 2 * G * dk + hp->ssm_inner;
+    TMRT_OP(a, QKV_PROJ);
+    tmrt__matmul(r, &lw->wqkv, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, QKV_MIXED));
+    TMRT_OP(a, Z_PROJ);
+    tmrt__matmul(r, &lw->wgate, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, Z));
+    TMRT_OP(a, BETA_PROJ);
+    tmrt__matmul(r, &lw->wbeta, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, BETA));
+    TMRT_OP(a, ALPHA_PROJ);
+    tmrt__matmul(r, &lw->walpha, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, ALPHA));
+    TMRT_OP(a, CONV);
+    conv(r, lw, layer, TMRT_ACT(a, QKV_MIXED), TMRT_ACT(a, CONV_OUT), n);
 
+    /* the decay gate, and beta = sigmoid(b) in place */
+    TMRT_OP(a, DECAY_GATE);
     const float *dt_bias = tmrt__vec(&lw->dt_bias, tmrt__scratch(r, Hv * 4));
     const float *ssm_a = tmrt__vec(&lw->ssm_a, tmrt__scratch(r, Hv * 4));
+    float *gate = TMRT_ACT(a, GATE), *beta = TMRT_ACT(a, BETA);
+    const float *alpha = TMRT_ACT(a, ALPHA);
     for (uint32_t t = 0; t < n; t++)
         for (uint32_t h = 0; h < Hv; h++) {
             size_t i = (size_t)t * Hv + h;
-            a->gate[i] = softplus(a->alpha[i] + dt_bias[h]) * ssm_a[h];
-            a->beta[i] = 1.0f / (1.0f + expf(-a->beta[i]));
+            gate[i] = softplus(alpha[i] + dt_bias[h]) * ssm_a[h];
+            beta[i] = 1.0f / (1.0f + expf(-beta[i]));
         }
-    float qscale = 1.0f / sqrtf((float)dk);
+    TMRT_OP(a, L2NORM);
+    float *cv = TMRT_ACT(a, CONV_OUT), qscale = 1.0f / sqrtf((float)dk);
     for (uint32_t t = 0; t < n; t++)
         for (uint32_t h = 0; h < 2 * G; h++)
-            l2norm(a->conv_out + (size_t)t * C + (size_t)h * dk, dk, hp->rms_eps, h < G ? qscale : 1.0f);
+            l2norm(cv + (size_t)t * C + (size_t)h * dk, dk, hp->rms_eps, h < G ? qscale : 1.0f);
+}
 
-    dn_shape sh = {n, dk, dv, G, Hv, C, I, C, a->conv_out, a->conv_out + (size_t)G * dk,
-                   a->conv_out + (size_t)2 * G * dk};
-    if (Hv != G) { /* repeat the key heads to the value heads, tiled (head h uses key head h % G) */
-        for (uint32_t t = 0; t < n; t++)
-            for (uint32_t h = 0; h < Hv; h++) {
-                memcpy(a->q_rep + ((size_t)t * Hv + h) * dk, sh.q + (size_t)t * C + (size_t)(h % G) * dk, dk * 4);
-                memcpy(a->k_rep + ((size_t)t * Hv + h) * dk, sh.k + (size_t)t * C + (size_t)(h % G) * dk, dk * 4);
-            }
-        sh.q = a->q_rep;
-        sh.k = a->k_rep;
+/* Q_REPEAT, K_REPEAT (Hv != G): the key heads of q and k repeated to the
+ * value heads, tiled (value head h uses key head h % G). */
+static void repeat_heads(tmrt_run *r, tmrt_acts *a, uint32_t n) {
+    const tmrt_hparams *hp = &r->model->hp;
+    uint32_t dk = hp->ssm_head_dim, G = hp->ssm_k_heads, Hv = hp->ssm_v_heads, C = 2 * G * dk + hp->ssm_inner;
+    TMRT_OP(a, Q_REPEAT);
+    float *qr = TMRT_ACT(a, Q_REP);
+    const float *cv = TMRT_ACT(a, CONV_OUT);
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t h = 0; h < Hv; h++)
+            memcpy(qr + ((size_t)t * Hv + h) * dk, cv + (size_t)t * C + (size_t)(h % G) * dk, dk * 4);
+    TMRT_OP(a, K_REPEAT);
+    float *kr = TMRT_ACT(a, K_REP);
+    cv = TMRT_ACT(a, CONV_OUT) + (size_t)G * dk;
+    for (uint32_t t = 0; t < n; t++)
+        for (uint32_t h = 0; h < Hv; h++)
+            memcpy(kr + ((size_t)t * Hv + h) * dk, cv + (size_t)t * C + (size_t)(h % G) * dk, dk * 4);
+}
+
+void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a,
+                    const tmrt_step *st) {
+    const tmrt_hparams *hp = &r->model->hp;
+    uint32_t n = st->n, dk = hp->ssm_head_dim, G = hp->ssm_k_heads, Hv = hp->ssm_v_heads, I = hp->ssm_inner;
+    uint32_t dv = I / Hv, C = 2 * G * dk + I;
+    inputs(r, lw, layer, a, n);
+    if (Hv != G) repeat_heads(r, a, n);
+
+    /* DELTA_RULE: the recurrence token by token (decode), or the chunk loop */
+    TMRT_OP(a, DELTA_RULE);
+    const float *cv = TMRT_ACT(a, CONV_OUT); /* q, k, v per token */
+    dn_shape sh = {n, dk, dv, G, Hv, C, I, C, cv, cv + (size_t)G * dk, cv + (size_t)2 * G * dk};
+    if (Hv != G) {
+        sh.q = TMRT_ACT(a, Q_REP);
+        sh.k = TMRT_ACT(a, K_REP);
         sh.qk_stride = (size_t)Hv * dk;
     }
-    dn_task dt = {r, a, sh, r->ssm_state[layer], NULL, n < CHUNK ? n : CHUNK, 0, n};
+    dn_task dt = {r, {TMRT_ACT(a, GATE), TMRT_ACT(a, BETA), TMRT_ACT(a, CORE_OUT), NULL, NULL, NULL, NULL, NULL,
+                      NULL, NULL, NULL},
+                  sh, r->ssm_state[layer], NULL, n < CHUNK ? n : CHUNK, 0, n};
     if (st->decode) {
         tmrt__kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
     } else {
+        dn_bufs *b = &dt.a;
+        b->k_beta = TMRT_ACT(a, K_BETA), b->v_beta = TMRT_ACT(a, V_BETA), b->decay_mask = TMRT_ACT(a, DECAY_MASK);
+        b->chunk_attn = TMRT_ACT(a, CHUNK_ATTN), b->u = TMRT_ACT(a, U), b->w = TMRT_ACT(a, W);
+        b->chunk_qk = TMRT_ACT(a, CHUNK_QK), b->v_new = TMRT_ACT(a, V_NEW);
         dt.cum = tmrt__scratch(r, (size_t)Hv * CHUNK * sizeof(float));
         for (dt.t0 = 0; dt.t0 < n; dt.t0 += CHUNK) {
             dt.len = n - dt.t0 < CHUNK ? n - dt.t0 : CHUNK;
@@ -287,14 +336,18 @@ void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, t
     }
 
     /* gated RMS norm: rmsnorm(o) * ssm_norm * silu(z), per value head */
+    TMRT_OP(a, GATED_NORM);
     const float *nw = tmrt__vec(&lw->ssm_norm, tmrt__scratch(r, dv * 4));
+    float *core = TMRT_ACT(a, CORE_OUT);
+    const float *zz = TMRT_ACT(a, Z);
     for (uint32_t t = 0; t < n; t++)
         for (uint32_t h = 0; h < Hv; h++) {
-            float *o = a->core_out + (size_t)t * I + (size_t)h * dv;
-            const float *z = a->z + (size_t)t * I + (size_t)h * dv;
+            float *o = core + (size_t)t * I + (size_t)h * dv;
+            const float *z = zz + (size_t)t * I + (size_t)h * dv;
             tmrt__kern_rmsnorm(o, o, nw, dv, hp->rms_eps);
             tmrt__kern_silu_mul(o, z, o, dv);
         }
     tmrt__scratch_reset(r);
-    tmrt__matmul(r, &lw->ssm_out, a->core_out, n, a->attn_proj);
+    TMRT_OP(a, OUT_PROJ);
+    tmrt__matmul(r, &lw->ssm_out, TMRT_ACT(a, CORE_OUT), n, TMRT_ACT(a, ATTN_PROJ));
 }

@@ -7,25 +7,49 @@
  *       x = h + ffn(rmsnorm(h) * post_norm)     (SwiGLU)
  *   logits = W_out (rmsnorm(x) * output_norm)   (only the rows asked for)
  *
- * Every activation is one of the tmrt_acts buffers of the layer's plan; the
- * planned arena is reused layer after layer, so a layer's output is moved to
- * where the next layer's plan wants its input. */
+ * Every activation is one of the tmrt_acts buffers of the layer's plan, read
+ * by id through TMRT_ACT after TMRT_OP names the op of the library's table
+ * that runs (util/graph_acts.h: the testing copy checks every use against the
+ * table's lifetimes); the planned arena is reused layer after layer, so a
+ * layer's output is moved to where the next layer's plan wants its input. */
 #include <string.h>
 #include "rt_internal.h"
 
+/* residual + SwiGLU FFN: the table's ops RESIDUAL .. LAYER_OUT */
 static void ffn(tmrt_run *r, const tmrt_layer_weights *lw, tmrt_acts *a, uint32_t n) {
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t E = hp->n_embd, F = hp->n_ff;
-    for (size_t i = 0; i < (size_t)n * E; i++) a->attn_residual[i] = a->layer_in[i] + a->attn_proj[i];
+    TMRT_OP(a, RESIDUAL);
+    float *h = TMRT_ACT(a, ATTN_RESIDUAL);
+    const float *x = TMRT_ACT(a, LAYER_IN), *o = TMRT_ACT(a, ATTN_PROJ);
+    for (size_t i = 0; i < (size_t)n * E; i++) h[i] = x[i] + o[i];
+    TMRT_OP(a, FFN_NORM);
     const float *pn = tmrt__vec(&lw->post_norm, tmrt__scratch(r, (size_t)E * 4));
-    for (uint32_t t = 0; t < n; t++)
-        tmrt__kern_rmsnorm(a->ffn_norm + (size_t)t * E, a->attn_residual + (size_t)t * E, pn, E, hp->rms_eps);
+    float *hn = TMRT_ACT(a, FFN_NORM);
+    h = TMRT_ACT(a, ATTN_RESIDUAL);
+    for (uint32_t t = 0; t < n; t++) tmrt__kern_rmsnorm(hn + (size_t)t * E, h + (size_t)t * E, pn, E, hp->rms_eps);
     tmrt__scratch_reset(r);
-    tmrt__matmul(r, &lw->ffn_gate, a->ffn_norm, n, a->ffn_gate);
-    tmrt__matmul(r, &lw->ffn_up, a->ffn_norm, n, a->ffn_up);
-    tmrt__kern_silu_mul(a->ffn_gate, a->ffn_gate, a->ffn_up, (int64_t)n * F);
-    tmrt__matmul(r, &lw->ffn_down, a->ffn_gate, n, a->ffn_down);
-    for (size_t i = 0; i < (size_t)n * E; i++) a->layer_out[i] = a->attn_residual[i] + a->ffn_down[i];
+    TMRT_OP(a, FFN_GATE);
+    tmrt__matmul(r, &lw->ffn_gate, TMRT_ACT(a, FFN_NORM), n, TMRT_ACT(a, FFN_GATE));
+#if !TMRT_PLANT_REORDER
+    TMRT_OP(a, FFN_UP);
+    tmrt__matmul(r, &lw->ffn_up, TMRT_ACT(a, FFN_NORM), n, TMRT_ACT(a, FFN_UP));
+#endif
+    TMRT_OP(a, FFN_ACT);
+    tmrt__kern_silu_mul(TMRT_ACT(a, FFN_GATE), TMRT_ACT(a, FFN_GATE), TMRT_ACT(a, FFN_UP), (int64_t)n * F);
+    TMRT_OP(a, FFN_DOWN);
+    tmrt__matmul(r, &lw->ffn_down, TMRT_ACT(a, FFN_GATE), n, TMRT_ACT(a, FFN_DOWN));
+#if TMRT_PLANT_REORDER
+    /* tests/runtime/test_graph_lifetimes_planted: the up projection moved
+     * past the down projection, where ffn_norm (and ffn_up) are past their
+     * lifetimes; the planned arena may already have given them away */
+    TMRT_OP(a, FFN_UP);
+    tmrt__matmul(r, &lw->ffn_up, TMRT_ACT(a, FFN_NORM), n, TMRT_ACT(a, FFN_UP));
+#endif
+    TMRT_OP(a, LAYER_OUT);
+    float *y = TMRT_ACT(a, LAYER_OUT);
+    const float *h2 = TMRT_ACT(a, ATTN_RESIDUAL), *d = TMRT_ACT(a, FFN_DOWN);
+    for (size_t i = 0; i < (size_t)n * E; i++) y[i] = h2[i] + d[i];
 }
 
 static tmrt_acts *acts_for(tmrt_run *r, uint32_t layer, bool decode) {
@@ -67,24 +91,33 @@ static tmem_status head(tmrt_run *r, const tmrt_step *st, const float *x) {
 
 tmem_status tmrt__forward(tmrt_run *r, const tmrt_step *st) {
     const tmrt_hparams *hp = &r->model->hp;
-    size_t row_bytes = (size_t)st->n * hp->n_embd * sizeof(float);
+    uint32_t E = hp->n_embd;
+    size_t row_bytes = (size_t)st->n * E * sizeof(float);
     tmrt__scratch_reset(r);
-    tmrt_acts *a = acts_for(r, 0, st->decode);
-    embed(r, st, a->layer_in);
-    const float *x = a->layer_in;
+    const float *x = NULL; /* the previous layer's layer_out (the embedding for layer 0) */
     for (uint32_t il = 0; il < hp->n_layers; il++) {
         const tmrt_layer_weights *lw = &r->model->w.layers[il];
-        a = acts_for(r, il, st->decode);
-        if (a->layer_in != x) memmove(a->layer_in, x, row_bytes);
-        const float *an = tmrt__vec(&lw->attn_norm, tmrt__scratch(r, (size_t)hp->n_embd * 4));
+        tmrt_acts *a = acts_for(r, il, st->decode);
+        /* LAYER_IN: the input arrives. The previous layer's output is read
+         * here, before this layer's first write anywhere else: its graph has
+         * ended, and the arena's bytes under layer_out are only reused from
+         * this layer's second op on */
+        TMRT_GRAPH_BEGIN(a);
+        TMRT_OP(a, LAYER_IN);
+        float *in = TMRT_ACT(a, LAYER_IN);
+        if (!x) embed(r, st, in);
+        else if (in != x) memmove(in, x, row_bytes);
+        TMRT_OP(a, ATTN_NORM);
+        const float *an = tmrt__vec(&lw->attn_norm, tmrt__scratch(r, (size_t)E * 4));
+        float *xn = TMRT_ACT(a, ATTN_NORM);
+        in = TMRT_ACT(a, LAYER_IN);
         for (uint32_t t = 0; t < st->n; t++)
-            tmrt__kern_rmsnorm(a->attn_norm + (size_t)t * hp->n_embd, a->layer_in + (size_t)t * hp->n_embd, an,
-                         hp->n_embd, hp->rms_eps);
+            tmrt__kern_rmsnorm(xn + (size_t)t * E, in + (size_t)t * E, an, E, hp->rms_eps);
         tmrt__scratch_reset(r);
-        if (hp->recurrent[il]) tmrt__deltanet(r, lw, il, a, st, a->attn_norm);
-        else tmrt__attention(r, lw, il, a, st, a->attn_norm);
+        if (hp->recurrent[il]) tmrt__deltanet(r, lw, il, a, st);
+        else tmrt__attention(r, lw, il, a, st);
         ffn(r, lw, a, st->n);
-        x = a->layer_out;
+        x = TMRT_ACT(a, LAYER_OUT);
     }
     return head(r, st, x);
 }

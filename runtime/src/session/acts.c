@@ -1,35 +1,31 @@
 /* acts.c: the activation buffers of the four layer graphs a session runs
  * (full attention and DeltaNet, at the prefill chunk and at one token),
- * from the library's layer graph (tmem_model_layer_graph) of the runtime's
- * schedule. Typed: each graph is planned by the lifetime planner and all four
- * plans share one arena (phases never overlap), so the arena is the largest
- * plan. Naive: a malloc per buffer. */
+ * from the library's table of each graph (tmem_model_graph_get) for the
+ * runtime's schedule, by buffer id: tmrt_acts::buf[id], with the table kept
+ * beside them for the forward pass's markers. Typed: each graph is planned
+ * by the lifetime planner and all four plans share one arena (phases never
+ * overlap), so the arena is the largest plan. Naive: a malloc per buffer. */
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
 
-#define GRAPH_CAP 64u
 #define ACT_ALIGN 64u /* as the fit calculator plans them */
 
-/* Buffer name -> field of tmrt_acts. */
-static float **field(tmrt_acts *a, const char *name) {
-    static const struct { const char *name; size_t off; } map[] = {
-#define F(n) {#n, offsetof(tmrt_acts, n)}
-        F(layer_in), F(attn_norm), F(attn_proj), F(attn_residual), F(ffn_norm), F(ffn_gate), F(ffn_up),
-        F(ffn_down), F(layer_out), F(k), F(v), F(attn_out), F(qkv_mixed), F(z), F(beta),
-        F(alpha), F(conv_out), F(gate), F(q_rep), F(k_rep), F(k_beta), F(v_beta), F(decay_mask),
-        F(chunk_attn), F(u), F(w), F(chunk_qk), F(v_new), F(core_out),
-#undef F
-        {"q_gate", offsetof(tmrt_acts, q_gate)},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(map[i].name, name)) return (float **)((char *)a + map[i].off);
-    return NULL;
+/* The buffers the forward pass (forward/) knows: a graph with another (a
+ * model without the output gate has q, the unflashed graph kq and kqv) is
+ * one this runtime cannot run. */
+static bool runnable(tmem_model_buf_id id) {
+    switch (id) {
+    case TMEM_MODEL_BUF_Q: case TMEM_MODEL_BUF_KQ: case TMEM_MODEL_BUF_KQV: /* the vision block's: */
+    case TMEM_MODEL_BUF_NORM1: case TMEM_MODEL_BUF_QKV: case TMEM_MODEL_BUF_RESIDUAL: case TMEM_MODEL_BUF_NORM2:
+    case TMEM_MODEL_BUF_FC1: case TMEM_MODEL_BUF_FC2: return false;
+    default: return true;
+    }
 }
 
 tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_t n, uint32_t n_ctx,
-                        tmem_model_buffer *bufs, uint32_t *count) {
-    return tmem_model_layer_graph(&m->mdesc, kind, n, n_ctx, TMRT_GRAPH_FLAGS, bufs, GRAPH_CAP, count);
+                        tmem_model_graph *out) {
+    return tmem_model_graph_get(&m->mdesc, kind, n, n_ctx, TMRT_GRAPH_FLAGS, out);
 }
 
 /* Plan one graph: offsets[i] for buffer i, *arena the plan's height. The
@@ -37,8 +33,9 @@ tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_
  * it predicted); the one-token graphs, a few KiB, the greedy portfolio only:
  * an exact search there costs a quarter second and megabytes of malloc for
  * bytes that do not matter. */
-static tmem_status plan_graph(const tmem_model_buffer *bufs, uint32_t count, bool exact, uint64_t *offsets,
-                              uint64_t *arena) {
+static tmem_status plan_graph(const tmem_model_graph *g, bool exact, uint64_t *offsets, uint64_t *arena) {
+    const tmem_model_buffer *bufs = g->bufs;
+    uint32_t count = g->buf_count;
     tmem_plan_problem *p;
     tmem_status st = tmem_plan_problem_create(&p);
     if (st) return st;
@@ -70,79 +67,93 @@ typedef struct graph_set {
     tmrt_acts *acts;
     tmem_model_layer_kind kind;
     uint32_t n;
+    tmrt_graph_slot slot;
 } graph_set;
 
 static uint32_t graph_sets(tmrt_session *s, graph_set sets[4]) {
     uint32_t full = 0, linear = 0, k = 0;
     tmem_model_layer_counts(&s->model->mdesc, &full, &linear);
     if (full) {
-        sets[k++] = (graph_set){&s->run.prefill_attn, TMEM_MODEL_LAYER_ATTENTION, s->chunk};
-        sets[k++] = (graph_set){&s->run.decode_attn, TMEM_MODEL_LAYER_ATTENTION, 1};
+        sets[k++] = (graph_set){&s->run.prefill_attn, TMEM_MODEL_LAYER_ATTENTION, s->chunk, TMRT_SLOT_PREFILL_ATTN};
+        sets[k++] = (graph_set){&s->run.decode_attn, TMEM_MODEL_LAYER_ATTENTION, 1, TMRT_SLOT_DECODE_ATTN};
     }
     if (linear) {
-        sets[k++] = (graph_set){&s->run.prefill_delta, TMEM_MODEL_LAYER_DELTANET, s->chunk};
-        sets[k++] = (graph_set){&s->run.decode_delta, TMEM_MODEL_LAYER_DELTANET, 1};
+        sets[k++] = (graph_set){&s->run.prefill_delta, TMEM_MODEL_LAYER_DELTANET, s->chunk, TMRT_SLOT_PREFILL_DELTA};
+        sets[k++] = (graph_set){&s->run.decode_delta, TMEM_MODEL_LAYER_DELTANET, 1, TMRT_SLOT_DECODE_DELTA};
     }
     return k;
+}
+
+/* The typed arena: one PLACEMENT heap of the largest plan. */
+static tmem_status arena_create(tmrt_session *s, uint64_t arena, uint8_t **base, tmrt_error *err) {
+    tmem_type *t;
+    tmem_status st;
+    if ((st = tmem_role_get_type(s->ctx, TMEM_ROLE_ACTIVATION, &t)))
+        return tmrt__fail(err, st, "no type for the activation role");
+    tmem_heap_desc hd = {0};
+    hd.kind = TMEM_HEAP_PLACEMENT;
+    hd.type = t;
+    hd.role = TMEM_ROLE_ACTIVATION;
+    hd.size = (arena + ACT_ALIGN - 1) / ACT_ALIGN * ACT_ALIGN;
+    hd.flags = TMEM_HEAP_COMMIT_ALL;
+    hd.name = "activations";
+    if ((st = tmem_heap_create(s->ctx, &hd, &s->act_heap)))
+        return tmrt__fail(err, st, "activation heap of %llu bytes: %s", (unsigned long long)hd.size,
+                          tmem_strerror(st));
+    tmem_alloc_desc ad = {0};
+    ad.size = hd.size;
+    ad.alignment = ACT_ALIGN;
+    ad.offset = 0;
+    ad.role = -1;
+    ad.name = "layer arena";
+    tmem_alloc_info ai;
+    if ((st = tmem_heap_alloc_ex(s->act_heap, &ad, &ai)))
+        return tmrt__fail(err, st, "activation arena: %s", tmem_strerror(st));
+    *base = ai.ptr;
+    s->info.activation_arena = arena;
+    return TMEM_OK;
+}
+
+/* Each buffer of a graph at its planned offset (typed) or in its own malloc. */
+static tmem_status bind_graph(tmrt_session *s, tmrt_acts *a, uint8_t *base, const uint64_t *offsets,
+                              tmrt_error *err) {
+    const tmem_model_graph *g = &a->graph;
+    for (uint32_t i = 0; i < g->buf_count; i++) {
+        const tmem_model_buffer *b = &g->bufs[i];
+        if (!runnable(b->id)) return tmrt__fail(err, TMEM_E_STATE, "layer graph buffer '%s' unknown", b->name);
+        if (base) {
+            a->buf[b->id] = (float *)(base + offsets[i]);
+            continue;
+        }
+        if (s->n_naive_bufs == TMRT_NAIVE_MAX_BUFS) return tmrt__fail(err, TMEM_E_FULL, "too many activation buffers");
+        a->buf[b->id] = malloc(b->size);
+        if (!a->buf[b->id]) return tmrt__fail(err, TMEM_E_NO_MEMORY, "activation '%s'", b->name);
+        s->naive_bufs[s->n_naive_bufs++] = a->buf[b->id];
+        s->info.naive_bytes += b->size;
+    }
+    return TMEM_OK;
 }
 
 tmem_status tmrt__acts_create(tmrt_session *s, tmrt_error *err) {
     graph_set sets[4];
     uint32_t nsets = graph_sets(s, sets);
-    tmem_model_buffer bufs[4][GRAPH_CAP];
-    uint32_t counts[4];
-    uint64_t offsets[4][GRAPH_CAP], arena = 0;
+    uint64_t offsets[4][TMEM_MODEL_BUF_COUNT], arena = 0;
     tmem_status st;
     for (uint32_t g = 0; g < nsets; g++) {
-        if ((st = tmrt__graph(s->model, sets[g].kind, sets[g].n, s->n_ctx, bufs[g], &counts[g])))
+        tmrt_acts *a = sets[g].acts;
+        memset(a, 0, sizeof *a);
+        a->slot = sets[g].slot;
+        if ((st = tmrt__graph(s->model, sets[g].kind, sets[g].n, s->n_ctx, &a->graph)))
             return tmrt__fail(err, st, "layer graph: %s", tmem_strerror(st));
         if (s->memory == TMRT_MEMORY_NAIVE) continue;
-        uint64_t a;
-        if ((st = plan_graph(bufs[g], counts[g], sets[g].n > 1, offsets[g], &a)))
+        uint64_t h;
+        if ((st = plan_graph(&a->graph, sets[g].n > 1, offsets[g], &h)))
             return tmrt__fail(err, st, "activation plan: %s", tmem_strerror(st));
-        if (a > arena) arena = a;
+        if (h > arena) arena = h;
     }
     uint8_t *base = NULL;
-    if (s->memory == TMRT_MEMORY_TYPED) {
-        tmem_type *t;
-        if ((st = tmem_role_get_type(s->ctx, TMEM_ROLE_ACTIVATION, &t)))
-            return tmrt__fail(err, st, "no type for the activation role");
-        tmem_heap_desc hd = {0};
-        hd.kind = TMEM_HEAP_PLACEMENT;
-        hd.type = t;
-        hd.role = TMEM_ROLE_ACTIVATION;
-        hd.size = (arena + ACT_ALIGN - 1) / ACT_ALIGN * ACT_ALIGN;
-        hd.flags = TMEM_HEAP_COMMIT_ALL;
-        hd.name = "activations";
-        if ((st = tmem_heap_create(s->ctx, &hd, &s->act_heap)))
-            return tmrt__fail(err, st, "activation heap of %llu bytes: %s", (unsigned long long)hd.size,
-                              tmem_strerror(st));
-        tmem_alloc_desc ad = {0};
-        ad.size = hd.size;
-        ad.alignment = ACT_ALIGN;
-        ad.offset = 0;
-        ad.role = -1;
-        ad.name = "layer arena";
-        tmem_alloc_info ai;
-        if ((st = tmem_heap_alloc_ex(s->act_heap, &ad, &ai)))
-            return tmrt__fail(err, st, "activation arena: %s", tmem_strerror(st));
-        base = ai.ptr;
-        s->info.activation_arena = arena;
-    }
+    if (s->memory == TMRT_MEMORY_TYPED && (st = arena_create(s, arena, &base, err))) return st;
     for (uint32_t g = 0; g < nsets; g++)
-        for (uint32_t i = 0; i < counts[g]; i++) {
-            float **f = field(sets[g].acts, bufs[g][i].name);
-            if (!f) return tmrt__fail(err, TMEM_E_STATE, "layer graph buffer '%s' unknown", bufs[g][i].name);
-            if (base) {
-                *f = (float *)(base + offsets[g][i]);
-            } else {
-                if (s->n_naive_bufs == TMRT_NAIVE_MAX_BUFS)
-                    return tmrt__fail(err, TMEM_E_FULL, "too many activation buffers");
-                *f = malloc(bufs[g][i].size);
-                if (!*f) return tmrt__fail(err, TMEM_E_NO_MEMORY, "activation '%s'", bufs[g][i].name);
-                s->naive_bufs[s->n_naive_bufs++] = *f;
-                s->info.naive_bytes += bufs[g][i].size;
-            }
-        }
+        if ((st = bind_graph(s, sets[g].acts, base, offsets[g], err))) return st;
     return TMEM_OK;
 }

@@ -42,21 +42,13 @@ tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens, tmem_fit_
     if ((st = fit_tokens(s, n_tokens, s->chunk, 0, s->info.scratch_bytes, &small))) return st;
     out->total = out->total_dirty = 0;
     for (uint32_t i = 0; i < out->item_count; i++) {
-        for (uint32_t j = 0; j < small.item_count; j++)
-            if (!strcmp(small.items[j].what, out->items[i].what) &&
-                (!strcmp(out->items[i].what, "kv_cache") || !strcmp(out->items[i].what, "tokens")))
-                out->items[i].bytes = small.items[j].bytes;
+        tmem_fit_item_kind k = out->items[i].kind;
+        if (k == TMEM_FIT_ITEM_KV_CACHE || k == TMEM_FIT_ITEM_TOKENS) out->items[i].bytes = tmem_fit_bytes(&small, k);
         out->total += out->items[i].bytes;
         if (!out->items[i].clean) out->total_dirty += out->items[i].bytes;
     }
     out->kv_tokens = small.kv_tokens;
     return TMEM_OK;
-}
-
-static uint64_t fit_line(const tmem_fit_result *r, const char *what) {
-    for (uint32_t i = 0; i < r->item_count; i++)
-        if (!strcmp(r->items[i].what, what)) return r->items[i].bytes;
-    return 0;
 }
 
 /* The one rule of tmemrt/defaults.h: max(n_ctx_min, min(TMRT_DEFAULT_CTX, n_ctx_train)). */
@@ -165,14 +157,14 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
     tmem_kv_cache_desc cd = {0};
     cd.kv = kl;
     cd.recurrent = rl;
-    cd.kv_pool_bytes = full ? fit_line(fit, "kv_cache") : 0;
-    cd.state_pool_bytes = linear ? fit_line(fit, "recurrent_state") : 0;
+    cd.kv_pool_bytes = full ? tmem_fit_bytes(fit, TMEM_FIT_ITEM_KV_CACHE) : 0;
+    cd.state_pool_bytes = linear ? tmem_fit_bytes(fit, TMEM_FIT_ITEM_RECURRENT_STATE) : 0;
     /* Snapshots: a range of the shared type for a few states, not the whole
      * type (the default range), so sessions can share the context. */
     if (linear) {
         if ((st = shared_snapshot_type(s->ctx, &cd.snapshot_type)))
             return tmrt__fail(err, st, "snapshot type: %s", tmem_strerror(st));
-        cd.snapshot_budget = TMRT_SESSION_SNAPSHOTS * fit_line(fit, "recurrent_state");
+        cd.snapshot_budget = TMRT_SESSION_SNAPSHOTS * tmem_fit_bytes(fit, TMEM_FIT_ITEM_RECURRENT_STATE);
     }
     cd.on_evict = s->on_evict;
     cd.user = s->evict_user;

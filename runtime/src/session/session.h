@@ -32,7 +32,7 @@ struct tmrt_session {
 
 /* acts.c */
 tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_t n, uint32_t n_ctx,
-                        tmem_model_buffer *bufs, uint32_t *count);
+                        tmem_model_graph *out);
 tmem_status tmrt__acts_create(tmrt_session *s, tmrt_error *err);
 
 #endif /* TMRT_SESSION_H */

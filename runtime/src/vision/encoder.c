@@ -64,46 +64,101 @@ static void linear(const kern_wmat *w, const float *bias, const float *x, int64_
     tmrt__vis_add_bias(y, ldy, n_tok, bias, w->n_out);
 }
 
+/* One block: the ops NORM1 .. LAYER_OUT of the library's vision table, each
+ * on the buffers TMRT_ACT hands out after TMRT_OP names the op (the testing
+ * copy checks them against the table's lifetimes: util/graph_acts.h). */
 static void block(const tmrt_vision *v, const vis_block *w, const tmrt_vision_grid *g, vis_buffers *b,
                   kern_pool *pool) {
     int64_t P = g->n_patches, H = v->cfg.hidden;
-    rows(pool, P, (row_job){OP_LN, b->norm1, b->layer_in, NULL, w->ln1_w, w->ln1_b, H, v->cfg.eps});
-    linear(&w->qkv, w->qkv_b, b->norm1, P, b->qkv, 3 * (size_t)H, b->matmul_scratch, pool);
-    tmrt__vis_rope(v, g, b->qkv, pool);
-    tmrt__vis_attention(v, g->n_patches, b->qkv, b->attn_out, b->attn_scratch, pool);
-    linear(&w->out, w->out_b, b->attn_out, P, b->attn_proj, (size_t)H, b->matmul_scratch, pool);
-    rows(pool, P, (row_job){OP_ADD, b->residual, b->layer_in, b->attn_proj, NULL, NULL, H, 0});
-    rows(pool, P, (row_job){OP_LN, b->norm2, b->residual, NULL, w->ln2_w, w->ln2_b, H, v->cfg.eps});
-    linear(&w->up, w->up_b, b->norm2, P, b->fc1, v->cfg.ff, b->matmul_scratch, pool);
-    rows(pool, P, (row_job){OP_GELU_TANH, b->fc1, NULL, NULL, NULL, NULL, v->cfg.ff, 0});
-    linear(&w->down, w->down_b, b->fc1, P, b->fc2, (size_t)H, b->matmul_scratch, pool);
-    rows(pool, P, (row_job){OP_ADD, b->layer_out, b->residual, b->fc2, NULL, NULL, H, 0});
+    tmrt_acts *a = &b->act;
+    TMRT_OP(a, NORM1);
+    rows(pool, P, (row_job){OP_LN, TMRT_ACT(a, NORM1), TMRT_ACT(a, LAYER_IN), NULL, w->ln1_w, w->ln1_b, H,
+                            v->cfg.eps});
+    TMRT_OP(a, QKV_PROJ);
+    linear(&w->qkv, w->qkv_b, TMRT_ACT(a, NORM1), P, TMRT_ACT(a, QKV), 3 * (size_t)H, b->matmul_scratch, pool);
+    TMRT_OP(a, ROPE);
+    tmrt__vis_rope(v, g, TMRT_ACT(a, QKV), pool);
+    TMRT_OP(a, ATTN);
+    tmrt__vis_attention(v, g->n_patches, TMRT_ACT(a, QKV), TMRT_ACT(a, ATTN_OUT), b->attn_scratch, pool);
+#if !TMRT_PLANT_REORDER
+    TMRT_OP(a, OUT_PROJ);
+    linear(&w->out, w->out_b, TMRT_ACT(a, ATTN_OUT), P, TMRT_ACT(a, ATTN_PROJ), (size_t)H, b->matmul_scratch, pool);
+#endif
+    TMRT_OP(a, RESIDUAL);
+    rows(pool, P, (row_job){OP_ADD, TMRT_ACT(a, RESIDUAL), TMRT_ACT(a, LAYER_IN), TMRT_ACT(a, ATTN_PROJ), NULL, NULL,
+                            H, 0});
+#if TMRT_PLANT_REORDER
+    /* tests/runtime/test_graph_lifetimes_planted: the output projection
+     * moved past the residual, where attn_out is past its lifetime */
+    TMRT_OP(a, OUT_PROJ);
+    linear(&w->out, w->out_b, TMRT_ACT(a, ATTN_OUT), P, TMRT_ACT(a, ATTN_PROJ), (size_t)H, b->matmul_scratch, pool);
+#endif
+    TMRT_OP(a, NORM2);
+    rows(pool, P, (row_job){OP_LN, TMRT_ACT(a, NORM2), TMRT_ACT(a, RESIDUAL), NULL, w->ln2_w, w->ln2_b, H,
+                            v->cfg.eps});
+    TMRT_OP(a, FC1);
+    linear(&w->up, w->up_b, TMRT_ACT(a, NORM2), P, TMRT_ACT(a, FC1), v->cfg.ff, b->matmul_scratch, pool);
+    TMRT_OP(a, GELU);
+    rows(pool, P, (row_job){OP_GELU_TANH, TMRT_ACT(a, FC1), NULL, NULL, NULL, NULL, v->cfg.ff, 0});
+    TMRT_OP(a, FC2);
+    linear(&w->down, w->down_b, TMRT_ACT(a, FC1), P, TMRT_ACT(a, FC2), (size_t)H, b->matmul_scratch, pool);
+    TMRT_OP(a, LAYER_OUT);
+    rows(pool, P, (row_job){OP_ADD, TMRT_ACT(a, LAYER_OUT), TMRT_ACT(a, RESIDUAL), TMRT_ACT(a, FC2), NULL, NULL, H,
+                            0});
+}
+
+/* The patch embedding, the first block's LAYER_IN op: frame 0 into
+ * layer_in, frame 1 into norm1 (the table keeps norm1 alive from this step:
+ * model.h's vision table), summed. */
+static void patch_embed(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, kern_pool *pool) {
+    const tmrt_vision_config *c = &v->cfg;
+    int64_t P = g->n_patches, H = c->hidden, pp = 3 * (int64_t)c->patch * c->patch;
+    tmrt_acts *a = &b->act;
+    float *x = TMRT_ACT(a, LAYER_IN), *f1 = TMRT_ACT(a, NORM1);
+    tmrt__kern_matmul(&v->patch0, b->patches, (size_t)(2 * pp), P, x, (size_t)H, b->matmul_scratch, pool);
+    tmrt__kern_matmul(&v->patch1, b->patches + pp, (size_t)(2 * pp), P, f1, (size_t)H, b->matmul_scratch, pool);
+    rows(pool, P, (row_job){OP_ADD, x, x, f1, NULL, NULL, H, 0});
+    tmrt__vis_add_bias(x, (size_t)H, P, v->patch_b, H);
+    tmrt__vis_add_pos_embed(v, g, x, 0, g->n_patches, b->pos_rows);
+}
+
+/* The merger, in the block arena as the first ops of one more block: its
+ * LayerNorm at NORM1 (layer_in -> norm1), the first linear at QKV_PROJ
+ * (norm1 -> qkv, T rows of merge^2 x hidden: within qkv's P x 3 hidden), the
+ * GELU in place and the last linear (qkv -> the caller's embeddings) at ROPE,
+ * where qkv is alive. Consecutive merge^2 patches are one merge block. */
+static void merger(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
+                   kern_pool *pool) {
+    const tmrt_vision_config *c = &v->cfg;
+    int64_t P = g->n_patches, H = c->hidden, m2 = (int64_t)c->merge * c->merge, T = P / m2;
+    tmrt_acts *a = &b->act;
+    TMRT_GRAPH_BEGIN(a);
+    TMRT_OP(a, LAYER_IN);
+    TMRT_OP(a, NORM1);
+    rows(pool, P, (row_job){OP_LN, TMRT_ACT(a, NORM1), TMRT_ACT(a, LAYER_IN), NULL, v->post_w, v->post_b, H, c->eps});
+    TMRT_OP(a, QKV_PROJ);
+    linear(&v->mm0, v->mm0_b, TMRT_ACT(a, NORM1), T, TMRT_ACT(a, QKV), (size_t)(m2 * H), b->matmul_scratch, pool);
+    TMRT_OP(a, ROPE);
+    rows(pool, T, (row_job){OP_GELU_ERF, TMRT_ACT(a, QKV), NULL, NULL, NULL, NULL, m2 * H, 0});
+    linear(&v->mm2, v->mm2_b, TMRT_ACT(a, QKV), T, embeddings, ld, b->matmul_scratch, pool);
 }
 
 tmem_status tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings,
                               size_t ld, kern_pool *pool, tmrt__vis_hook between, void *arg) {
     tmem_status st;
-    const tmrt_vision_config *c = &v->cfg;
-    int64_t P = g->n_patches, H = c->hidden, pp = 3 * (int64_t)c->patch * c->patch;
-    /* Patch embedding: frame 0 into layer_in, frame 1 into norm1 (free until
-     * the first block), summed. */
-    tmrt__kern_matmul(&v->patch0, b->patches, (size_t)(2 * pp), P, b->layer_in, (size_t)H, b->matmul_scratch, pool);
-    tmrt__kern_matmul(&v->patch1, b->patches + pp, (size_t)(2 * pp), P, b->norm1, (size_t)H, b->matmul_scratch, pool);
-    rows(pool, P, (row_job){OP_ADD, b->layer_in, b->layer_in, b->norm1, NULL, NULL, H, 0});
-    tmrt__vis_add_bias(b->layer_in, (size_t)H, P, v->patch_b, H);
-    tmrt__vis_add_pos_embed(v, g, b->layer_in, 0, g->n_patches, b->pos_rows);
+    tmrt_acts *a = &b->act;
+    TMRT_GRAPH_BEGIN(a);
+    TMRT_OP(a, LAYER_IN);
+    patch_embed(v, g, b, pool);
     if (between && (st = between(arg, 0))) return st; /* the patch tensor is dead */
-    for (uint32_t l = 0; l < c->depth; l++) {
+    for (uint32_t l = 0; l < v->cfg.depth; l++) {
+        if (l) { /* typed: layer_out is layer_in (same planned bytes); naive: the hook moved it */
+            TMRT_GRAPH_BEGIN(a);
+            TMRT_OP(a, LAYER_IN);
+        }
         block(v, &v->blocks[l], g, b, pool);
-        /* typed: layer_out is layer_in (same planned bytes); naive: the hook
-         * moves the output into layer_in */
         if (between && (st = between(arg, (int)l + 1))) return st;
     }
-    /* Merger: LN per patch; consecutive merge^2 patches are one merge block. */
-    int64_t m2 = (int64_t)c->merge * c->merge, T = P / m2;
-    rows(pool, P, (row_job){OP_LN, b->norm1, b->layer_in, NULL, v->post_w, v->post_b, H, c->eps});
-    linear(&v->mm0, v->mm0_b, b->norm1, T, b->qkv, (size_t)(m2 * H), b->matmul_scratch, pool);
-    rows(pool, T, (row_job){OP_GELU_ERF, b->qkv, NULL, NULL, NULL, NULL, m2 * H, 0});
-    linear(&v->mm2, v->mm2_b, b->qkv, T, embeddings, ld, b->matmul_scratch, pool);
+    merger(v, g, b, embeddings, ld, pool);
     return TMEM_OK;
 }

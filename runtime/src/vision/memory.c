@@ -38,14 +38,9 @@ tmem_status tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tm
     return TMEM_OK;
 }
 
-/* The vision block's graph as a plan problem (layer_in / layer_out pinned). */
-enum { GRAPH_CAP = 32 };
-static const char *const buffer_names[] = {"layer_in", "norm1", "qkv", "attn_out", "attn_proj",
-                                           "residual", "norm2", "fc1", "fc2", "layer_out"};
-enum { N_BUFFERS = sizeof buffer_names / sizeof buffer_names[0] };
-
-static tmem_status plan_block(const tmrt_vision *v, uint32_t patches, tmem_plan **plan, int32_t which[N_BUFFERS],
-                              tmrt_error *err) {
+/* The vision block's table (tmem_model_graph_get) for this patch count: what
+ * both modes size the block's buffers from. */
+static tmem_status block_graph(const tmrt_vision *v, uint32_t patches, tmem_model_graph *out, tmrt_error *err) {
     tmem_model_desc m;
     if (tmem_model_preset("qwen3.5-0.8b", &m) != TMEM_OK)
         return tmrt__fail(err, TMEM_E_NOT_FOUND, "no base model preset");
@@ -53,24 +48,25 @@ static tmem_status plan_block(const tmrt_vision *v, uint32_t patches, tmem_plan 
     m.vis_depth = c->depth, m.vis_hidden = c->hidden, m.vis_ff = c->ff, m.vis_heads = c->heads;
     m.vis_patch = c->patch, m.vis_merge = c->merge, m.vis_temporal_patch = c->temporal;
     m.vis_out_hidden = c->out_hidden, m.vis_pos_embd = c->n_pos;
-    tmem_model_buffer bufs[GRAPH_CAP];
-    uint32_t n = 0;
-    tmem_status st = tmem_model_layer_graph(&m, TMEM_MODEL_LAYER_VISION, patches, patches, 0, bufs, GRAPH_CAP, &n);
+    tmem_status st = tmem_model_graph_get(&m, TMEM_MODEL_LAYER_VISION, patches, patches, 0, out);
     if (st != TMEM_OK) return tmrt__fail(err, st, "vision graph: %s", tmem_status_name(st));
+    return TMEM_OK;
+}
+
+/* The block graph as a plan problem, layer_in and layer_out pinned at offset
+ * 0 (their lifetimes do not overlap). */
+static tmem_status plan_block(const tmem_model_graph *gr, tmem_plan **plan, tmrt_error *err) {
     tmem_plan_problem *pb;
     if (tmem_plan_problem_create(&pb) != TMEM_OK) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
-    for (int k = 0; k < N_BUFFERS; k++) which[k] = -1;
-    for (uint32_t i = 0; i < n && st == TMEM_OK; i++) {
+    tmem_status st = TMEM_OK;
+    for (uint32_t i = 0; i < gr->buf_count && st == TMEM_OK; i++) {
+        const tmem_model_buffer *mb = &gr->bufs[i];
         tmem_plan_buffer b = {0};
-        b.id = bufs[i].name, b.size = bufs[i].size, b.alignment = 64, b.start = bufs[i].start, b.end = bufs[i].end;
-        for (int k = 0; k < N_BUFFERS; k++)
-            if (!strcmp(bufs[i].name, buffer_names[k])) which[k] = (int32_t)i;
-        if (!strcmp(bufs[i].name, "layer_in") || !strcmp(bufs[i].name, "layer_out"))
+        b.id = mb->name, b.size = mb->size, b.alignment = 64, b.start = mb->start, b.end = mb->end;
+        if (mb->id == TMEM_MODEL_BUF_LAYER_IN || mb->id == TMEM_MODEL_BUF_LAYER_OUT)
             b.flags = TMEM_PLAN_BUFFER_FIXED, b.offset = 0;
         st = tmem_plan_problem_add(pb, &b, NULL);
     }
-    for (int k = 0; k < N_BUFFERS && st == TMEM_OK; k++)
-        if (which[k] < 0) st = TMEM_E_NOT_FOUND;
     tmem_plan_desc pd = {0};
     pd.node_limit = TMEM_FIT_PLAN_NODES; /* a dozen buffers: the greedy portfolio is near optimal */
     if (st == TMEM_OK) st = tmem_plan_solve(pb, &pd, plan);
@@ -107,20 +103,26 @@ typedef struct encode_state {
     bool naive, failed;
 } encode_state;
 
-/* Naive: a malloc per tensor for each block, freed when the block ends. */
+/* Naive: a malloc per tensor of the table for each block, freed when the
+ * block ends; layer_in and layer_out are handed from block to block. */
+static bool passed_on(tmem_model_buf_id id) { return id == TMEM_MODEL_BUF_LAYER_IN || id == TMEM_MODEL_BUF_LAYER_OUT; }
+
 static void naive_free_block(vis_buffers *b) {
-    float **p[] = {&b->norm1, &b->qkv, &b->attn_out, &b->attn_proj, &b->residual, &b->norm2, &b->fc1, &b->fc2};
-    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(*p[i]), *p[i] = NULL;
+    for (uint32_t i = 0; i < b->act.graph.buf_count; i++) {
+        tmem_model_buf_id id = b->act.graph.bufs[i].id;
+        if (!passed_on(id)) free(b->act.buf[id]), b->act.buf[id] = NULL;
+    }
 }
 
-static bool naive_alloc_block(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, bool with_out) {
-    size_t P = g->n_patches, H = v->cfg.hidden, F = v->cfg.ff;
-    b->norm1 = malloc(P * H * 4), b->qkv = malloc(P * 3 * H * 4), b->attn_out = malloc(P * H * 4);
-    b->attn_proj = malloc(P * H * 4), b->residual = malloc(P * H * 4), b->norm2 = malloc(P * H * 4);
-    b->fc1 = malloc(P * F * 4), b->fc2 = malloc(P * H * 4);
-    if (with_out) b->layer_out = malloc(P * H * 4);
-    return b->norm1 && b->qkv && b->attn_out && b->attn_proj && b->residual && b->norm2 && b->fc1 && b->fc2 &&
-           b->layer_out;
+static bool naive_alloc_block(vis_buffers *b, bool with_out) {
+    bool ok = true;
+    for (uint32_t i = 0; i < b->act.graph.buf_count; i++) {
+        const tmem_model_buffer *mb = &b->act.graph.bufs[i];
+        if (passed_on(mb->id) && (mb->id == TMEM_MODEL_BUF_LAYER_IN || !with_out)) continue;
+        b->act.buf[mb->id] = malloc(mb->size);
+        ok &= b->act.buf[mb->id] != NULL;
+    }
+    return ok;
 }
 
 static tmem_status hook(void *arg, int stage) {
@@ -139,13 +141,14 @@ static tmem_status hook(void *arg, int stage) {
         return TMEM_OK;
     }
     /* after block `stage`: its output becomes the next input, a fresh set */
+    float **in = &s->b->act.buf[TMEM_MODEL_BUF_LAYER_IN], **out = &s->b->act.buf[TMEM_MODEL_BUF_LAYER_OUT];
     naive_free_block(s->b);
-    free(s->b->layer_in);
-    s->b->layer_in = s->b->layer_out;
-    s->b->layer_out = NULL;
+    free(*in);
+    *in = *out;
+    *out = NULL;
     bool last = (uint32_t)stage == s->v->cfg.depth;
-    if (!naive_alloc_block(s->v, s->g, s->b, !last) && !(last && s->b->norm1 && s->b->qkv)) s->failed = true;
-    if (last) s->b->layer_out = s->b->layer_in; /* the merger reads layer_in */
+    if (!naive_alloc_block(s->b, !last)) s->failed = true;
+    if (last) *out = *in; /* the merger reads layer_in */
     return s->failed ? TMEM_E_NO_MEMORY : TMEM_OK;
 }
 
@@ -201,20 +204,25 @@ tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_
     /* 2. activations, scratch, threads */
     size_t pool_bytes = threads > 1 ? tmrt__kern_pool_bytes(threads) : 0;
     scratch_bytes = attn_floats * 4 + 4 * H * 4 + mm_bytes + pool_bytes + 4 * 64;
+    if ((st = block_graph(v, (uint32_t)P, &b.act.graph, err))) goto out;
+    b.act.slot = TMRT_SLOT_VISION;
+    b.act.log = v->use_log;
     if (naive) {
         b.attn_scratch = malloc(attn_floats * 4), b.pos_rows = malloc(4 * H * 4);
         b.matmul_scratch = mm_bytes ? aligned_alloc(64, (mm_bytes + 63) / 64 * 64) : NULL;
         pool_mem = pool_bytes ? aligned_alloc(64, (pool_bytes + 63) / 64 * 64) : NULL;
-        b.layer_in = malloc(P * H * 4);
+        float **in = &b.act.buf[TMEM_MODEL_BUF_LAYER_IN];
+        *in = malloc(b.act.graph.bufs[b.act.graph.buf_index[TMEM_MODEL_BUF_LAYER_IN]].size);
         if (!b.attn_scratch || !b.pos_rows || (mm_bytes && !b.matmul_scratch) || (pool_bytes && !pool_mem) ||
-            !b.layer_in || !naive_alloc_block(v, &g, &b, true)) {
+            !*in || !naive_alloc_block(&b, true)) {
             st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory (naive encoder tensors)");
             goto out;
         }
-        arena_bytes = (uint64_t)P * (7 * H + 3 * H + c->ff) * 4;
+        /* what one block holds besides the output it hands on */
+        for (uint32_t i = 0; i < b.act.graph.buf_count; i++)
+            if (b.act.graph.bufs[i].id != TMEM_MODEL_BUF_LAYER_OUT) arena_bytes += b.act.graph.bufs[i].size;
     } else {
-        int32_t which[N_BUFFERS];
-        if ((st = plan_block(v, (uint32_t)P, &plan, which, err))) goto out;
+        if ((st = plan_block(&b.act.graph, &plan, err))) goto out;
         tmem_heap_desc arena_desc;
         if ((st = tmem_plan_heap_desc(plan, &arena_desc)) != TMEM_OK) {
             (void)tmrt__fail(err, st, "vision arena: %s", tmem_status_name(st));
@@ -224,15 +232,13 @@ tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_
         if ((st = make_heap(v->ctx, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_PLACEMENT, arena_desc.size,
                             "vision.arena", &arena, err)))
             goto out;
-        void *ptrs[GRAPH_CAP];
+        void *ptrs[TMEM_MODEL_BUF_COUNT];
         if ((st = tmem_plan_heap_bind(arena, plan, ptrs)) != TMEM_OK) {
             (void)tmrt__fail(err, st, "vision arena bind: %s", tmem_status_name(st));
             goto out;
         }
-        float **slot[N_BUFFERS] = {&b.layer_in, &b.norm1, &b.qkv, &b.attn_out, &b.attn_proj,
-                                   &b.residual, &b.norm2, &b.fc1, &b.fc2, &b.layer_out};
-        for (int k = 0; k < N_BUFFERS; k++) *slot[k] = ptrs[which[k]];
-        if (b.layer_in != b.layer_out) { /* pinned at offset 0: a planner contract */
+        for (uint32_t i = 0; i < b.act.graph.buf_count; i++) b.act.buf[b.act.graph.bufs[i].id] = ptrs[i];
+        if (b.act.buf[TMEM_MODEL_BUF_LAYER_IN] != b.act.buf[TMEM_MODEL_BUF_LAYER_OUT]) { /* pinned at 0 */
             st = tmrt__fail(err, TMEM_E_CORRUPT, "vision plan: layer_in and layer_out not at the same offset");
             goto out;
         }
@@ -268,8 +274,9 @@ out:
     tmrt__kern_pool_fini(pool);
     if (naive) {
         naive_free_block(&b);
-        if (b.layer_out != b.layer_in) free(b.layer_out);
-        free(b.layer_in), free(b.patches), free(b.attn_scratch), free(b.pos_rows), free(b.matmul_scratch);
+        float *in = b.act.buf[TMEM_MODEL_BUF_LAYER_IN], *lo = b.act.buf[TMEM_MODEL_BUF_LAYER_OUT];
+        if (lo != in) free(lo);
+        free(in), free(b.patches), free(b.attn_scratch), free(b.pos_rows), free(b.matmul_scratch);
         free(pool_mem);
     } else {
         tmem_status ust = arena && plan ? tmem_plan_heap_unbind(arena, plan) : TMEM_OK; /* destroyed next anyway */

@@ -15,6 +15,7 @@
 #include "tmemrt/vision.h"
 #include "kern/kern.h"
 #include "util/fail.h"
+#include "util/graph_acts.h"
 #include "vision/writer.h"
 
 typedef struct vis_block {
@@ -33,6 +34,7 @@ struct tmrt_vision {
     const float *patch_b, *post_w, *post_b, *mm0_b, *mm2_b;
     vis_block *blocks;
     uint64_t weight_bytes;
+    tmrt_use_log *use_log;      /* tests: record the block graph's uses (graph_acts.h); NULL = off */
 };
 
 /* ---- ops.c ---- */
@@ -66,7 +68,7 @@ void tmrt__vis_attention(const tmrt_vision *v, uint32_t n_tok, const float *qkv,
 /* The buffers one encode uses (pointers into planned heaps or mallocs). */
 typedef struct vis_buffers {
     float *patches;                  /* n_patches x C*T*p*p, frame-major */
-    float *layer_in, *norm1, *qkv, *attn_out, *attn_proj, *residual, *norm2, *fc1, *fc2, *layer_out;
+    tmrt_acts act;                   /* the block graph's buffers by id (layer_in, norm1, ... layer_out) */
     float *attn_scratch;             /* per-thread tiles */
     float *pos_rows;                 /* 4 * hidden */
     void *matmul_scratch;

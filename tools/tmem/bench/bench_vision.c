@@ -188,11 +188,8 @@ int tmem_bench_vision(int argc, char **argv, bool json) {
         fd.image_height = rg.height ? rg.height : h;
         if (tmem_fit(&fd, &fr) == TMEM_OK) {
             /* the encoder phase of fit's encode-first peak (no text here) */
-            uint64_t img = 0, emb = 0;
-            for (uint32_t i = 0; i < fr.item_count; i++) {
-                if (!strcmp(fr.items[i].what, "image")) img = fr.items[i].bytes;
-                if (!strcmp(fr.items[i].what, "vision_embeddings")) emb = fr.items[i].bytes;
-            }
+            uint64_t img = tmem_fit_bytes(&fr, TMEM_FIT_ITEM_IMAGE);
+            uint64_t emb = tmem_fit_bytes(&fr, TMEM_FIT_ITEM_VISION_EMBEDDINGS);
             uint64_t pv = img - (uint64_t)fd.image_width * fd.image_height * 3,
                      rows = fr.image_patches * 2ull * c.hidden * 4;
             uint64_t vis = fr.vision_arena > img ? fr.vision_arena : img;
