@@ -137,7 +137,9 @@ typedef struct tmrt_tokenizer_info {
     uint32_t max_token_bytes;/**< longest decoded token */
 } tmrt_tokenizer_info;
 
-/** @brief Load with the default desc (tmrt_tokenizer_load_ex with NULL). */
+/** @brief Load with the default desc (tmrt_tokenizer_load_ex with NULL):
+ *  errors and outputs on failure as tmrt_tokenizer_load_ex.
+ *  @par Threads safe (different handles) */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_load(tmem_context *ctx, const tmem_gguf *g,
                                                         tmrt_tokenizer **out, tmrt_error *err);
 
