@@ -64,22 +64,34 @@ const float *tmrt__vec(const kern_wmat *v, float *tmp);
  * table they were planned from; the forward pass reads them through
  * TMRT_OP / TMRT_ACT. */
 
-/* Where one sequence's KV rows and recurrent state live: the same block
- * layout as the paged cache (kv.h): a block of block_tokens tokens holds,
- * per attention layer, K rows then V rows (f16). */
+/* Where one sequence's KV rows live: the same block layout as the paged
+ * cache (kv.h): a block of block_tokens tokens holds, per attention layer,
+ * K rows then V rows (f16 or f32). blocks[b] is block b's address: typed,
+ * the cache's view of the sequence (tmem_kv_seq_block_ptrs), resolved by the
+ * session once per step (after the append that makes room) and after a
+ * rollback, and valid until the next of them (the sequence is pinned);
+ * naive, the consecutive blocks of one max-length buffer. The attention loop
+ * indexes it with no call and no lock. */
 typedef struct tmrt_kv_view {
     uint32_t block_tokens;
     size_t row_bytes;                              /* kv heads x head_dim x (2 or 4) */
     bool f32;                                      /* rows are f32 (else f16) */
-    const uint32_t *block_ids;                     /* typed: the block table */
+    void **blocks;                                 /* cap_blocks entries, n_blocks valid */
+    uint32_t n_blocks, cap_blocks;
     void *flat;                                    /* naive: one max-length buffer */
     size_t block_bytes;
     tmem_kv_cache *cache;
 } tmrt_kv_view;
 
 /* K and V rows of token `t` in attention layer `l` (index among the
- * attention layers). */
-void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, void **k, void **v);
+ * attention layers): block t / block_tokens, for layer l its K rows then its
+ * V rows. */
+static inline void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, void **k, void **v) {
+    uint32_t b = t / kv->block_tokens, in = t % kv->block_tokens;
+    uint8_t *kr = (uint8_t *)kv->blocks[b] + ((size_t)l * 2 * kv->block_tokens + in) * kv->row_bytes;
+    *k = kr;
+    *v = kr + (size_t)kv->block_tokens * kv->row_bytes;
+}
 
 /* The run state the forward pass reads and writes. */
 typedef struct tmrt_run {
