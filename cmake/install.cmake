@@ -1,5 +1,6 @@
 # Install rules (included from the top CMakeLists.txt when TMEM_INSTALL):
-#   include/typedmem/*.h, runtime/include/tmemrt/*.h
+#   include/typedmem/*.h, runtime/include/tmemrt/*.h (not the testing.h of
+#   either: the project's own testing API, for its benches and tests)
 #   libtypedmem.so.MAJOR (SONAME) + libtypedmem.a, libtypedmem_runtime.a,
 #   libtypedmem_gpu.a (src/gpu/gpu.cmake adds it to the export set)
 #   bin/tmem
@@ -18,9 +19,9 @@ install(TARGETS typedmem typedmem_static typedmem_runtime typedmem_for_runtime
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tmem RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/typedmem DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "testing.h" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/tmemrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "testing.h" EXCLUDE)
 
 set(_tmem_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/typedmem)
 install(EXPORT typedmemTargets NAMESPACE typedmem:: DESTINATION ${_tmem_cmake_dir})

@@ -21,7 +21,7 @@ static tmrt_tokenizer *build(vocab *v, uint32_t n_vocab) {
     tmem_context_desc cd = {0};
     tmem_gguf_writer *w;
     size_t need = 0, len;
-    char err[256];
+    tmrt_error err = {""};
     tmem_gguf_error ge;
     if (tmem_context_create(&cd, &v->ctx) != TMEM_OK || tmem_gguf_writer_create(NULL, 0, &w) != TMEM_OK) abort();
     if (tmrt_tokenizer_synth_write(w, n_vocab) != TMEM_OK || tmem_gguf_writer_write(w, NULL, 0, &need) != TMEM_E_FULL)
@@ -30,7 +30,7 @@ static tmrt_tokenizer *build(vocab *v, uint32_t n_vocab) {
     if (!v->img || tmem_gguf_writer_write(w, v->img, need, &len) != TMEM_OK) abort();
     tmem_gguf_writer_destroy(w);
     if (tmem_gguf_open_memory(v->ctx, v->img, len, &v->g, &ge) != TMEM_OK) abort();
-    if (tmrt_tokenizer_load(v->ctx, v->g, &v->tok, err, sizeof err) != TMEM_OK) abort();
+    if (tmrt_tokenizer_load(v->ctx, v->g, &v->tok, &err) != TMEM_OK) abort();
     return v->tok;
 }
 

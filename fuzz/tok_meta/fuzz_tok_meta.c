@@ -45,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tmem_gguf_error ge;
     if (tmem_gguf_open_memory(ctx, copy, size, &g, &ge) == TMEM_OK) {
         tmrt_tokenizer *tok;
-        char err[256];
-        tmem_status st = tmrt_tokenizer_load(ctx, g, &tok, err, sizeof err);
+        tmrt_error err = {""};
+        tmem_status st = tmrt_tokenizer_load(ctx, g, &tok, &err);
         if (st == TMEM_OK) {
             round_trip(tok, (const uint8_t *)"Hello <|im_start|>world \xe4\xb8\xad\xff 123\n\n  x", 31);
             round_trip(tok, data, size < 4096 ? size : 4096);
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             tmem_status cs = tmrt_tokenizer_chat(tok, "s", "u", 1, 0, ids, 64, &n);
             if (cs != TMEM_OK && cs != TMEM_E_NOT_FOUND && cs != TMEM_E_FULL) abort();
             tmrt_tokenizer_destroy(tok);
-        } else if (!err[0]) {
+        } else if (!err.message[0]) {
             abort(); /* every failure explains itself */
         }
         tmem_gguf_close(g);

@@ -53,10 +53,12 @@
  * A cache has an internal lock: calls on one cache may come from several
  * threads, and the reclaim step may run on any thread that hits a budget
  * (it skips the cache, returning 0, while another thread is inside it).
- * Pointers returned by tmem_kv_seq_kv(), tmem_kv_seq_state() and
- * tmem_kv_block_ptr() stay valid until the next call that changes that
- * sequence (append, truncate, rollback, a copy-on-write, free) or evicts it;
- * pin a sequence (tmem_kv_seq_pin) while a kernel reads or writes it.
+ * Pointers returned by tmem_kv_seq_kv(), tmem_kv_seq_state(),
+ * tmem_kv_block_ptr() and tmem_kv_seq_block_ptrs() stay valid until the next
+ * call that changes that sequence (append, truncate, rollback, a fork, a
+ * copy-on-write, free) or evicts it; pin a sequence (tmem_kv_seq_pin) while a
+ * kernel reads or writes it. A kernel takes the sequence's block addresses
+ * once per step (tmem_kv_seq_block_ptrs) and indexes them without the lock.
  *
  * @par Quick start
  * @code
@@ -412,9 +414,42 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_blocks(tmem_kv_cache *cache, tme
                                                        const uint32_t **ids, uint32_t *count);
 
 /** @brief Host address of a block (NULL for an unused id or a NULL cache).
- *  Valid while a sequence holding the block is pinned or unchanged.
+ *  Valid while a sequence holding the block is pinned or unchanged. Takes the
+ *  cache lock: a kernel that reads many rows resolves the whole table once
+ *  with tmem_kv_seq_block_ptrs instead.
  *  @par Threads safe */
 TMEM_API void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id);
+
+/** @brief The sequence's view for a paged-attention kernel: the host address
+ *  of each of its blocks, in token order (what tmem_kv_seq_blocks and
+ *  tmem_kv_block_ptr give, id by id), copied into the caller's array under
+ *  one acquisition of the cache lock. Token t of the sequence lives in block
+ *  ptrs[t / block_tokens], at the rows of kv.h's block layout; the kernel
+ *  indexes the view with no call and no lock per row.
+ *  @param ptrs   room for cap addresses (may be NULL when cap is 0).
+ *  @param cap    entries of ptrs.
+ *  @param[out] count  on TMEM_OK the addresses written (the sequence's
+ *                blocks); on TMEM_E_FULL the entries needed; 0 on any other
+ *                failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL cache or count, NULL ptrs with
+ *          cap > 0, TMEM_KV_SEQ_NONE) | TMEM_E_NOT_FOUND (no such sequence)
+ *          | TMEM_E_STATE (the sequence was evicted) | TMEM_E_FULL (cap is
+ *          smaller than the sequence's blocks)
+ *  @par Threads safe
+ *  @par How long a view stays valid
+ *  Until the next call that changes this sequence's block table or the
+ *  sharing of its blocks: tmem_kv_seq_append (it may add a block the view
+ *  lacks), tmem_kv_seq_truncate / tmem_kv_seq_rollback (blocks freed),
+ *  tmem_kv_seq_fork / tmem_kv_seq_fork_at from it (its blocks become shared:
+ *  a write through the view would reach the fork too), a copy-on-write by
+ *  tmem_kv_seq_kv(TMEM_KV_WRITE) (the block is replaced), tmem_kv_seq_free,
+ *  or its eviction (never while the sequence is pinned: pin it while a kernel
+ *  uses the view). Resolve the view again after each. A block never moves
+ *  while a sequence holds it, so an address the view gives stays that
+ *  block's until the block leaves the sequence.
+ *  On failure ptrs is unchanged. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_block_ptrs(tmem_kv_cache *cache, tmem_kv_seq seq, void **ptrs,
+                                                           uint32_t cap, uint32_t *count);
 
 /** @brief Addresses of layer `layer`'s short-conv history and delta-rule
  *  state in the sequence's recurrent slot. The state is private to the

@@ -40,6 +40,13 @@
  * is reported optimal when its arena equals the lower bound or the search
  * proved that one step less is infeasible.
  *
+ * @par Layers
+ * This header is the planner alone: pure arithmetic, no typedmem context, no
+ * heap, no file. Plans bound to PLACEMENT heaps are in plan_heap.h (layer
+ * bind, above the planner and the heaps); reading a plan problem from a file
+ * and writing plans to a FILE are in plan_io.h (layer io). typedmem.h
+ * includes all three.
+ *
  * @par Memory
  * The planner is pure computation with no typedmem context: problems and
  * plans take their memory from the C library's malloc and free it on destroy.
@@ -54,9 +61,8 @@
 #ifndef TYPEDMEM_PLAN_H
 #define TYPEDMEM_PLAN_H
 
-#include <stdio.h>
+#include "common.h"
 #include "status.h"
-#include "heap.h"
 
 TMEM_EXTERN_C_BEGIN
 
@@ -148,15 +154,6 @@ TMEM_API TMEM_NODISCARD tmem_status
     tmem_plan_problem_parse_csv(const char *text, size_t len, tmem_plan_problem **out,
                                 tmem_plan_error *err);
 
-/** @brief Read a CSV file (see tmem_plan_problem_parse_csv). Files over
- *  1 GiB are refused.
- *  @return as tmem_plan_problem_parse_csv, plus TMEM_E_IO (cannot open/read,
- *          too large)
- *  @par Threads safe
- *  On failure *out is NULL, *err is zeroed. */
-TMEM_API TMEM_NODISCARD tmem_status
-    tmem_plan_problem_load_csv(const char *path, tmem_plan_problem **out, tmem_plan_error *err);
-
 /** @brief The lower bound: the largest sum of sizes alive at one time
  *  (NO_ALIAS buffers count as always alive), or the highest fixed buffer's
  *  end if larger. O(n log n).
@@ -233,11 +230,13 @@ typedef struct tmem_plan_desc {
     uint32_t flags;          /**< tmem_plan_flag bits */
     /** Threads for the exact search when minimising; 0 or 1 = the calling
      *  thread only. With 2 or more, the lower-bound probe runs on one extra
-     *  thread (a pthread) with 30% of the part's budget of its own while the
-     *  caller's thread searches above it with the whole budget; the call
-     *  returns when both are done. Under a work budget the plan does not
-     *  depend on how the threads were scheduled (when the goal is reached its
-     *  plan wins; otherwise both searches ran their whole budgets). */
+     *  thread (the planner's only OS call) with 30% of the part's budget of
+     *  its own while the caller's thread searches above it with the whole
+     *  budget; the call returns when both are done. Under a work budget the
+     *  plan does not depend on how the threads were scheduled (when the goal
+     *  is reached its plan wins; otherwise both searches ran their whole
+     *  budgets). When the system gives no thread, the caller's thread
+     *  searches alone, as with 1. */
     uint32_t threads;
 } tmem_plan_desc;
 
@@ -286,122 +285,25 @@ TMEM_API uint64_t tmem_plan_offset(const tmem_plan *plan, uint32_t index);
  *  On failure *out is zeroed, out->offset TMEM_OFFSET_NONE. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_get_buffer(const tmem_plan *plan, uint32_t index, tmem_plan_buffer *out);
 
-/** @brief Write the plan as CSV: `id,lower,upper,size,alignment,offset`
- *  (readable back by tmem_plan_problem_parse_csv as fixed buffers).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO (write failed) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_csv(const tmem_plan *plan, FILE *f);
-
-/** @brief Write a one-object JSON summary (the tmem_plan_info fields, version 1).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_json(const tmem_plan *plan, FILE *f);
-
 /** @brief SVG drawing options. Zeroed = defaults. */
 typedef struct tmem_plan_svg_desc {
     uint32_t width, height;  /**< pixels of the drawing area; 0 = 960 x 540 */
     const char *title;       /**< shown on top; NULL = none; XML-escaped */
 } tmem_plan_svg_desc;
 
-/** @brief Draw the plan as a standalone SVG document: time on x, offset on
- *  y (0 at the bottom), one rectangle per buffer with a tooltip (id, size,
- *  lifetime, offset), the lower bound as a dashed line, the arena as a line.
- *  @param desc  NULL = defaults.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_IO */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_write_svg(const tmem_plan *plan, const tmem_plan_svg_desc *desc, FILE *f);
-
-/** @brief The same SVG into memory: writes at most `cap` bytes (NUL
- *  terminated when `cap` > 0) and sets `*len` to the full length (without the
- *  NUL) so a second call with a larger buffer gets it all (snprintf style).
+/** @brief Draw the plan as a standalone SVG document into memory (to a
+ *  FILE: tmem_plan_write_svg, plan_io.h): time on x, offset on y (0 at the
+ *  bottom), one rectangle per buffer with a tooltip (id, size, lifetime,
+ *  offset), the lower bound as a dashed line, the arena as a line. Writes
+ *  at most `cap` bytes (NUL terminated when `cap` > 0) and sets `*len` to
+ *  the full length (without the NUL) so a second call with a larger buffer
+ *  gets it all (snprintf style).
  *  @param buf  may be NULL when cap is 0.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_NO_MEMORY
  *  On failure *len is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_plan_svg(const tmem_plan *plan,
                                                   const tmem_plan_svg_desc *desc, char *buf,
                                                   size_t cap, size_t *len);
-
-/* ---- plans bound to placement heaps (heap.h) ----
- * These live above both the planner and the heaps (src/bind/) and take
- * PLACEMENT heaps only: any other kind is refused (TMEM_E_INVALID_ARG), since
- * a GENERAL or LINEAR heap would ignore the planned offsets. */
-
-/** @brief Fill a PLACEMENT heap description big enough for the plan: its
- *  arena rounded up to the largest buffer alignment (at least 16).
- *  `type`, `role`, `flags` and `name` are left for the caller to set.
- *  @param[out] out  Untouched on failure.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW
- *  @par Threads safe (the plan is read-only) */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_desc(const tmem_plan *plan, tmem_heap_desc *out);
-
-/** @brief Allocate buffer `index` of the plan in a PLACEMENT heap at its
- *  planned offset (when its lifetime starts; free it with
- *  tmem_heap_free_offset when it ends). `flags` are tmem_alloc_flag bits.
- *  @param[out] out  may be NULL; as tmem_heap_alloc_ex leaves it on failure.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap)
- *          | TMEM_E_NOT_FOUND (index) | what tmem_heap_alloc_ex returns
- *          (TMEM_E_OVERLAP if a live allocation is in the way)
- *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_alloc(tmem_heap *heap, const tmem_plan *plan,
-                                                         uint32_t index, uint32_t flags,
-                                                         tmem_alloc_info *out);
-
-/** @brief Bind flags. */
-typedef enum tmem_plan_bind_flag {
-    /** Each buffer becomes its own aliasable allocation at its planned
-     *  offset (instead of one allocation covering the arena), so the
-     *  placement heap's overlap check and use-after-alias detection
-     *  (tmem_heap_check_alias) see the real buffers of a run. */
-    TMEM_PLAN_BIND_PER_BUFFER = 1u << 0,
-} tmem_plan_bind_flag;
-
-/** @brief Where to bind a plan. Zeroed = the arena at offset 0, one allocation. */
-typedef struct tmem_plan_bind_desc {
-    uint64_t offset;     /**< the arena's offset in the heap; a multiple of
-                              the plan's largest alignment (at least 16) */
-    uint32_t flags;      /**< tmem_plan_bind_flag bits */
-} tmem_plan_bind_desc;
-
-/** @brief A bound plan, for tmem_plan_heap_unbind_ex. */
-typedef struct tmem_plan_binding {
-    uint64_t offset;     /**< the arena's offset in the heap */
-    uint64_t size;       /**< the arena's bytes */
-    uint32_t flags;      /**< as bound */
-} tmem_plan_binding;
-
-/** @brief Bind the whole plan at once in a PLACEMENT heap (sized with
- *  tmem_plan_heap_desc, or larger when desc->offset > 0): every buffer's host
- *  pointer = base + its planned offset (NULL entries for device heaps). The
- *  pointers stay valid for every step of the same shape, so a plan is made
- *  once and re-used; aliasing buffers share bytes by design.
- *  @param desc  NULL = defaults.
- *  @param ptrs  array of tmem_plan_info::buffers entries; may be NULL. On
- *               failure all NULL (untouched when heap or plan is invalid).
- *  @param[out] out  may be NULL; zeroed on failure.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap, unknown
- *          flags) | TMEM_E_ALIGNMENT (desc->offset) | TMEM_E_OVERFLOW | what
- *          tmem_heap_alloc_ex returns; on failure nothing stays allocated
- *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind_ex(tmem_heap *heap, const tmem_plan *plan,
-                                                           const tmem_plan_bind_desc *desc,
-                                                           void **ptrs, tmem_plan_binding *out);
-
-/** @brief Free what tmem_plan_heap_bind_ex bound.
- *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a PLACEMENT heap) | what
- *          tmem_heap_free_offset returns (TMEM_E_FOREIGN: nothing bound
- *          there); per buffer, every buffer is freed and the first error is
- *          returned
- *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status
-    tmem_plan_heap_unbind_ex(tmem_heap *heap, const tmem_plan *plan,
-                             const tmem_plan_binding *binding);
-
-/** @brief tmem_plan_heap_bind_ex with the defaults: the arena at offset 0,
- *  one allocation. Errors and outputs on failure as tmem_plan_heap_bind_ex.
- *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_bind(tmem_heap *heap, const tmem_plan *plan, void **ptrs);
-
-/** @brief Undo tmem_plan_heap_bind (the arena at offset 0).
- *  @return as tmem_plan_heap_unbind_ex
- *  @par Threads as the heap */
-TMEM_API TMEM_NODISCARD tmem_status tmem_plan_heap_unbind(tmem_heap *heap, const tmem_plan *plan);
 
 TMEM_EXTERN_C_END
 

@@ -15,6 +15,8 @@
 #include "trace.h"
 #include "kv.h"
 #include "plan.h"
+#include "plan_heap.h"
+#include "plan_io.h"
 #include "model.h"
 #include "json.h"
 #include "safetensors.h"

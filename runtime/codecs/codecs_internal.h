@@ -5,8 +5,8 @@
 #include "tmemrt/image.h"
 
 bool tmrt__png_sniff(const uint8_t *head, size_t n);
-int tmrt__png_decode(tmem_context *ctx, const char *path, tmem_surface **out, char *err, size_t err_cap);
+tmem_status tmrt__png_decode(tmem_context *ctx, const char *path, tmem_surface **out, tmrt_error *err);
 bool tmrt__jpeg_sniff(const uint8_t *head, size_t n);
-int tmrt__jpeg_decode(tmem_context *ctx, const char *path, tmem_surface **out, char *err, size_t err_cap);
+tmem_status tmrt__jpeg_decode(tmem_context *ctx, const char *path, tmem_surface **out, tmrt_error *err);
 
 #endif

@@ -15,8 +15,7 @@ bool tmrt__jpeg_sniff(const uint8_t *h, size_t n) { return n >= 3 && h[0] == 0xF
 typedef struct jpeg_error_box {
     struct jpeg_error_mgr mgr;
     jmp_buf jump;
-    char *err;
-    size_t cap;
+    tmrt_error *err;
     const char *path;
 } jpeg_error_box;
 
@@ -24,28 +23,28 @@ static void on_error(j_common_ptr cinfo) {
     jpeg_error_box *box = (jpeg_error_box *)(void *)cinfo->err;
     char msg[JMSG_LENGTH_MAX];
     (*cinfo->err->format_message)(cinfo, msg);
-    tmrt__image_error(box->err, box->cap, "%s: JPEG: %s", box->path, msg);
+    (void)tmrt__fail(box->err, TMEM_E_CORRUPT, "%s: JPEG: %s", box->path, msg);
     longjmp(box->jump, 1);
 }
 
 static void on_message(j_common_ptr cinfo) { (void)cinfo; }
 
-int tmrt__jpeg_decode(tmem_context *ctx, const char *path, tmem_surface **out, char *err, size_t cap) {
+tmem_status tmrt__jpeg_decode(tmem_context *ctx, const char *path, tmem_surface **out, tmrt_error *err) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return tmrt__image_error(err, cap, "%s: cannot open", path);
+    if (!f) return tmrt__fail(err, TMEM_E_NOT_FOUND, "%s: cannot open", path);
     struct jpeg_decompress_struct cinfo;
     jpeg_error_box box;
     cinfo.err = jpeg_std_error(&box.mgr);
     box.mgr.error_exit = on_error;
     box.mgr.output_message = on_message;
-    box.err = err, box.cap = cap, box.path = path;
+    box.err = err, box.path = path;
     tmem_surface *volatile s = NULL;
-    volatile int rc = -1;
+    volatile tmem_status rc = TMEM_E_CORRUPT; /* what a longjmp from libjpeg leaves */
     if (setjmp(box.jump)) {
         if (s) {
             tmem_surface *dead = s;
-            (void)tmrt__image_finish(&dead, false);
+            (void)tmrt__image_finish(&dead, TMEM_E_CORRUPT);
         }
         goto done;
     }
@@ -56,13 +55,16 @@ int tmrt__jpeg_decode(tmem_context *ctx, const char *path, tmem_surface **out, c
     cinfo.out_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&cinfo);
     if (cinfo.output_components != (grey ? 1 : 3)) {
-        tmrt__image_error(err, cap, "%s: JPEG: %d output components", path, cinfo.output_components);
+        rc = tmrt__fail(err, TMEM_E_UNSUPPORTED, "%s: JPEG: %d output components", path, cinfo.output_components);
         goto done;
     }
     tmem_surface *made;
-    if (tmrt__image_begin(ctx, cinfo.output_width, cinfo.output_height, grey ? TMEM_FORMAT_GRAY8 : TMEM_FORMAT_RGB8,
-                          "image-jpeg", &made, err, cap) != 0)
+    tmem_status bst = tmrt__image_begin(ctx, cinfo.output_width, cinfo.output_height,
+                                        grey ? TMEM_FORMAT_GRAY8 : TMEM_FORMAT_RGB8, "image-jpeg", &made, err);
+    if (bst) {
+        rc = bst;
         goto done;
+    }
     s = made;
     while (cinfo.output_scanline < cinfo.output_height) {
         JSAMPROW row = tmrt__image_row(s, 0, cinfo.output_scanline);
@@ -71,7 +73,7 @@ int tmrt__jpeg_decode(tmem_context *ctx, const char *path, tmem_surface **out, c
     jpeg_finish_decompress(&cinfo);
     made = s;
     s = NULL;
-    rc = tmrt__image_finish(&made, true);
+    rc = tmrt__image_finish(&made, TMEM_OK);
     *out = made;
 done:
     jpeg_destroy_decompress(&cinfo);

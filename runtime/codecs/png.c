@@ -15,36 +15,35 @@
 bool tmrt__png_sniff(const uint8_t *h, size_t n) { return n >= 8 && png_sig_cmp(h, 0, 8) == 0; }
 
 typedef struct png_error_box {
-    char *err;
-    size_t cap;
+    tmrt_error *err;
     const char *path;
 } png_error_box;
 
 static void on_error(png_structp png, png_const_charp msg) {
     png_error_box *box = png_get_error_ptr(png);
-    tmrt__image_error(box->err, box->cap, "%s: PNG: %s", box->path, msg);
+    (void)tmrt__fail(box->err, TMEM_E_CORRUPT, "%s: PNG: %s", box->path, msg);
     png_longjmp(png, 1);
 }
 
 static void on_warning(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
-int tmrt__png_decode(tmem_context *ctx, const char *path, tmem_surface **out, char *err, size_t cap) {
+tmem_status tmrt__png_decode(tmem_context *ctx, const char *path, tmem_surface **out, tmrt_error *err) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return tmrt__image_error(err, cap, "%s: cannot open", path);
-    png_error_box box = {err, cap, path};
+    if (!f) return tmrt__fail(err, TMEM_E_NOT_FOUND, "%s: cannot open", path);
+    png_error_box box = {err, path};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &box, on_error, on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     tmem_surface *volatile s = NULL;
-    int rc = -1;
+    volatile tmem_status rc = TMEM_E_CORRUPT; /* what a longjmp from libpng leaves */
     if (!info) {
-        tmrt__image_error(err, cap, "%s: PNG: out of memory", path);
+        rc = tmrt__fail(err, TMEM_E_NO_MEMORY, "%s: PNG: out of memory", path);
         goto done;
     }
     if (setjmp(png_jmpbuf(png))) {
         if (s) {
             tmem_surface *dead = s;
-            (void)tmrt__image_finish(&dead, false);
+            (void)tmrt__image_finish(&dead, TMEM_E_CORRUPT);
         }
         goto done;
     }
@@ -67,20 +66,23 @@ int tmrt__png_decode(tmem_context *ctx, const char *path, tmem_surface **out, ch
     png_read_update_info(png, info);
     int channels = png_get_channels(png, info);
     if ((channels != 1 && channels != 3) || png_get_bit_depth(png, info) != 8) {
-        tmrt__image_error(err, cap, "%s: PNG: unexpected %d channels after transforms", path, channels);
+        rc = tmrt__fail(err, TMEM_E_UNSUPPORTED, "%s: PNG: unexpected %d channels after transforms", path, channels);
         goto done;
     }
     tmem_surface *made;
-    if (tmrt__image_begin(ctx, w, h, channels == 3 ? TMEM_FORMAT_RGB8 : TMEM_FORMAT_GRAY8, "image-png", &made, err,
-                          cap) != 0)
+    tmem_status bst =
+        tmrt__image_begin(ctx, w, h, channels == 3 ? TMEM_FORMAT_RGB8 : TMEM_FORMAT_GRAY8, "image-png", &made, err);
+    if (bst) {
+        rc = bst;
         goto done;
+    }
     s = made;
     for (int pass = 0; pass < passes; pass++)
         for (png_uint_32 y = 0; y < h; y++) png_read_row(png, tmrt__image_row(s, 0, y), NULL);
     png_read_end(png, NULL);
     made = s;
     s = NULL;
-    rc = tmrt__image_finish(&made, true);
+    rc = tmrt__image_finish(&made, TMEM_OK);
     *out = made;
 done:
     png_destroy_read_struct(png ? &png : NULL, info ? &info : NULL, NULL);

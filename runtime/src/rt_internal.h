@@ -7,6 +7,8 @@
 #include "tmemrt/runtime.h"
 #include "kern/kern.h"
 #include "util/graph_acts.h"
+#include "kern/kern_half.h"
+#include "util/fail.h"
 
 /* ---- model/weights.c: views into the mapped file ----------------------- */
 
@@ -43,15 +45,11 @@ struct tmrt_model {
     tmem_context *ctx;
     tmem_gguf *gguf;
     void *naive_file;                              /* naive: the file in malloc'd memory */
-    uint64_t naive_file_bytes;
     tmrt_hparams hp;
     tmem_model_desc mdesc;
     tmrt_weights w;
 };
 
-/* printf into err (NULL ok); returns st. */
-tmem_status tmrt__fail(tmrt_error *err, tmem_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* model/hparams.c */
 tmem_status tmrt__hparams_read(const tmem_gguf *g, tmrt_hparams *hp, tmrt_error *err);
 /* model/weights.c */
@@ -66,22 +64,34 @@ const float *tmrt__vec(const kern_wmat *v, float *tmp);
  * table they were planned from; the forward pass reads them through
  * TMRT_OP / TMRT_ACT. */
 
-/* Where one sequence's KV rows and recurrent state live: the same block
- * layout as the paged cache (kv.h): a block of block_tokens tokens holds,
- * per attention layer, K rows then V rows (f16). */
+/* Where one sequence's KV rows live: the same block layout as the paged
+ * cache (kv.h): a block of block_tokens tokens holds, per attention layer,
+ * K rows then V rows (f16 or f32). blocks[b] is block b's address: typed,
+ * the cache's view of the sequence (tmem_kv_seq_block_ptrs), resolved by the
+ * session once per step (after the append that makes room) and after a
+ * rollback, and valid until the next of them (the sequence is pinned);
+ * naive, the consecutive blocks of one max-length buffer. The attention loop
+ * indexes it with no call and no lock. */
 typedef struct tmrt_kv_view {
     uint32_t block_tokens;
     size_t row_bytes;                              /* kv heads x head_dim x (2 or 4) */
     bool f32;                                      /* rows are f32 (else f16) */
-    const uint32_t *block_ids;                     /* typed: the block table */
+    void **blocks;                                 /* cap_blocks entries, n_blocks valid */
+    uint32_t n_blocks, cap_blocks;
     void *flat;                                    /* naive: one max-length buffer */
     size_t block_bytes;
     tmem_kv_cache *cache;
 } tmrt_kv_view;
 
 /* K and V rows of token `t` in attention layer `l` (index among the
- * attention layers). */
-void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, void **k, void **v);
+ * attention layers): block t / block_tokens, for layer l its K rows then its
+ * V rows. */
+static inline void tmrt__kv_rows(const tmrt_kv_view *kv, uint32_t l, uint32_t t, void **k, void **v) {
+    uint32_t b = t / kv->block_tokens, in = t % kv->block_tokens;
+    uint8_t *kr = (uint8_t *)kv->blocks[b] + ((size_t)l * 2 * kv->block_tokens + in) * kv->row_bytes;
+    *k = kr;
+    *v = kr + (size_t)kv->block_tokens * kv->row_bytes;
+}
 
 /* The run state the forward pass reads and writes. */
 typedef struct tmrt_run {
@@ -136,9 +146,8 @@ void tmrt__rope(float *x, const tmrt_hparams *hp, const int32_t pos[4]);
  * AVX2, FMA and F16C): the f16 row loops of attention */
 float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
 void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
-/* forward/half.c */
-uint16_t tmrt__f32_to_f16(float f);
-float tmrt__f16_to_f32(uint16_t h);
+/* f16 rows (KV cache, norms): the runtime's one half conversion, inline in
+ * kern/kern_half.h (kern_f16_to_f32, kern_f32_to_f16) */
 /* forward/matmul.c: y = W x for n rows through the pool, scratch from r */
 void tmrt__matmul(tmrt_run *r, const kern_wmat *w, const float *x, uint32_t n, float *y);
 

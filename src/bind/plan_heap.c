@@ -7,7 +7,7 @@
  * buffer is overwritten), or bind them all at once and keep the pointers.
  */
 #include "core/internal.h"
-#include "typedmem/plan.h"
+#include "typedmem/plan_heap.h"
 #include <string.h>
 
 /* Every plan call here works on a plan the caller holds; only PLACEMENT

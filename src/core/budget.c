@@ -142,7 +142,7 @@ static int64_t member_priority(const tmem__member *m) {
 }
 
 static uint64_t purge_members(tmem_context *ctx, fit_probe *fp) {
-    if (pthread_mutex_trylock(&ctx->members_lock)) return 0;
+    if (!tmem__os_mutex_trylock(&ctx->members_lock)) return 0;
     uint64_t got = 0;
     int64_t done = INT64_MIN; /* priorities <= done are purged */
     for (;;) {
@@ -159,7 +159,7 @@ static uint64_t purge_members(tmem_context *ctx, fit_probe *fp) {
         done = next;
         if (got && probe_fits(ctx, fp)) break;
     }
-    pthread_mutex_unlock(&ctx->members_lock);
+    tmem__os_mutex_unlock(&ctx->members_lock);
     return got;
 }
 
@@ -215,7 +215,7 @@ static uint64_t run_steps(tmem_context *ctx, tmem_type *type, uint64_t needed, f
          * (tmem_context_remove_reclaim erases it then): a legal path. */
         if (back) {
             back->running--;
-            if (back->removed) pthread_cond_broadcast(&ctx->reclaim_cond);
+            if (back->removed) tmem__os_cond_broadcast(&ctx->reclaim_cond);
         }
         tmem__context_unlock(ctx);
         got += n;
@@ -414,7 +414,7 @@ tmem_status tmem_context_remove_reclaim(tmem_context *ctx, tmem_reclaim_fn fn, v
     if (ctx->lock_depth == 1) {
         while ((s = step_by_seq(ctx, seq)) && s->running > own) {
             ctx->lock_depth = 0;
-            pthread_cond_wait(&ctx->reclaim_cond, &ctx->lock);
+            tmem__os_cond_wait(&ctx->reclaim_cond, &ctx->lock);
             ctx->lock_depth = 1;
         }
     }

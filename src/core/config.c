@@ -734,7 +734,7 @@ tmem_status tmem_config_load(tmem_context *ctx, const char *path, tmem_config_er
 }
 
 tmem_status tmem__config_load_env(tmem_context *ctx) {
-    const char *path = getenv("TMEM_CONFIG");
+    const char *path = tmem__os_getenv("TMEM_CONFIG");
     if (!path || !*path) return TMEM_OK;
     return tmem_config_load(ctx, path, NULL);
 }

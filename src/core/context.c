@@ -58,14 +58,14 @@ tmem_status tmem__grow(tmem_context *ctx, void **arr, size_t *cap, size_t want, 
 /* ---- locks, flags, validity ---- */
 
 void tmem__context_lock(tmem_context *ctx) {
-    pthread_mutex_lock(&ctx->lock);
+    tmem__os_mutex_lock(&ctx->lock);
     ctx->lock_depth++;
 }
 
 void tmem__context_unlock(tmem_context *ctx) {
     tmem__assert(ctx->lock_depth > 0);
     ctx->lock_depth--;
-    pthread_mutex_unlock(&ctx->lock);
+    tmem__os_mutex_unlock(&ctx->lock);
 }
 
 bool tmem__context_debug(const tmem_context *ctx) {
@@ -110,18 +110,18 @@ const tmem__backend *tmem__context_backend(const tmem_context *ctx, tmem_placeme
 tmem_status tmem__context_add_member(tmem_context *ctx, void *object, const tmem__member_ops *ops) {
     if (!tmem__context_valid(ctx) || !object || !ops || !ops->destroy || !ops->type)
         return tmem__err(TMEM_E_INVALID_ARG);
-    pthread_mutex_lock(&ctx->members_lock);
+    tmem__os_mutex_lock(&ctx->members_lock);
     size_t want = ctx->nmembers + 1;
     tmem_status st =
         tmem__grow(ctx, (void **)&ctx->members, &ctx->capmembers, want, sizeof *ctx->members);
     if (st == TMEM_OK) ctx->members[ctx->nmembers++] = (tmem__member){object, ops};
-    pthread_mutex_unlock(&ctx->members_lock);
+    tmem__os_mutex_unlock(&ctx->members_lock);
     return st;
 }
 
 void tmem__context_remove_member(tmem_context *ctx, void *object) {
     if (!ctx) return;
-    pthread_mutex_lock(&ctx->members_lock);
+    tmem__os_mutex_lock(&ctx->members_lock);
     for (size_t i = ctx->nmembers; i-- > 0;) {
         if (ctx->members[i].object == object) {
             size_t tail = ctx->nmembers - i - 1;
@@ -130,16 +130,16 @@ void tmem__context_remove_member(tmem_context *ctx, void *object) {
             break;
         }
     }
-    pthread_mutex_unlock(&ctx->members_lock);
+    tmem__os_mutex_unlock(&ctx->members_lock);
 }
 
 void tmem__context_each_member(tmem_context *ctx, const tmem__member_ops *ops,
                                void (*visit)(void *object, void *arg), void *arg) {
     if (!tmem__context_valid(ctx) || !visit) return;
-    pthread_mutex_lock(&ctx->members_lock);
+    tmem__os_mutex_lock(&ctx->members_lock);
     for (size_t i = 0; i < ctx->nmembers; i++)
         if (!ops || ctx->members[i].ops == ops) visit(ctx->members[i].object, arg);
-    pthread_mutex_unlock(&ctx->members_lock);
+    tmem__os_mutex_unlock(&ctx->members_lock);
 }
 
 /* ---- owned objects ---- */
@@ -237,19 +237,14 @@ static uint64_t discover_budget(void) {
 }
 
 static tmem_status init_locks(tmem_context *ctx) {
-    pthread_mutexattr_t a;
-    if (pthread_mutexattr_init(&a)) return tmem__err(TMEM_E_NO_MEMORY);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-    int e = pthread_mutex_init(&ctx->lock, &a);
-    pthread_mutexattr_destroy(&a);
-    if (e) return tmem__err(TMEM_E_NO_MEMORY);
-    if (pthread_mutex_init(&ctx->members_lock, NULL)) {
-        pthread_mutex_destroy(&ctx->lock);
+    if (tmem__os_mutex_init(&ctx->lock, TMEM__OS_MUTEX_RECURSIVE)) return tmem__err(TMEM_E_NO_MEMORY);
+    if (tmem__os_mutex_init(&ctx->members_lock, 0)) {
+        tmem__os_mutex_destroy(&ctx->lock);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
-    if (pthread_cond_init(&ctx->reclaim_cond, NULL)) {
-        pthread_mutex_destroy(&ctx->members_lock);
-        pthread_mutex_destroy(&ctx->lock);
+    if (tmem__os_cond_init(&ctx->reclaim_cond)) {
+        tmem__os_mutex_destroy(&ctx->members_lock);
+        tmem__os_mutex_destroy(&ctx->lock);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     return TMEM_OK;
@@ -315,9 +310,9 @@ void tmem_context_destroy(tmem_context *ctx) {
     /* Members (heaps): their destroy unregisters them; pop each ourselves in
      * case it does not, so the loop always ends. */
     for (;;) {
-        pthread_mutex_lock(&ctx->members_lock);
+        tmem__os_mutex_lock(&ctx->members_lock);
         tmem__member m = ctx->nmembers ? ctx->members[ctx->nmembers - 1] : (tmem__member){0};
-        pthread_mutex_unlock(&ctx->members_lock);
+        tmem__os_mutex_unlock(&ctx->members_lock);
         if (!m.object) break;
         m.ops->destroy(m.object);
         tmem__context_remove_member(ctx, m.object);
@@ -329,9 +324,9 @@ void tmem_context_destroy(tmem_context *ctx) {
     for (uint32_t i = ctx->ntypes; i-- > 0;) tmem__type_destroy(ctx->types[i]);
     tmem__free(ctx, ctx->members, ctx->capmembers * sizeof *ctx->members);
     tmem__free(ctx, ctx->owned, ctx->capowned * sizeof *ctx->owned);
-    pthread_cond_destroy(&ctx->reclaim_cond);
-    pthread_mutex_destroy(&ctx->members_lock);
-    pthread_mutex_destroy(&ctx->lock);
+    tmem__os_cond_destroy(&ctx->reclaim_cond);
+    tmem__os_mutex_destroy(&ctx->members_lock);
+    tmem__os_mutex_destroy(&ctx->lock);
     ctx->magic = 0;
     tmem_allocator al = ctx->allocator;
     if (al.alloc) {

@@ -20,7 +20,7 @@
 #ifndef TMEM_CORE_CORE_H
 #define TMEM_CORE_CORE_H
 
-#include <pthread.h>
+#include "os/os.h"
 #include <stdatomic.h>
 #include "core/internal.h"
 #include "backend/backend.h"
@@ -145,10 +145,10 @@ struct tmem_context {
     uint32_t magic;
     uint32_t flags;
     tmem_allocator allocator;
-    pthread_mutex_t lock;      /* recursive */
+    tmem__os_mutex lock;      /* recursive */
     uint32_t lock_depth;       /* owner-only: depth of ctx->lock */
-    pthread_mutex_t members_lock;
-    pthread_cond_t reclaim_cond;
+    tmem__os_mutex members_lock;
+    tmem__os_cond reclaim_cond;
 
     /* budget (under lock) */
     uint64_t budget;

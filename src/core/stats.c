@@ -241,7 +241,7 @@ tmem_status tmem_context_accounted(tmem_context *ctx, uint64_t *dirty, uint64_t 
 tmem_status tmem_context_check(tmem_context *ctx) {
     if (!tmem__context_valid(ctx)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem_status st = TMEM_OK;
-    pthread_mutex_lock(&ctx->members_lock);
+    tmem__os_mutex_lock(&ctx->members_lock);
     tmem__context_lock(ctx);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < ctx->ntypes && st == TMEM_OK; i++) {
@@ -296,6 +296,6 @@ tmem_status tmem_context_check(tmem_context *ctx) {
         if (!mt || mt->ctx != ctx) st = tmem__err(TMEM_E_CORRUPT);
         else if (m->ops->check) st = m->ops->check(m->object);
     }
-    pthread_mutex_unlock(&ctx->members_lock);
+    tmem__os_mutex_unlock(&ctx->members_lock);
     return st == TMEM_OK ? TMEM_OK : tmem__err(TMEM_E_CORRUPT);
 }

@@ -7,18 +7,19 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "core/core.h"
-#include "heap/heap_internal.h"
+#include "heap/internal.h"
 #include "typedmem/device.h"
 
 tmem_status tmem_heap_device_span(const tmem_heap *heap, uint64_t offset, uint64_t size, tmem_device_span *out) {
     if (out) memset(out, 0, sizeof *out);
-    uint64_t end;
-    if (!tmem__heap_valid(heap) || !out || !size || tmem__add_overflow(offset, size, &end) || end > heap->size)
+    uint64_t end, base, hsize;
+    if (!tmem__heap_extent(heap, &base, &hsize) || !out || !size || tmem__add_overflow(offset, size, &end) ||
+        end > hsize)
         return tmem__err(TMEM_E_INVALID_ARG);
-    const tmem__pool *p = &heap->type->pool;
+    const tmem__pool *p = &tmem__heap_type(heap)->pool;
     if (!p->backend || !p->backend->locate) return tmem__err(TMEM_E_UNSUPPORTED);
     tmem__device_span s = {0};
-    uint64_t pool_off = heap->base + offset;
+    uint64_t pool_off = base + offset;
     tmem_status st = p->backend->locate(p->backend, &p->region, pool_off, size, &s);
     if (st != TMEM_OK) return st;
     out->backend = p->backend->name;

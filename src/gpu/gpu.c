@@ -44,7 +44,7 @@ void tmem__gpu_retain(tmem_gpu *gpu) { atomic_fetch_add(&gpu->refs, 1); }
 void tmem__gpu_unref(tmem_gpu *gpu) {
     if (atomic_fetch_sub(&gpu->refs, 1) != 1) return;
     gpu->ops->destroy(gpu);
-    pthread_mutex_destroy(&gpu->lock);
+    tmem__os_mutex_destroy(&gpu->lock);
     gpu->magic = 0;
     free(gpu);
 }
@@ -59,15 +59,15 @@ bool tmem__gpu_fault_hit(tmem_gpu *gpu) {
 void tmem__gpu_fault_set(tmem_gpu *gpu, int64_t n) { atomic_store(&gpu->fail_countdown, n > 0 ? n : 0); }
 
 void tmem__gpu_count(tmem_gpu *gpu, int64_t bytes) {
-    pthread_mutex_lock(&gpu->lock);
+    tmem__os_mutex_lock(&gpu->lock);
     gpu->device_bytes = (uint64_t)((int64_t)gpu->device_bytes + bytes);
-    pthread_mutex_unlock(&gpu->lock);
+    tmem__os_mutex_unlock(&gpu->lock);
 }
 
 uint64_t tmem__gpu_device_bytes(tmem_gpu *gpu) {
-    pthread_mutex_lock(&gpu->lock);
+    tmem__os_mutex_lock(&gpu->lock);
     uint64_t b = gpu->device_bytes;
-    pthread_mutex_unlock(&gpu->lock);
+    tmem__os_mutex_unlock(&gpu->lock);
     return b;
 }
 
@@ -90,13 +90,13 @@ tmem_status tmem_gpu_attach(tmem_context *ctx, const tmem_gpu_desc *desc, tmem_g
     gpu->ctx = ctx;
     atomic_init(&gpu->refs, 1);
     atomic_init(&gpu->fail_countdown, 0);
-    if (pthread_mutex_init(&gpu->lock, NULL)) {
+    if (tmem__os_mutex_init(&gpu->lock, 0)) {
         free(gpu);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     tmem_status st = d.api == TMEM_GPU_VULKAN ? tmem__vk_open(gpu, &d) : tmem__cuda_open(gpu, &d);
     if (st != TMEM_OK) {
-        pthread_mutex_destroy(&gpu->lock);
+        tmem__os_mutex_destroy(&gpu->lock);
         free(gpu);
         return st;
     }

@@ -7,7 +7,7 @@
 #ifndef TMEM_GPU_INTERNAL_H
 #define TMEM_GPU_INTERNAL_H
 
-#include <pthread.h>
+#include "os/os.h"
 #include <stdatomic.h>
 #include "backend/backend.h"
 #include "heap/internal.h"
@@ -31,7 +31,7 @@ struct tmem_gpu {
     const tmem__gpu_ops *ops;
     void *impl;                           /* the API's own state */
     /* device bytes allocated, all pools (under `lock`) */
-    pthread_mutex_t lock;
+    tmem__os_mutex lock;
     uint64_t device_bytes;
     /* Fault injection: when > 0, counts down device allocations; the one
      * that reaches 0 fails as the driver's out-of-memory would. */

@@ -27,11 +27,11 @@
 #define BLOCK_MAX_BLOCKS (UINT32_MAX - 1u)
 
 static void lock(tmem_heap *h) {
-    if (h->flags & TMEM_HEAP_THREAD_SAFE) pthread_mutex_lock(&h->lock);
+    if (h->flags & TMEM_HEAP_THREAD_SAFE) tmem__os_mutex_lock(&h->lock);
 }
 
 static void unlock(tmem_heap *h) {
-    if (h->flags & TMEM_HEAP_THREAD_SAFE) pthread_mutex_unlock(&h->lock);
+    if (h->flags & TMEM_HEAP_THREAD_SAFE) tmem__os_mutex_unlock(&h->lock);
 }
 
 static size_t map_bytes(uint32_t cap) { return (size_t)((cap + 63u) / 64u) * sizeof(uint64_t); }
@@ -102,7 +102,7 @@ tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, 
     if (d->name) strncpy(h->name, d->name, sizeof h->name - 1);
     if ((st = tmem__pool_carve(type, size, g, &h->base)) != TMEM_OK) goto fail;
     h->ptr = tmem__pool_ptr(type, h->base);
-    if (pthread_mutex_init(&h->lock, NULL)) {
+    if (tmem__os_mutex_init(&h->lock, 0)) {
         st = tmem__err(TMEM_E_NO_MEMORY);
         goto uncarve;
     }
@@ -110,7 +110,7 @@ tmem_status tmem__block_heap_create(tmem_context *ctx, const tmem_heap_desc *d, 
     *out = h;
     return TMEM_OK;
 unlock:
-    pthread_mutex_destroy(&h->lock);
+    tmem__os_mutex_destroy(&h->lock);
 uncarve:
     tmem__pool_uncarve(type, h->base, size);
 fail:
@@ -143,7 +143,7 @@ void tmem__block_heap_destroy(tmem_heap *h) {
     if (b->free) tmem__free(h->ctx, b->free, (size_t)b->cap * sizeof *b->free);
     if (b->live) tmem__free(h->ctx, b->live, map_bytes(b->cap));
     tmem__pool_uncarve(h->type, h->base, h->carved);
-    pthread_mutex_destroy(&h->lock);
+    tmem__os_mutex_destroy(&h->lock);
     h->magic = 0;
     tmem__free(h->ctx, h, sizeof *h);
 }

@@ -121,7 +121,7 @@ tmem_status tmem_heap_create(tmem_context *ctx, const tmem_heap_desc *desc, tmem
     if ((st = tmem__heap_commit_init(h)) != TMEM_OK) goto fail;
     bits = true;
     if ((st = init_meta(h)) != TMEM_OK) goto fail;
-    if (pthread_mutex_init(&h->lock, NULL)) {
+    if (tmem__os_mutex_init(&h->lock, 0)) {
         st = tmem__err(TMEM_E_NO_MEMORY);
         goto fail;
     }
@@ -139,7 +139,7 @@ fail:
         tmem__heap_commit_fini(h);
     }
     fini_meta(h);
-    if (mutex) pthread_mutex_destroy(&h->lock);
+    if (mutex) tmem__os_mutex_destroy(&h->lock);
     if (carved_ok) tmem__pool_uncarve(type, h->base, carved);
     h->magic = 0;
     tmem__free(ctx, h, sizeof *h);
@@ -185,7 +185,7 @@ void tmem_heap_destroy(tmem_heap *heap) {
     tmem__heap_commit_fini(heap);
     fini_meta(heap);
     tmem__pool_uncarve(heap->type, heap->base, heap->carved);
-    pthread_mutex_destroy(&heap->lock);
+    tmem__os_mutex_destroy(&heap->lock);
     heap->magic = 0;
     tmem__free(heap->ctx, heap, sizeof *heap);
 }

@@ -21,7 +21,7 @@
 #ifndef TMEM_HEAP_INTERNAL_H
 #define TMEM_HEAP_INTERNAL_H
 
-#include <pthread.h>
+#include "os/os.h"
 #include <stdatomic.h>
 #include "heap/internal.h"
 #include "heap/tlsf.h"
@@ -92,20 +92,20 @@ struct tmem_heap {
     uint64_t *saved;          /* VOLATILE: first word of each sentinel page */
     uint64_t nsaved;
     uint64_t sentinel;
-    pthread_mutex_t lock;
+    tmem__os_mutex lock;
 };
 
 /* Take the lock if this call needs it (see the header comment). */
 static inline bool tmem__heap_enter(tmem_heap *h) {
     if ((h->flags & TMEM_HEAP_THREAD_SAFE) ||
         atomic_load_explicit(&h->purgeable, memory_order_relaxed) != TMEM_PURGEABLE_NON_VOLATILE) {
-        pthread_mutex_lock(&h->lock);
+        tmem__os_mutex_lock(&h->lock);
         return true;
     }
     return false;
 }
 static inline void tmem__heap_leave(tmem_heap *h, bool locked) {
-    if (locked) pthread_mutex_unlock(&h->lock);
+    if (locked) tmem__os_mutex_unlock(&h->lock);
 }
 /* Type and role accounting of one allocation or free (no RMW for the heap's
  * own role). */

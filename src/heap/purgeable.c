@@ -145,7 +145,7 @@ tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state, tmem_
     if (lost) *lost = false;
     if (!tmem__heap_valid(heap) || state < TMEM_PURGEABLE_KEEP_CURRENT || state > TMEM_PURGEABLE_EMPTY)
         return tmem__err(TMEM_E_INVALID_ARG);
-    pthread_mutex_lock(&heap->lock);
+    tmem__os_mutex_lock(&heap->lock);
     tmem_purgeable cur = tmem__heap_state(heap);
     tmem_status st = TMEM_OK;
     if (old_state) *old_state = cur;
@@ -161,13 +161,13 @@ tmem_status tmem_heap_set_purgeable(tmem_heap *heap, tmem_purgeable state, tmem_
     } else {
         st = to_empty(heap);
     }
-    pthread_mutex_unlock(&heap->lock);
+    tmem__os_mutex_unlock(&heap->lock);
     return st;
 }
 
 uint64_t tmem__heap_purge_volatile(tmem_heap *heap) {
     if (!tmem__heap_valid(heap) || tmem__heap_state(heap) == TMEM_PURGEABLE_NON_VOLATILE) return 0;
-    if (pthread_mutex_trylock(&heap->lock)) return 0; /* busy: the owner is in it */
+    if (!tmem__os_mutex_trylock(&heap->lock)) return 0; /* busy: the owner is in it */
     uint64_t bytes = 0;
     if (tmem__heap_state(heap) != TMEM_PURGEABLE_NON_VOLATILE) {
         tmem__heap_drop_sentinels(heap);
@@ -178,8 +178,15 @@ uint64_t tmem__heap_purge_volatile(tmem_heap *heap) {
         atomic_store(&heap->purgeable, TMEM_PURGEABLE_EMPTY);
         tmem__trace(heap->ctx, TMEM__TRACE_PURGE, heap->type, heap->role, bytes, heap->base, heap->name);
     }
-    pthread_mutex_unlock(&heap->lock);
+    tmem__os_mutex_unlock(&heap->lock);
     return bytes;
 }
 
 tmem_type *tmem__heap_type(const tmem_heap *heap) { return heap->type; }
+
+bool tmem__heap_extent(const tmem_heap *heap, uint64_t *base, uint64_t *size) {
+    if (!tmem__heap_valid(heap)) return false;
+    *base = heap->base;
+    *size = heap->size;
+    return true;
+}

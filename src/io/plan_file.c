@@ -5,7 +5,7 @@
  */
 #include "core/internal.h"
 #include "os/os.h"
-#include "typedmem/plan.h"
+#include "typedmem/plan_io.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

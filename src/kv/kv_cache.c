@@ -9,13 +9,13 @@
 #define KV_DEFAULT_RECLAIM_PRIORITY 100
 
 void tmem__kv_lock(tmem_kv_cache *c) {
-    pthread_mutex_lock(&c->lock);
+    tmem__os_mutex_lock(&c->lock);
     c->depth++;
 }
 
 void tmem__kv_unlock(tmem_kv_cache *c) {
     c->depth--;
-    pthread_mutex_unlock(&c->lock);
+    tmem__os_mutex_unlock(&c->lock);
 }
 
 void tmem__kv_report(tmem_kv_cache *c, const tmem_kv_event *ev) {
@@ -79,7 +79,7 @@ static void cache_free(tmem_kv_cache *c) {
     tmem__kv_blocks_fini(c);
     if (c->seqs) tmem__free(c->ctx, c->seqs, (size_t)c->max_seqs * sizeof *c->seqs);
     slabs_fini(c);
-    pthread_mutex_destroy(&c->lock);
+    tmem__os_mutex_destroy(&c->lock);
     tmem__free(c->ctx, c, sizeof *c);
 }
 
@@ -117,11 +117,10 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
     if (!c->desc.reclaim_priority) c->desc.reclaim_priority = KV_DEFAULT_RECLAIM_PRIORITY;
     c->has_kv = desc->kv.layers != 0;
     c->has_state = desc->recurrent.layers != 0;
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&c->lock, &ma);
-    pthread_mutexattr_destroy(&ma);
+    if (tmem__os_mutex_init(&c->lock, TMEM__OS_MUTEX_RECURSIVE) != TMEM_OK) {
+        tmem__free(ctx, c, sizeof *c);
+        return tmem__err(TMEM_E_NO_MEMORY);
+    }
     (void)tmem__kv_blocks_init(c);
 
     if (c->has_kv) {

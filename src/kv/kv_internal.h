@@ -5,7 +5,7 @@
 #ifndef TMEM_KV_INTERNAL_H
 #define TMEM_KV_INTERNAL_H
 
-#include <pthread.h>
+#include "os/os.h"
 #include "typedmem/kv.h"
 #include "typedmem/heap.h"
 
@@ -75,7 +75,7 @@ typedef struct kv_snaprec {
 
 struct tmem_kv_cache {
     tmem_context *ctx;
-    pthread_mutex_t lock; /* recursive: the reclaim step may run inside our own allocations */
+    tmem__os_mutex lock; /* recursive: the reclaim step may run inside our own allocations */
     uint32_t depth;       /* > 0 while a public call runs on this cache */
     tmem_kv_cache_desc desc;
     bool has_kv, has_state;

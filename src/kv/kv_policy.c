@@ -112,7 +112,7 @@ uint64_t tmem__kv_reclaim_step(tmem_context *ctx, tmem_type *type, uint64_t need
     tmem_kv_cache *c = user;
     (void)ctx;
     /* Another thread is inside the cache: skip rather than wait. */
-    if (pthread_mutex_trylock(&c->lock) != 0) return 0;
+    if (!tmem__os_mutex_trylock(&c->lock)) return 0;
     uint64_t freed = 0;
     /* depth > 0: we were called from inside one of our own commits; that
      * operation runs the policy itself once the commit has returned (the
@@ -123,7 +123,7 @@ uint64_t tmem__kv_reclaim_step(tmem_context *ctx, tmem_type *type, uint64_t need
         freed = tmem__kv_make_room(c, ours ? type : NULL, needed, TMEM_KV_REASON_RECLAIM, TMEM_OK);
         c->depth--;
     }
-    pthread_mutex_unlock(&c->lock);
+    tmem__os_mutex_unlock(&c->lock);
     return freed;
 }
 

@@ -371,6 +371,29 @@ tmem_status tmem_kv_seq_blocks(tmem_kv_cache *cache, tmem_kv_seq seq, const uint
     return st;
 }
 
+/* The view of a paged-attention kernel: every block's address, one lock. */
+tmem_status tmem_kv_seq_block_ptrs(tmem_kv_cache *cache, tmem_kv_seq seq, void **ptrs, uint32_t cap,
+                                   uint32_t *count) {
+    if (count) *count = 0;
+    if (!cache || !count || (!ptrs && cap)) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem__kv_lock(cache);
+    kv_seqrec *s;
+    tmem_status st = tmem__kv_seq_get(cache, seq, &s);
+    if (st == TMEM_OK && s->nblocks > cap) {
+        *count = s->nblocks;
+        st = tmem__err(TMEM_E_FULL);
+    } else if (st == TMEM_OK) {
+        for (uint32_t i = 0; i < s->nblocks; i++) {
+            const kv_block *b = &cache->blocks[s->table[i]];
+            tmem__assert(b->refs > 0 && b->ptr);
+            ptrs[i] = b->ptr;
+        }
+        *count = s->nblocks;
+    }
+    tmem__kv_unlock(cache);
+    return st;
+}
+
 /* ---- pin / touch / info ---- */
 
 tmem_status tmem_kv_seq_pin(tmem_kv_cache *cache, tmem_kv_seq seq, bool pinned) {

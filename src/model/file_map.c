@@ -1,19 +1,19 @@
 /*
  * Mapping a model file (GGUF, safetensors) read-only into a FILE type: the
- * steps both readers share. Order of effects, undone in reverse on failure:
- * open -> map -> close fd (the mapping keeps the file) -> [parse, by the
- * caller] -> charge -> register -> account + trace.
+ * steps both readers share (tmem__model_file_open). Order of effects, undone
+ * in reverse on failure: open -> map -> close fd (the mapping keeps the
+ * file) -> parse (the reader's) -> charge -> register -> account + trace.
  */
 #include "model_internal.h"
 #include "os/os.h"
 #include <stdio.h>
 #include <string.h>
 
-void tmem__model_file_msg(char *msg, size_t cap, const char *what, const char *path) {
+static void file_msg(char *msg, size_t cap, const char *what, const char *path) {
     if (msg && cap) snprintf(msg, cap, "%s: %.120s", what, path);
 }
 
-tmem_status tmem__model_pick_type(tmem_context *ctx, tmem_type *given, tmem_type **out) {
+static tmem_status pick_type(tmem_context *ctx, tmem_type *given, tmem_type **out) {
     tmem_type *t = given;
     if (!t && tmem_type_find(ctx, "/memory/weights", &t) != TMEM_OK) t = NULL;
     if (!t && tmem_role_get_type(ctx, TMEM_ROLE_WEIGHTS, &t) != TMEM_OK) return tmem__err(TMEM_E_NOT_FOUND);
@@ -23,23 +23,23 @@ tmem_status tmem__model_pick_type(tmem_context *ctx, tmem_type *given, tmem_type
     return TMEM_OK;
 }
 
-void tmem__model_unmap(void *addr, size_t size) {
+static void unmap(void *addr, size_t size) {
     /* Nothing useful to do if the OS refuses to unmap our own mapping. */
     (void)tmem__os_unmap(addr, size);
 }
 
-tmem_status tmem__model_map_file(const char *path, bool willneed, tmem__model_file *f, char *msg, size_t cap) {
+static tmem_status map_file(const char *path, bool willneed, tmem__model_file *f, char *msg, size_t cap) {
     memset(f, 0, sizeof *f);
     int fd = -1;
     uint64_t fsize = 0;
     tmem_status st = tmem__os_file_open(path, &fd, &fsize);
     if (st) {
-        tmem__model_file_msg(msg, cap, "cannot open", path);
+        file_msg(msg, cap, "cannot open", path);
         return st;
     }
     if (fsize == 0 || fsize > SIZE_MAX - tmem__os_page_size()) {
         (void)tmem__os_close(fd);
-        tmem__model_file_msg(msg, cap, fsize ? "file too large to map" : "empty file", path);
+        file_msg(msg, cap, fsize ? "file too large to map" : "empty file", path);
         return tmem__err(fsize ? TMEM_E_OVERFLOW : TMEM_E_PARSE);
     }
     size_t page = tmem__os_page_size();
@@ -51,7 +51,7 @@ tmem_status tmem__model_map_file(const char *path, bool willneed, tmem__model_fi
      * when mapping failed too. */
     tmem_status cst = tmem__os_close(fd);
     if (st) {
-        tmem__model_file_msg(msg, cap, "cannot map", path);
+        file_msg(msg, cap, "cannot map", path);
         return st;
     }
     (void)cst;
@@ -66,11 +66,14 @@ tmem_status tmem__model_map_file(const char *path, bool willneed, tmem__model_fi
     return TMEM_OK;
 }
 
-tmem_status tmem__model_file_adopt(tmem_context *ctx, tmem_type *type, tmem__model_file *f, void *owner,
-                                   tmem__destroy_fn destroy, const char *path, char *msg, size_t cap) {
+/* Charge the mapping (clean) to type, register owner with the context
+ * (destroy closes it at context destroy), account and trace it. On failure
+ * nothing is charged or registered (the mapping stays, the caller unmaps). */
+static tmem_status adopt(tmem_context *ctx, tmem_type *type, tmem__model_file *f, void *owner,
+                         tmem__destroy_fn destroy, const char *path, char *msg, size_t cap) {
     tmem_status st = tmem__type_charge(type, f->map_size, true);
     if (st) {
-        tmem__model_file_msg(msg, cap, "mapping would cross the budget", path);
+        file_msg(msg, cap, "mapping would cross the budget", path);
         return st;
     }
     if ((st = tmem__context_add_owned(ctx, owner, destroy))) {
@@ -87,6 +90,30 @@ tmem_status tmem__model_file_adopt(tmem_context *ctx, tmem_type *type, tmem__mod
     return TMEM_OK;
 }
 
+void *tmem__model_file_open(tmem_context *ctx, tmem_type *given, const char *path, bool willneed,
+                            const tmem__model_reader *reader, void *err, char *msg, size_t cap, tmem_status *st) {
+    tmem_type *type = NULL;
+    if ((*st = pick_type(ctx, given, &type))) {
+        file_msg(msg, cap, *st == TMEM_E_NOT_FOUND ? "no /memory/weights type to map into"
+                                                   : "type is not a FILE type of this context", path);
+        return NULL;
+    }
+    tmem__model_file f;
+    if ((*st = map_file(path, willneed, &f, msg, cap))) return NULL;
+    void *object = NULL;
+    if ((*st = reader->parse(ctx, f.map, f.file_size, &object, err))) {
+        unmap(f.map, f.map_size);
+        return NULL;
+    }
+    if ((*st = adopt(ctx, type, &f, object, reader->destroy_owned, path, msg, cap))) {
+        unmap(f.map, f.map_size);
+        reader->free_parsed(object);
+        return NULL;
+    }
+    *reader->file_of(object) = f;
+    return object;
+}
+
 void tmem__model_file_release(tmem__model_file *f, void *owner) {
     if (!f->map) return;
     if (f->type) {
@@ -96,6 +123,6 @@ void tmem__model_file_release(tmem__model_file *f, void *owner) {
                     (uint64_t)(uintptr_t)f->map, NULL);
         tmem__type_uncharge(f->type, f->map_size, true);
     }
-    tmem__model_unmap(f->map, f->map_size);
+    unmap(f->map, f->map_size);
     memset(f, 0, sizeof *f);
 }

@@ -15,6 +15,19 @@ static void gguf_destroy_owned(void *object) {
     tmem_gguf_close(g);
 }
 
+static tmem_status gguf_parse(tmem_context *ctx, const uint8_t *base, uint64_t size, void **out, void *err) {
+    tmem_gguf *g = NULL;
+    tmem_status st = tmem__gguf_parse(ctx, base, size, &g, err);
+    *out = g;
+    return st;
+}
+
+static void gguf_free_parsed(void *object) { tmem__gguf_free(object); }
+
+static tmem__model_file *gguf_file_of(void *object) { return &((tmem_gguf *)object)->file; }
+
+static const tmem__model_reader gguf_reader = {gguf_parse, gguf_free_parsed, gguf_file_of, gguf_destroy_owned};
+
 tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_gguf **out, tmem_gguf_error *err) {
     if (out) *out = NULL;
     if (err) {
@@ -22,28 +35,8 @@ tmem_status tmem_gguf_open(tmem_context *ctx, const tmem_gguf_desc *desc, tmem_g
         err->message[0] = 0;
     }
     if (!ctx || !desc || !desc->path || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    char *msg = err ? err->message : NULL;
-    size_t cap = err ? sizeof err->message : 0;
-    tmem_type *type = NULL;
-    tmem_status st = tmem__model_pick_type(ctx, desc->type, &type);
-    if (st) {
-        tmem__model_file_msg(msg, cap, st == TMEM_E_NOT_FOUND ? "no /memory/weights type to map into"
-                                                              : "type is not a FILE type of this context", desc->path);
-        return st;
-    }
-    tmem__model_file f;
-    if ((st = tmem__model_map_file(desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0, &f, msg, cap))) return st;
-    tmem_gguf *g = NULL;
-    if ((st = tmem__gguf_parse(ctx, f.map, f.file_size, &g, err))) {
-        tmem__model_unmap(f.map, f.map_size);
-        return st;
-    }
-    if ((st = tmem__model_file_adopt(ctx, type, &f, g, gguf_destroy_owned, desc->path, msg, cap))) {
-        tmem__model_unmap(f.map, f.map_size);
-        tmem__gguf_free(g);
-        return st;
-    }
-    g->file = f;
-    *out = g;
-    return TMEM_OK;
+    tmem_status st;
+    *out = tmem__model_file_open(ctx, desc->type, desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0, &gguf_reader,
+                                 err, err ? err->message : NULL, err ? sizeof err->message : 0, &st);
+    return st;
 }

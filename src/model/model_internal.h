@@ -28,19 +28,26 @@ typedef struct tmem__model_file {
     bool registered;             /* in the context's owned list */
 } tmem__model_file;
 
-/* "what: path" into msg. */
-void tmem__model_file_msg(char *msg, size_t cap, const char *what, const char *path);
-/* The caller's FILE type, else /memory/weights, else the WEIGHTS role's. */
-tmem_status tmem__model_pick_type(tmem_context *ctx, tmem_type *given, tmem_type **out);
-/* Open and map path read-only/private (a non-empty regular file). */
-tmem_status tmem__model_map_file(const char *path, bool willneed, tmem__model_file *f, char *msg, size_t cap);
-void tmem__model_unmap(void *addr, size_t size);
-/* Charge the mapping (clean) to type, register owner with the context
- * (destroy closes it at context destroy), account and trace it. On failure
- * nothing is charged or registered (the mapping stays, the caller unmaps). */
-tmem_status tmem__model_file_adopt(tmem_context *ctx, tmem_type *type, tmem__model_file *f, void *owner,
-                                   tmem__destroy_fn destroy, const char *path, char *msg, size_t cap);
-/* Undo adopt (if done) and unmap; no-op for a zeroed f. */
+/* How a reader turns a mapped file into its object (GGUF, safetensors):
+ * parse the `size` bytes at `base` into *out (err: the reader's own error
+ * struct, may be NULL), free a parsed object that could not be adopted,
+ * keep the adopted mapping in the object (the object's tmem__model_file),
+ * close an adopted one when the context goes (destroy_owned). */
+typedef struct tmem__model_reader {
+    tmem_status (*parse)(tmem_context *ctx, const uint8_t *base, uint64_t size, void **out, void *err);
+    void (*free_parsed)(void *object);
+    tmem__model_file *(*file_of)(void *object);
+    tmem__destroy_fn destroy_owned;
+} tmem__model_reader;
+/* Map `path` read-only into the caller's FILE type (`given`, else
+ * /memory/weights, else the WEIGHTS role's), parse it, charge the mapping
+ * (clean), register the object with the context, account and trace it:
+ * the steps every reader shares. On failure nothing is left (no mapping,
+ * no charge, no object), NULL is returned and *st and msg say why (the
+ * path included in msg). */
+void *tmem__model_file_open(tmem_context *ctx, tmem_type *given, const char *path, bool willneed,
+                            const tmem__model_reader *reader, void *err, char *msg, size_t cap, tmem_status *st);
+/* Undo what open did and unmap; no-op for a zeroed f. */
 void tmem__model_file_release(tmem__model_file *f, void *owner);
 
 typedef struct tmem__gguf_kv {

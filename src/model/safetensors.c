@@ -373,35 +373,28 @@ static void st_destroy_owned(void *object) {
     tmem_safetensors_close(st);
 }
 
+static tmem_status st_parse(tmem_context *ctx, const uint8_t *base, uint64_t size, void **out, void *err) {
+    tmem_safetensors *st = NULL;
+    tmem_status s = parse(ctx, base, size, &st, err);
+    *out = st;
+    return s;
+}
+
+static void st_free_parsed(void *object) { st_free(object); }
+
+static tmem__model_file *st_file_of(void *object) { return &((tmem_safetensors *)object)->file; }
+
+static const tmem__model_reader st_reader = {st_parse, st_free_parsed, st_file_of, st_destroy_owned};
+
 tmem_status tmem_safetensors_open(tmem_context *ctx, const tmem_safetensors_desc *desc, tmem_safetensors **out,
                                   tmem_safetensors_error *err) {
     if (out) *out = NULL;
     if (err) memset(err, 0, sizeof *err);
     if (!ctx || !desc || !desc->path || !out) return tmem__err(TMEM_E_INVALID_ARG);
-    char *msg = err ? err->message : NULL;
-    size_t cap = err ? sizeof err->message : 0;
-    tmem_type *type = NULL;
-    tmem_status s = tmem__model_pick_type(ctx, desc->type, &type);
-    if (s) {
-        tmem__model_file_msg(msg, cap, s == TMEM_E_NOT_FOUND ? "no /memory/weights type to map into"
-                                                             : "type is not a FILE type of this context", desc->path);
-        return s;
-    }
-    tmem__model_file f;
-    if ((s = tmem__model_map_file(desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0, &f, msg, cap))) return s;
-    tmem_safetensors *st = NULL;
-    if ((s = parse(ctx, f.map, f.file_size, &st, err))) {
-        tmem__model_unmap(f.map, f.map_size);
-        return s;
-    }
-    if ((s = tmem__model_file_adopt(ctx, type, &f, st, st_destroy_owned, desc->path, msg, cap))) {
-        tmem__model_unmap(f.map, f.map_size);
-        st_free(st);
-        return s;
-    }
-    st->file = f;
-    *out = st;
-    return TMEM_OK;
+    tmem_status s;
+    *out = tmem__model_file_open(ctx, desc->type, desc->path, (desc->flags & TMEM_GGUF_WILLNEED) != 0, &st_reader,
+                                 err, err ? err->message : NULL, err ? sizeof err->message : 0, &s);
+    return s;
 }
 
 void tmem_safetensors_close(tmem_safetensors *st) {

@@ -15,6 +15,8 @@
 #ifndef TMEM_OS_H
 #define TMEM_OS_H
 
+#include <pthread.h>
+#include <stdio.h>
 #include "base/base.h"
 #include "typedmem/system.h"
 
@@ -25,7 +27,8 @@
     X(FILE_OPEN) X(FD_SIZE) X(CLOSE) X(ADVISE) X(LOCK) X(UNLOCK)               \
     X(RESIDENCY) X(FOOTPRINT) X(LIMITS) X(PRESSURE)                          \
     X(SOCKETPAIR) X(SEND_FDS) X(RECV_FDS) X(FD_STAT) X(FD_DUP)               \
-    X(FILE_CREATE) X(WRITE) X(READ) X(UNLINK)
+    X(FILE_CREATE) X(WRITE) X(READ) X(UNLINK)                                \
+    X(STREAM_WRITE) X(THREAD_CREATE) X(LIB_OPEN)
 
 typedef enum tmem__os_call {
 #define TMEM__OS_CALL_ENUM_(n) TMEM__OS_##n,
@@ -41,6 +44,11 @@ size_t tmem__os_huge_page_size(void); /* 0 when unknown */
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC): for timestamps and
  * durations, never for wall-clock time. */
 uint64_t tmem__os_now_ns(void);
+/* Bytes of physical memory (sysconf: pages x page size); 0 when unknown. */
+uint64_t tmem__os_physical_bytes(void);
+/* An environment variable's value, NULL when unset (os_proc.c). The string
+ * belongs to the environment: copy it before anything may change it. */
+const char *tmem__os_getenv(const char *name);
 
 /* ---- address space ---- */
 enum tmem__os_map_flag {
@@ -160,6 +168,65 @@ tmem_status tmem__os_fd_dup(int fd, int *out_fd);
  * process (false for pid <= 0; a zombie counts as alive until reaped). */
 int tmem__os_pid_self(void);
 bool tmem__os_pid_alive(int pid);
+
+/* ---- byte streams the caller opened (os_file.c): tmem_*_write_*(FILE *) ---- */
+/* Write all len bytes to f (fwrite). TMEM_E_IO when the stream takes fewer
+ * (a full disk, a closed pipe, a stream opened for reading). */
+tmem_status tmem__os_stream_write(FILE *f, const void *buf, size_t len);
+
+/* ---- threads and locks (os_thread.c) ----
+ * Wrappers so the rest of the library never names pthreads. Lock, trylock
+ * and unlock are inline (they sit on the allocation paths) and cannot fail
+ * on a mutex that init made; init may fail on other systems (POSIX allows
+ * ENOMEM/EAGAIN) and returns the status, but is not injected: glibc's never
+ * fails for these attributes, and a sweep would count a failure the OS never
+ * produces. Thread creation is injected (THREAD_CREATE): EAGAIN is real. */
+typedef struct tmem__os_mutex {
+    pthread_mutex_t m;
+} tmem__os_mutex;
+typedef struct tmem__os_cond {
+    pthread_cond_t c;
+} tmem__os_cond;
+typedef struct tmem__os_thread {
+    pthread_t t;
+} tmem__os_thread;
+enum tmem__os_mutex_flag {
+    TMEM__OS_MUTEX_RECURSIVE = 1u << 0, /* the owner may lock it again */
+};
+tmem_status tmem__os_mutex_init(tmem__os_mutex *m, unsigned mutex_flags);
+void tmem__os_mutex_destroy(tmem__os_mutex *m);
+static inline void tmem__os_mutex_lock(tmem__os_mutex *m) { (void)pthread_mutex_lock(&m->m); }
+/* true when taken; false when another thread holds it. */
+static inline bool tmem__os_mutex_trylock(tmem__os_mutex *m) { return pthread_mutex_trylock(&m->m) == 0; }
+static inline void tmem__os_mutex_unlock(tmem__os_mutex *m) { (void)pthread_mutex_unlock(&m->m); }
+tmem_status tmem__os_cond_init(tmem__os_cond *c);
+void tmem__os_cond_destroy(tmem__os_cond *c);
+/* Release m (held by the caller), wait for a broadcast (or a spurious
+ * wake-up: callers loop on their condition), take m again. */
+void tmem__os_cond_wait(tmem__os_cond *c, tmem__os_mutex *m);
+void tmem__os_cond_broadcast(tmem__os_cond *c);
+/* Start fn(arg) on a new joinable thread. TMEM_E_NO_MEMORY when the system
+ * has no thread to give (EAGAIN); *out is untouched on failure. */
+tmem_status tmem__os_thread_create(tmem__os_thread *out, void *(*fn)(void *), void *arg);
+/* Wait for a thread of tmem__os_thread_create to end (its result dropped). */
+void tmem__os_thread_join(tmem__os_thread t);
+
+/* ---- shared libraries (os_lib.c): the GPU drivers, loaded at run time ---- */
+/* dlopen(name, RTLD_NOW | RTLD_LOCAL). TMEM_E_NOT_FOUND when the library
+ * is not there (or cannot be loaded); *out NULL on failure. Injected
+ * (LIB_OPEN), so tests can take the "driver absent" path on any machine. */
+tmem_status tmem__os_lib_open(const char *name, void **out);
+/* The address of `symbol` in a library of tmem__os_lib_open; NULL when absent. */
+void *tmem__os_lib_symbol(void *lib, const char *symbol);
+/* dlclose; NULL is a no-op. Never injected (nothing a caller could do). */
+void tmem__os_lib_close(void *lib);
+/* Shared objects mapped in the process now (dl_iterate_phdr), and: pin
+ * every object that appeared after the first `before` of them, so it stays
+ * mapped for the process (RTLD_NODELETE; at most 32). Drivers that are not
+ * unload-safe (Vulkan ICDs) load their own dependencies: count before, pin
+ * after. Queries, never injected. */
+size_t tmem__os_lib_count(void);
+void tmem__os_lib_pin_since(size_t before);
 
 /* ---- fault injection and accounting for tests ---- */
 /* Arm: after `countdown` more successful calls of kind `which` (TMEM__OS_ANY

@@ -1,6 +1,7 @@
 /*
- * Plain files written and read by byte stream (trace files, exported reports)
- * and the monotonic clock. Model files are mapped instead (os_fd.c).
+ * Plain files written and read by byte stream (trace files, exported reports),
+ * writes to a caller's FILE stream (plans written as CSV, JSON, SVG) and the
+ * monotonic clock. Model files are mapped instead (os_fd.c).
  *
  * write(2) and read(2) may be short or interrupted by a signal: write_all
  * loops until every byte is out, read loops over EINTR, so callers never see
@@ -83,4 +84,12 @@ tmem_status tmem__os_unlink(const char *path) {
     int e = errno;
     if (e == ENOENT || e == ENOTDIR) return TMEM_E_NOT_FOUND;
     return tmem__os_status_from_errno(e);
+}
+
+tmem_status tmem__os_stream_write(FILE *f, const void *buf, size_t len) {
+    if (!f || (!buf && len)) return TMEM_E_INVALID_ARG;
+    tmem_status st = tmem__os_fault_hit(TMEM__OS_STREAM_WRITE);
+    if (st != TMEM_OK) return st;
+    if (len && fwrite(buf, 1, len, f) != len) return TMEM_E_IO;
+    return TMEM_OK;
 }

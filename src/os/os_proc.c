@@ -110,8 +110,10 @@ tmem_status tmem__os_footprint(tmem_footprint *out) {
 /* TMEM_LIMIT: decimal bytes, no sign, no suffix. Anything else reads as
  * unset (0): a supervisor writes the number, a typo must not turn into a
  * tiny or a huge limit. */
+const char *tmem__os_getenv(const char *name) { return name ? getenv(name) : NULL; }
+
 static uint64_t env_limit_read(void) {
-    const char *v = getenv("TMEM_LIMIT");
+    const char *v = tmem__os_getenv("TMEM_LIMIT");
     if (!v || !*v) return 0;
     uint64_t n = 0;
     for (const char *p = v; *p; p++) {

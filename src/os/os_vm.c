@@ -39,6 +39,11 @@ size_t tmem__os_page_size(void) {
     return p;
 }
 
+uint64_t tmem__os_physical_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
 size_t tmem__os_huge_page_size(void) {
     if (atomic_load_explicit(&g_huge_page_known, memory_order_acquire))
         return atomic_load_explicit(&g_huge_page_size, memory_order_relaxed);

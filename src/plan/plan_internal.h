@@ -1,8 +1,10 @@
 /*
  * Internal contract of the lifetime planner (src/plan). Nothing here is
  * public. The planner is pure computation: it uses the C library's malloc and
- * never a typedmem context; it includes only src/base/ (regress/layering).
- * Plans bound to heaps live above both, in src/bind/.
+ * never a typedmem context; it includes only src/base/ and, for the exact
+ * search's second thread, src/os/ (regress/layering). What layers above may
+ * use is plan/internal.h (the text forms of a plan). Plans bound to heaps
+ * live above both, in src/bind/; plan files are read and written in src/io/.
  *
  * Data flow:  problem (buffers as given, int64 times)
  *          -> inst (times compressed to "sections": elementary intervals
@@ -14,10 +16,9 @@
 #ifndef TMEM_PLAN_INTERNAL_H
 #define TMEM_PLAN_INTERNAL_H
 
-#include <stdio.h>
-#include "base/text.h"
-#include "typedmem/plan.h"
 #include <stdatomic.h>
+#include <stdio.h>
+#include "plan/internal.h"
 
 /* ---- problem.c ---- */
 typedef struct tmem__plan_item {
@@ -124,11 +125,5 @@ struct tmem_plan {
 };
 /* Arena of offsets over an inst (max offset + size). */
 uint64_t tmem__plan_arena(const tmem__plan_inst *inst, const uint64_t *offsets);
-
-/* ---- output.c ---- */
-/* Text into a FILE through the one text builder (base/text.h); close drains
- * it and says TMEM_E_IO when anything failed. */
-void tmem__plan_text_file(tmem__text *t, FILE *f);
-tmem_status tmem__plan_text_close(tmem__text *t);
 
 #endif

@@ -8,9 +8,9 @@
  * validator before it is returned.
  */
 #include "plan_internal.h"
+#include "os/os.h"
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 
 /* Adjacency lists bigger than this (entries, both directions) are not built:
  * the greedy then sweeps in time order and the exact search is skipped. */
@@ -117,12 +117,6 @@ static walk_res walk_probe(part_job *j, const tmem__plan_adj *adj, uint64_t cap,
         (lim->stop && atomic_load(lim->stop)))
         return WALK_STOP;   /* the part's time, the node limit or the other thread */
     tmem__plan_search_result r = probe_n(j, adj, cap, lim, part_end, budget, tmp);
-#ifdef PLAN_TRACE
-    fprintf(stderr, "walk cap %llu (ub %llu budget %llu) -> %d arena %llu t %.3f\n", (unsigned long long)cap,
-            (unsigned long long)j->ub, (unsigned long long)budget, (int)r,
-            r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
-            tmem__plan_now(lim) - now);
-#endif
     if (r == TMEM__PLAN_FOUND) {
         take(j, tmp);
         return WALK_FOUND;
@@ -162,12 +156,6 @@ static void descend(part_job *j, const tmem__plan_adj *adj, uint64_t lo0, tmem__
         if (cap >= j->ub) break;
         tmem__plan_search_result r =
             probe_n(j, adj, cap, lim, part_end > 0 ? now + left * DESCEND_FRAC : 0, budget, tmp);
-#ifdef PLAN_TRACE
-        fprintf(stderr, "probe cap %llu (lo %llu ub %llu left %.2f) -> %d arena %llu t %.3f\n",
-                (unsigned long long)cap, (unsigned long long)lo, (unsigned long long)j->ub, left, (int)r,
-                r == TMEM__PLAN_FOUND ? (unsigned long long)tmem__plan_arena(j->inst, tmp) : 0ull,
-                tmem__plan_now(lim) - now);
-#endif
         if (r == TMEM__PLAN_FOUND) {
             take(j, tmp);
         } else if (r == TMEM__PLAN_NONE) {
@@ -343,13 +331,16 @@ static tmem_status solve_part(part_job *j, uint64_t goal, bool decide, uint32_t 
             g.lim.deadline = 0;
             g.lim.nodes_left = goal_share >= 1 ? (uint64_t)goal_share : 1;
         }
-        pthread_t th;
-        if (pthread_create(&th, NULL, goal_thread, &g) == 0) {
+        /* The planner's one OS use: a thread (os.h, so fault injection
+         * reaches it). When none can be started, the search goes on below
+         * on this thread alone, as with threads = 1. */
+        tmem__os_thread th;
+        if (tmem__os_thread_create(&th, goal_thread, &g) == TMEM_OK) {
             tmem__plan_limits l = *lim;
             l.stop = &found;
             descend(j, &adj, goal_cap + step, &l, part_end, tmp);
             /* nothing left above the goal: let the goal probe use the rest */
-            pthread_join(th, NULL);
+            tmem__os_thread_join(th);
             /* When the goal was reached, the other thread stopped wherever
              * it was: count only the goal's nodes then, so the budget left
              * for later parts (and info.nodes) does not depend on timing. */

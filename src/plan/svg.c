@@ -21,7 +21,7 @@ static const char *human(uint64_t v, char *buf, size_t cap) {
     return buf;
 }
 
-static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__text *s) {
+void tmem__plan_svg_text(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__text *s) {
     uint32_t w = d && d->width ? d->width : 960, h = d && d->height ? d->height : 540;
     const double ml = 130, mr = 20, mt = 40, mb = 40; /* margins: axis labels */
     double W = w + ml + mr, H = h + mt + mb;
@@ -91,21 +91,13 @@ static void draw(const tmem_plan *pl, const tmem_plan_svg_desc *d, tmem__text *s
 #undef Y
 }
 
-tmem_status tmem_plan_write_svg(const tmem_plan *pl, const tmem_plan_svg_desc *d, FILE *f) {
-    if (!pl || !f) return tmem__err(TMEM_E_INVALID_ARG);
-    tmem__text s;
-    tmem__plan_text_file(&s, f);
-    draw(pl, d, &s);
-    return tmem__plan_text_close(&s);
-}
-
 tmem_status tmem_plan_svg(const tmem_plan *pl, const tmem_plan_svg_desc *d, char *buf, size_t cap,
                           size_t *len) {
     if (len) *len = 0;
     if (!pl || !len || (!buf && cap)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__text s;
     tmem__text_init_fixed(&s, buf, cap);
-    draw(pl, d, &s);
+    tmem__plan_svg_text(pl, d, &s);
     if (s.failed) return tmem__err(TMEM_E_NO_MEMORY);
     *len = s.len;
     TMEM__IGNORE(tmem__text_finish(&s, NULL)); /* clipped is fine: *len says */

@@ -16,12 +16,12 @@
  * only to find or create the registry itself.
  */
 #include "surface/surface_internal.h"
-#include <pthread.h>
+#include "os/os.h"
 #include <string.h>
 
 typedef struct registry {
     tmem_context *ctx;
-    pthread_mutex_t lock;
+    tmem__os_mutex lock;
     tmem_surface **buckets;   /* by id */
     tmem_surface **by_ctl;    /* imports by control file (dev, ino) */
     tmem_surface **by_pix;    /* imports by pixel file (dev, ino) */
@@ -40,7 +40,7 @@ static void registry_destroy(void *object) {
     registry *r = object;
     /* Surfaces were destroyed before (they were owned later). */
     free_tables(r->ctx, r);
-    pthread_mutex_destroy(&r->lock);
+    tmem__os_mutex_destroy(&r->lock);
     tmem__free(r->ctx, r, sizeof *r);
 }
 
@@ -72,10 +72,10 @@ static registry *registry_get(tmem_context *ctx, bool create) {
     if (!r && (r = tmem__calloc(ctx, 1, sizeof *r))) {
         r->ctx = ctx;
         r->next_id = 1;
-        bool ok = !pthread_mutex_init(&r->lock, NULL);
+        bool ok = !tmem__os_mutex_init(&r->lock, 0);
         if (ok && !(alloc_tables(ctx, r, 16) && tmem__context_add_owned(ctx, r, registry_destroy) == TMEM_OK)) {
             free_tables(ctx, r);
-            pthread_mutex_destroy(&r->lock);
+            tmem__os_mutex_destroy(&r->lock);
             ok = false;
         }
         if (!ok) {
@@ -110,7 +110,7 @@ static void unlink_from(tmem_surface **head, tmem_surface *s, size_t next_off) {
         }
 }
 
-static void unlink(registry *r, tmem_surface *s) {
+static void registry_unlink(registry *r, tmem_surface *s) {
     unlink_from(&r->buckets[bucket_of(r, s->id)], s, offsetof(tmem_surface, reg_next));
     if (imported(s)) {
         unlink_from(&r->by_ctl[ctl_of(r, s)], s, offsetof(tmem_surface, imp_ctl_next));
@@ -138,12 +138,12 @@ static void registry_grow(registry *r) {
 tmem_status tmem__surface_registry_add(tmem_surface *s) {
     registry *r = registry_get(s->ctx, true);
     if (!r) return tmem__err(TMEM_E_NO_MEMORY);
-    pthread_mutex_lock(&r->lock);
+    tmem__os_mutex_lock(&r->lock);
     if (r->count >= r->nbuckets * 2) registry_grow(r);
     s->id = r->next_id++;
     link(r, s);
     r->count++;
-    pthread_mutex_unlock(&r->lock);
+    tmem__os_mutex_unlock(&r->lock);
     return TMEM_OK;
 }
 
@@ -151,7 +151,7 @@ tmem_status tmem__surface_registry_add(tmem_surface *s) {
 static void remove_locked(registry *r, tmem_surface *s) {
     for (tmem_surface *p = r->buckets[bucket_of(r, s->id)]; p; p = p->reg_next)
         if (p == s) {
-            unlink(r, s);
+            registry_unlink(r, s);
             r->count--;
             return;
         }
@@ -160,17 +160,17 @@ static void remove_locked(registry *r, tmem_surface *s) {
 void tmem__surface_registry_remove(tmem_surface *s) {
     registry *r = s->id ? registry_get(s->ctx, false) : NULL;
     if (!r) return;
-    pthread_mutex_lock(&r->lock);
+    tmem__os_mutex_lock(&r->lock);
     remove_locked(r, s);
-    pthread_mutex_unlock(&r->lock);
+    tmem__os_mutex_unlock(&r->lock);
 }
 
 bool tmem__surface_registry_release(tmem_surface *s) {
     registry *r = s->id ? registry_get(s->ctx, false) : NULL;
-    if (r) pthread_mutex_lock(&r->lock);
+    if (r) tmem__os_mutex_lock(&r->lock);
     bool last = atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1;
     if (r && last) remove_locked(r, s);
-    if (r) pthread_mutex_unlock(&r->lock);
+    if (r) tmem__os_mutex_unlock(&r->lock);
     return last;
 }
 
@@ -179,7 +179,7 @@ tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_s
     *conflict = false;
     registry *r = registry_get(ctx, false);
     if (!r) return NULL;
-    pthread_mutex_lock(&r->lock);
+    tmem__os_mutex_lock(&r->lock);
     /* One control page belongs to one pixel file: an import sharing either
      * file with `like` but not both is a forged pairing. */
     for (tmem_surface *s = r->by_ctl[ctl_of(r, like)]; s && !*conflict; s = s->imp_ctl_next) {
@@ -197,7 +197,7 @@ tmem_surface *tmem__surface_registry_find_import(tmem_context *ctx, const tmem_s
             *conflict = true;
     if (*conflict) found = NULL;
     if (found) atomic_fetch_add_explicit(&found->refs, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&r->lock);
+    tmem__os_mutex_unlock(&r->lock);
     return found;
 }
 
@@ -207,7 +207,7 @@ tmem_status tmem_surface_lookup(tmem_context *ctx, uint64_t id, tmem_surface **o
     registry *r = registry_get(ctx, false);
     tmem_surface *found = NULL;
     if (r) {
-        pthread_mutex_lock(&r->lock);
+        tmem__os_mutex_lock(&r->lock);
         for (tmem_surface *s = r->buckets[bucket_of(r, id)]; s; s = s->reg_next) {
             /* A surface in the table always has refs > 0: the last release
              * unlinks it under this lock before freeing it. */
@@ -217,7 +217,7 @@ tmem_status tmem_surface_lookup(tmem_context *ctx, uint64_t id, tmem_surface **o
                 break;
             }
         }
-        pthread_mutex_unlock(&r->lock);
+        tmem__os_mutex_unlock(&r->lock);
     }
     if (!found) return tmem__err(TMEM_E_NOT_FOUND);
     *out = found;

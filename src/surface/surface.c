@@ -208,6 +208,8 @@ uint64_t tmem_surface_id(const tmem_surface *s) { return tmem__surface_valid(s) 
 
 void *tmem_surface_base(const tmem_surface *s) { return tmem__surface_valid(s) ? s->base : NULL; }
 
+uint64_t tmem__surface_map_size(const tmem_surface *s) { return tmem__surface_valid(s) ? s->pix_map_size : 0; }
+
 void *tmem_surface_plane_ptr(const tmem_surface *s, uint32_t plane) {
     if (!tmem__surface_valid(s) || plane >= s->layout.plane_count) return NULL;
     return s->base + s->layout.planes[plane].offset;

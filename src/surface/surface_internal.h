@@ -13,14 +13,14 @@
  *   view.c      tensor views of planes and tensor surfaces
  *   convert.c   fused conversion to a normalized planar float tensor or patches
  *   convert_avx2.c  its AVX2 row kernel (target attributes, run-time dispatch)
- *   half.c      IEEE half <-> float
+ * What layers above may use is surface/internal.h (included here).
  */
 #ifndef TMEM_SURFACE_INTERNAL_H
 #define TMEM_SURFACE_INTERNAL_H
 
 #include <stdatomic.h>
-#include "typedmem/surface.h"
-#include "heap/internal.h"
+#include "surface/internal.h"
+#include "base/half.h"
 
 /* ---- format.c ---- */
 bool tmem__surface_format_is_tensor(tmem_pixel_format format);
@@ -159,19 +159,7 @@ tmem_status tmem__surface_import_fds(tmem_context *ctx, int ctl_fd, int pix_fd, 
 /* Prepare a surface for leaving the process: the seals, the descriptor. */
 tmem_status tmem__surface_prepare_share(tmem_surface *s, uint32_t flags, uint8_t desc[TMEM_SURFACE_DESCRIPTOR_SIZE]);
 
-/* ---- half.c ---- */
-uint16_t tmem__f32_to_f16(float f);
-float tmem__f16_to_f32(uint16_t h);
-
 /* ---- convert.c ---- */
-/* Pieces of the fused conversion for its GPU twin (gpu/vulkan/vulkan_convert.c),
- * so both compute the same numbers: the normalisation out = (v - sub[c]) /
- * div[c] (TMEM_E_INVALID_ARG on a bad scale/mean/std), the YUV coefficients
- * {ky, y0, rv, gu, gv, bu}, and the resampling tap of output index i. */
-tmem_status tmem__convert_normalise(const tmem_convert_desc *d, float sub[4], float div[4]);
-void tmem__convert_yuv(tmem_yuv_matrix m, float out[6]);
-void tmem__convert_tap(uint32_t i, uint32_t out_n, uint32_t in_first, uint32_t in_n, tmem_resize_filter filter,
-                       uint32_t *i0, uint32_t *i1, float *w);
 /* The conversion over raw memory (no surface, no lock): for tests, fuzzing
  * and the bench. scratch_ctx may be NULL (tables then come from libc). */
 tmem_status tmem__surface_convert_raw(const tmem_surface_layout *l, const uint8_t *base, const tmem_convert_desc *desc,

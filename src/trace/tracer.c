@@ -8,7 +8,6 @@
  * Emitters take the tracer's own mutex (never the context's: core may emit
  * while holding its lock). The timestamp is read under that mutex, so events
  * land in the ring and the file in time order. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,7 @@ _Static_assert((int)TMEM__TRACE_KIND_COUNT == (int)TMEM_TRACE_KIND_COUNT, "inter
 #define MAX_THREADS 255u
 
 struct tmem__tracer {
-    pthread_mutex_t lock;
+    tmem__os_mutex lock;
     tmem_context *ctx;
     atomic_bool on;
     uint32_t flags;
@@ -89,7 +88,7 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
         ev.name[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
     ev.name[n] = '\0';
 
-    pthread_mutex_lock(&t->lock);
+    tmem__os_mutex_lock(&t->lock);
     bool on = atomic_load_explicit(&t->on, memory_order_relaxed);
     /* flags change at start, under this lock: read them here */
     if (on && (t->flags & TMEM_TRACE_NO_COMMITS) &&
@@ -110,7 +109,7 @@ static bool record(struct tmem__tracer *t, tmem__trace_kind kind, const tmem_typ
             t->file_events++;
         }
     }
-    pthread_mutex_unlock(&t->lock);
+    tmem__os_mutex_unlock(&t->lock);
     return on;
 }
 
@@ -162,11 +161,11 @@ static struct tmem__tracer *get_tracer(tmem_context *ctx) {
         t->ctx = ctx;
         t->fd = -1;
         atomic_init(&t->on, false);
-        if (pthread_mutex_init(&t->lock, NULL) != 0) {
+        if (tmem__os_mutex_init(&t->lock, 0) != 0) {
             tmem__free(ctx, t, sizeof *t);
             t = NULL;
         } else if (tmem__context_add_owned(ctx, t, tracer_owned_destroy) != TMEM_OK) {
-            pthread_mutex_destroy(&t->lock);
+            tmem__os_mutex_destroy(&t->lock);
             tmem__free(ctx, t, sizeof *t);
             t = NULL;
         }
@@ -202,7 +201,7 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
     tmem_budget_info bi;
     uint64_t budget = tmem_context_budget(ctx, &bi) == TMEM_OK ? bi.budget : 0;
 
-    pthread_mutex_lock(&t->lock);
+    tmem__os_mutex_lock(&t->lock);
     if (st == TMEM_OK && atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE); /* lost a race with another start */
     if (st == TMEM_OK) {
         /* swap: the old ring / buffer are freed below, outside the lock */
@@ -223,7 +222,7 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
         atomic_store_explicit(&t->on, true, memory_order_release);
         tmem__context_set_tracer(ctx, t, emit); /* emitting sites start calling in */
     }
-    pthread_mutex_unlock(&t->lock);
+    tmem__os_mutex_unlock(&t->lock);
     if (ring) tmem__free(ctx, ring, (size_t)cap * sizeof *ring);
     if (buf) tmem__free(ctx, buf, buf_cap);
     if (file >= 0) st = tmem__trace_file_finish(file, desc->path, st); /* start failed: remove the empty file */
@@ -264,7 +263,7 @@ tmem_status tmem_trace_stop(tmem_context *ctx) {
         tmem_trace_data_destroy(names); /* the file then lacks names, nothing worse */
         names = NULL;
     }
-    pthread_mutex_lock(&t->lock);
+    tmem__os_mutex_lock(&t->lock);
     tmem_status st = TMEM_OK;
     if (!atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE);
     else {
@@ -272,7 +271,7 @@ tmem_status tmem_trace_stop(tmem_context *ctx) {
         atomic_store_explicit(&t->on, false, memory_order_release);
         st = close_file(ctx, t, names);
     }
-    pthread_mutex_unlock(&t->lock);
+    tmem__os_mutex_unlock(&t->lock);
     tmem_trace_data_destroy(names);
     return st;
 }
@@ -282,13 +281,13 @@ tmem_status tmem_trace_flush(tmem_context *ctx) {
     struct tmem__tracer *t = find_tracer(ctx);
     if (!t) return tmem__err(TMEM_E_STATE);
     tmem_status st = TMEM_OK;
-    pthread_mutex_lock(&t->lock);
+    tmem__os_mutex_lock(&t->lock);
     if (!atomic_load(&t->on)) st = tmem__err(TMEM_E_STATE);
     else if (t->fd >= 0) {
         flush(t); /* write(2) is unbuffered: out of the process once this returns */
         if (t->file_errors) st = tmem__err(TMEM_E_IO);
     }
-    pthread_mutex_unlock(&t->lock);
+    tmem__os_mutex_unlock(&t->lock);
     return st;
 }
 
@@ -304,14 +303,14 @@ tmem_status tmem_trace_get_info(tmem_context *ctx, tmem_trace_info *out) {
     memset(out, 0, sizeof *out);
     struct tmem__tracer *t = find_tracer(ctx);
     if (!t) return TMEM_OK;
-    pthread_mutex_lock(&t->lock);
+    tmem__os_mutex_lock(&t->lock);
     out->on = atomic_load(&t->on);
     out->capacity = t->capacity;
     out->recorded = t->head;
     out->dropped = t->dropped;
     out->file_bytes = t->file_bytes + t->buf_len;
     out->file_errors = t->file_errors;
-    pthread_mutex_unlock(&t->lock);
+    tmem__os_mutex_unlock(&t->lock);
     return TMEM_OK;
 }
 
@@ -327,7 +326,7 @@ tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_trace_data **out) {
         tmem_trace_data_destroy(d);
         return st;
     }
-    pthread_mutex_lock(&t->lock);
+    tmem__os_mutex_lock(&t->lock);
     if (!t->ring) st = tmem__err(TMEM_E_STATE);
     else {
         uint64_t n = t->head < t->capacity ? t->head : t->capacity;
@@ -341,7 +340,7 @@ tmem_status tmem_trace_snapshot(tmem_context *ctx, tmem_trace_data **out) {
             d->thread_count = t->thread_count;
         }
     }
-    pthread_mutex_unlock(&t->lock);
+    tmem__os_mutex_unlock(&t->lock);
     if (st != TMEM_OK) {
         tmem_trace_data_destroy(d);
         return st;
@@ -360,9 +359,9 @@ static void finish(tmem_context *ctx, struct tmem__tracer *t) {
         tmem_trace_data_destroy(names);
         names = NULL;
     }
-    pthread_mutex_lock(&t->lock);
+    tmem__os_mutex_lock(&t->lock);
     (void)close_file(ctx, t, names);
-    pthread_mutex_unlock(&t->lock);
+    tmem__os_mutex_unlock(&t->lock);
     tmem_trace_data_destroy(names);
 }
 
@@ -372,6 +371,6 @@ static void tracer_owned_destroy(void *object) {
     tmem_context *ctx = t->ctx;
     finish(ctx, t);
     if (t->ring) tmem__free(ctx, t->ring, (size_t)t->capacity * sizeof *t->ring);
-    pthread_mutex_destroy(&t->lock);
+    tmem__os_mutex_destroy(&t->lock);
     tmem__free(ctx, t, sizeof *t);
 }

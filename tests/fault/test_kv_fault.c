@@ -3,7 +3,9 @@
  * taking snapshots is failed in turn (once and persistently). Metadata
  * faults: the context's allocator fails its n-th call, n = 0, 1, 2, ...,
  * during each operation (SQLite's OOM loop). Each must end in a clean error
- * with the cache unchanged and consistent, and nothing leaked. */
+ * with the cache unchanged and consistent, and nothing leaked; the
+ * sequence's kernel view (tmem_kv_seq_block_ptrs) is the one it had before a
+ * failed operation, and its block table resolved after a successful one. */
 #include <stdlib.h>
 #include "kv_test_util.h"
 
@@ -51,13 +53,28 @@ typedef struct op {
     tmem_kv_seq made;    /* what the scenario created */
     int which;
     tmem_kv_cache_stats before;
+    void *view[16];      /* s's view before the operation */
+    uint32_t nview;
 } op;
+
+/* s's view: tmem_kv_seq_block_ptrs, checked against the table id by id. */
+static bool view_of(tmem_kv_cache *c, tmem_kv_seq s, void **view, uint32_t *n) {
+    const uint32_t *ids;
+    uint32_t m;
+    if (tmem_kv_seq_block_ptrs(c, s, view, 16, n) != TMEM_OK || tmem_kv_seq_blocks(c, s, &ids, &m) != TMEM_OK ||
+        m != *n)
+        return false;
+    for (uint32_t i = 0; i < m; i++)
+        if (view[i] != tmem_kv_block_ptr(c, ids[i])) return false;
+    return true;
+}
 
 static tmem_status op_run(void *u) {
     op *o = u;
     tmem_kv_cache *c = o->fx.c;
     void *k;
-    if (tmem_kv_cache_get_stats(c, &o->before) != TMEM_OK) return TMEM_E_CORRUPT;
+    if (tmem_kv_cache_get_stats(c, &o->before) != TMEM_OK || !view_of(c, o->s, o->view, &o->nview))
+        return TMEM_E_CORRUPT;
     switch (o->which) {
     case 0: return tmem_kv_seq_append(c, o->s, 30);                    /* 8 new blocks */
     case 1: return tmem_kv_seq_kv(c, o->s, 1, 5, TMEM_KV_WRITE, &k, NULL); /* CoW of a shared block */
@@ -71,8 +88,13 @@ static tmem_status op_run(void *u) {
 static bool op_check(void *u, tmem_status st) {
     op *o = u;
     tmem_kv_cache_stats now;
-    if (tmem_kv_cache_check(o->fx.c) != TMEM_OK || tmem_kv_cache_get_stats(o->fx.c, &now) != TMEM_OK) return false;
+    void *view[16];
+    uint32_t nview;
+    if (tmem_kv_cache_check(o->fx.c) != TMEM_OK || tmem_kv_cache_get_stats(o->fx.c, &now) != TMEM_OK ||
+        !view_of(o->fx.c, o->s, view, &nview))
+        return false;
     if (st == TMEM_OK) return true;
+    if (nview != o->nview || memcmp(view, o->view, nview * sizeof *view)) return false; /* the view as it was */
     tmem_kv_seq_info si;
     if (tmem_kv_seq_get_info(o->fx.c, o->s, &si) != TMEM_OK || si.tokens != 6) return false;
     return now.blocks_used == o->before.blocks_used && now.blocks_shared == o->before.blocks_shared &&

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "harness.h"
 #include "gpu/cuda/cuda_internal.h"
+#include "typedmem/cuda.h"
 #include "gpu_test_util.h"
 
 #define MiB (1ull << 20)
@@ -50,6 +51,23 @@ static void test_info(void) {
         printf("  type %u flags 0x%x heap %llu budget %llu usage %llu\n", gi.types[i].memory_type,
                gi.types[i].property_flags, (unsigned long long)gi.types[i].heap_size,
                (unsigned long long)gi.types[i].budget, (unsigned long long)gi.types[i].usage);
+}
+
+/* The public face of the device (typedmem/cuda.h): what tmem bench gpu makes
+ * its own driver calls on. The context is the one typedmem's pools live in. */
+static void test_native(void) {
+    tmem_cu_native n;
+    REQUIRE_OK(tmem_cu_get_native(g_gpu, &n));
+    CHECK(n.device == g_cu->device && n.context == g_cu->ctx && n.ordinal == g_cu->ordinal);
+    CHECK(n.driver_version == g_cu->driver_version && n.driver_version > 0);
+    REQUIRE(g_cu->fn.cuCtxPushCurrent(n.context) == CUDA_SUCCESS);
+    size_t free_b = 0, total_b = 0;
+    CHECK(g_cu->fn.cuMemGetInfo(&free_b, &total_b) == CUDA_SUCCESS && total_b > 0);
+    CUcontext cur = NULL;
+    CHECK(g_cu->fn.cuCtxPopCurrent(&cur) == CUDA_SUCCESS && cur == n.context);
+    CHECK_ST(tmem_cu_get_native(NULL, &n), TMEM_E_INVALID_ARG);
+    CHECK(n.context == NULL && n.device == 0);
+    CHECK_ST(tmem_cu_get_native(g_gpu, NULL), TMEM_E_INVALID_ARG);
 }
 
 static void test_vmm_commit_decommit(void) {
@@ -317,6 +335,7 @@ int main(int argc, char **argv) {
     }
     g_cu = tmem__cu_of(g_gpu);
     RUN(test_info);
+    RUN(test_native);
     RUN(test_vmm_commit_decommit);
     RUN(test_alias);
     RUN(test_budget_faults);

@@ -5,12 +5,16 @@
  * with the documented barrier, export as an fd, and a camera surface
  * imported without a copy and converted by the compute shader, checked bit
  * for bit against the CPU conversion. Skips (77) without a Vulkan device. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
 #include "gpu/vulkan/vulkan_internal.h"
 #include "gpu_test_util.h"
+#ifdef TMEM_HAVE_CUDA
+#include "typedmem/cuda.h"
+#endif
 
 #define MiB (1ull << 20)
 
@@ -611,6 +615,12 @@ static void test_misuse(void) {
     gd.native = &gd; /* CUDA takes no native handle */
     CHECK_ST(tmem_gpu_attach(g_ctx, &gd, &gpu), TMEM_E_INVALID_ARG);
     CHECK(tmem_gpu_api_name(TMEM_GPU_API_COUNT) == NULL && !strcmp(tmem_gpu_api_name(TMEM_GPU_VULKAN), "vulkan"));
+#ifdef TMEM_HAVE_CUDA
+    tmem_cu_native cn;
+    memset(&cn, 0xAB, sizeof cn);
+    CHECK_ST(tmem_cu_get_native(g_gpu, &cn), TMEM_E_INVALID_ARG); /* a Vulkan gpu */
+    CHECK(cn.context == NULL && cn.ordinal == 0);
+#endif
     tmem_gpu_info gi;
     CHECK_ST(tmem_gpu_get_info(NULL, &gi), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_gpu_poll_pressure(NULL, NULL), TMEM_E_INVALID_ARG);
@@ -863,6 +873,26 @@ static void test_native_and_submit(void) {
     vk->fn.vkDestroyFence(vk->device, fence, NULL);
 }
 
+/* The driver is loaded through the OS layer (tmem__os_lib_open): with the
+ * load failed, attach answers UNSUPPORTED and leaves nothing behind, the
+ * path every machine without Vulkan takes. */
+static void test_driver_absent(void) {
+    tmem_context *ctx = new_ctx();
+    REQUIRE(ctx);
+    int64_t fds = tmem__os_live_fds(), maps = tmem__os_live_mappings();
+    tmem_gpu_desc gd = {0};
+    tmem_gpu *gpu = (tmem_gpu *)(uintptr_t)1;
+    tmem__os_fault_arm(TMEM__OS_LIB_OPEN, 0, true, ENOENT);
+    tmem_status st = tmem_gpu_attach(ctx, &gd, &gpu);
+    bool fired = tmem__os_fault_fired();
+    tmem__os_fault_disarm();
+    CHECK(fired);
+    CHECK_ST(st, TMEM_E_UNSUPPORTED);
+    CHECK(gpu == NULL);
+    CHECK(tmem__os_live_fds() == fds && tmem__os_live_mappings() == maps);
+    tmem_context_destroy(ctx);
+}
+
 int main(int argc, char **argv) {
     int cfd;
     uint64_t csize, coff;
@@ -889,6 +919,7 @@ int main(int argc, char **argv) {
     RUN(test_memory_budget);
     RUN(test_role_device_bytes);
     RUN(test_misuse);
+    RUN(test_driver_absent);
     RUN(test_host_import);
     RUN(test_export);
     RUN(test_cached_and_lifetime);

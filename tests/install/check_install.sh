@@ -18,8 +18,13 @@ step() { echo "== $*"; }
 step "cmake --install $build --prefix $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 libdir=$(dirname "$(find "$prefix" -name 'libtypedmem.so' | head -1)")
-for f in include/typedmem/typedmem.h include/tmemrt/runtime.h bin/tmem; do
+for f in include/typedmem/typedmem.h include/typedmem/plan_heap.h include/typedmem/plan_io.h \
+         include/tmemrt/runtime.h include/tmemrt/error.h bin/tmem; do
   test -e "$prefix/$f" || { echo "FAIL: $f not installed"; exit 1; }
+done
+# the testing APIs (benches, tests) stay in the source tree
+for f in include/typedmem/testing.h include/tmemrt/testing.h; do
+  test ! -e "$prefix/$f" || { echo "FAIL: $f installed"; exit 1; }
 done
 test -e "$libdir/libtypedmem.a" && test -e "$libdir/libtypedmem_runtime.a" || { echo "FAIL: static libraries"; exit 1; }
 soname=$(objdump -p "$libdir/libtypedmem.so" | awk '/SONAME/ {print $2}')

@@ -108,6 +108,16 @@ static void test_handle_errors(void) {
     CHECK_ST(tmem_kv_seq_blocks(c, s, NULL, &n), TMEM_E_INVALID_ARG);
     CHECK_ST(tmem_kv_seq_blocks(c, s, &ids, NULL), TMEM_E_INVALID_ARG);
     CHECK(tmem_kv_block_ptr(c, 1u << 30) == NULL);
+    void *view[4];
+    CHECK_ST(tmem_kv_seq_block_ptrs(NULL, s, view, 4, &n), TMEM_E_INVALID_ARG);
+    CHECK(n == 0);
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, s, view, 4, NULL), TMEM_E_INVALID_ARG);
+    n = 7;
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, s, NULL, 4, &n), TMEM_E_INVALID_ARG); /* no array for 4 */
+    CHECK(n == 0);
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, TMEM_KV_SEQ_NONE, view, 4, &n), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, s, view, 4, &n), TMEM_E_FULL); /* 25 blocks */
+    CHECK(n == 25);
     CHECK(tmem_kv_block_ptr(NULL, 0) == NULL);
     CHECK_ST(tmem_kv_seq_get_info(c, s, NULL), TMEM_E_INVALID_ARG);
     /* snapshots */

@@ -9,7 +9,16 @@
 # file may include a public header of its own or an allowed layer, and a
 # public header may include only headers of layers at or below its own in the
 # order. The runtime (runtime/) sees only include/typedmem/ and itself.
-# Fails (FATAL_ERROR, naming each file:line) on any include upward.
+#
+# Includes are resolved as the compiler resolves them, not trusted by their
+# spelling: an include without a '/' must be a file of the includer's own
+# directory (src/) or of the runtime's tree (runtime/: its directory, then
+# runtime/src and runtime/include); no include may climb with "..". A
+# `*_internal.h` is private to its directory (and the directories below it):
+# a file of another directory that includes it is reported even when the
+# layers would allow it; the layers' contracts are `internal.h` and named
+# headers.
+# Fails (FATAL_ERROR, naming each file:line) on any violation.
 cmake_minimum_required(VERSION 3.16)
 if(NOT ROOT AND NOT LAYERING_TABLE_ONLY)
   message(FATAL_ERROR "usage: cmake -DROOT=<source tree> -P check_layering.cmake")
@@ -23,7 +32,7 @@ set(ALLOW_backend base os)
 set(ALLOW_core base os backend)
 set(ALLOW_heap base os backend core)
 set(ALLOW_device base os backend core heap)
-set(ALLOW_plan base)
+set(ALLOW_plan base os) # os: the exact search's second thread, nothing else
 set(ALLOW_bind base os backend core heap plan)
 set(ALLOW_io base os backend core plan)
 set(ALLOW_surface base os backend core heap)
@@ -43,14 +52,18 @@ set(PUBLIC_context core)
 set(PUBLIC_heap heap)
 set(PUBLIC_device device)
 set(PUBLIC_plan plan)
+set(PUBLIC_plan_heap bind)
+set(PUBLIC_plan_io io)
 set(PUBLIC_surface surface)
 set(PUBLIC_kv kv)
 set(PUBLIC_json model)
 set(PUBLIC_safetensors model)
 set(PUBLIC_model model)
 set(PUBLIC_trace trace)
+set(PUBLIC_testing trace) # the testing API (not installed): the trace hook
 set(PUBLIC_gpu gpu)
 set(PUBLIC_vulkan gpu)
+set(PUBLIC_cuda gpu)
 set(PUBLIC_typedmem gpu) # the umbrella: everything
 
 set(violations "")
@@ -90,6 +103,18 @@ function(includes_of file out)
   set(${out} "${res}" PARENT_SCOPE)
 endfunction()
 
+# A `*_internal.h` (path `target`, relative to ROOT) may be included only from
+# its own directory or one below it (`from`, relative to ROOT).
+macro(private_check file line inc target from)
+  if("${target}" MATCHES "_internal\\.h$")
+    get_filename_component(_owner "${target}" DIRECTORY)
+    string(FIND "${from}/" "${_owner}/" _at)
+    if(NOT _at EQUAL 0)
+      violation("${file}" ${line} "includes ${inc}, private to ${_owner}/")
+    endif()
+  endif()
+endmacro()
+
 function(index_of layer out)
   list(FIND LAYERS "${layer}" i)
   set(${out} ${i} PARENT_SCOPE)
@@ -114,8 +139,19 @@ foreach(rel IN LISTS src_files)
     list(GET parts 0 line)
     list(GET parts 1 inc)
     math(EXPR checked "${checked} + 1")
+    get_filename_component(mydir "src/${rel}" DIRECTORY)
+    if(inc MATCHES "(^|/)\\.\\.(/|$)")
+      violation("src/${rel}" ${line} "includes ${inc}: no include climbs with '..'")
+      continue()
+    endif()
     if(NOT inc MATCHES "/")
-      continue() # a file of the same directory
+      if(me STREQUAL "gpu" AND inc MATCHES "\\.spv\\.h$")
+        continue() # generated shader, built next to the GPU backend
+      endif()
+      if(NOT EXISTS "${ROOT}/${mydir}/${inc}")
+        violation("src/${rel}" ${line} "includes ${inc}, which is not a file of ${mydir}/")
+      endif()
+      continue() # a file of the same directory: the same layer
     endif()
     if(inc MATCHES "^typedmem/([a-z_]+)\\.h$")
       set(owner "${PUBLIC_${CMAKE_MATCH_1}}")
@@ -136,6 +172,8 @@ foreach(rel IN LISTS src_files)
     layer_of("${inc}" them)
     if(NOT them STREQUAL me AND NOT them IN_LIST ALLOW_${me})
       violation("src/${rel}" ${line} "${me} includes ${inc} of layer ${them}: upward")
+    else()
+      private_check("src/${rel}" ${line} "${inc}" "src/${inc}" "${mydir}")
     endif()
   endforeach()
 endforeach()
@@ -170,28 +208,42 @@ foreach(h IN LISTS pub_files)
 endforeach()
 
 # ---- runtime/: the public API and itself only ----
+# Each include resolved as the compiler would (the includer's directory,
+# then runtime/src, runtime/include), then normalised: it must land inside
+# runtime/ (or be a public header of include/typedmem/), whatever path led
+# there ("../../../src/core/internal.h" exists, and is refused).
 if(EXISTS "${ROOT}/runtime")
   file(GLOB_RECURSE rt_files RELATIVE "${ROOT}" "${ROOT}/runtime/*.c" "${ROOT}/runtime/*.h")
   foreach(rel IN LISTS rt_files)
     includes_of("${ROOT}/${rel}" incs)
     get_filename_component(dir "${ROOT}/${rel}" DIRECTORY)
+    get_filename_component(mydir "${rel}" DIRECTORY)
     foreach(entry IN LISTS incs)
       string(REPLACE "|" ";" parts "${entry}")
       list(GET parts 0 line)
       list(GET parts 1 inc)
-      if(inc MATCHES "^typedmem/" OR EXISTS "${dir}/${inc}" OR EXISTS "${ROOT}/runtime/src/${inc}"
-         OR EXISTS "${ROOT}/runtime/include/${inc}" OR EXISTS "${ROOT}/runtime/${inc}")
+      if(inc MATCHES "^typedmem/[a-z_]+\\.h$" AND EXISTS "${ROOT}/include/${inc}")
         continue()
       endif()
-      violation("${rel}" ${line} "the runtime includes ${inc}: not the public API")
+      set(found "")
+      foreach(cand "${dir}/${inc}" "${ROOT}/runtime/src/${inc}" "${ROOT}/runtime/include/${inc}")
+        if(NOT found AND EXISTS "${cand}")
+          get_filename_component(found "${cand}" ABSOLUTE)
+        endif()
+      endforeach()
+      get_filename_component(rt_root "${ROOT}/runtime" ABSOLUTE)
+      string(FIND "${found}" "${rt_root}/" at)
+      if(NOT found OR NOT at EQUAL 0)
+        violation("${rel}" ${line} "the runtime includes ${inc}: not the public API")
+        continue()
+      endif()
+      file(RELATIVE_PATH target "${ROOT}" "${found}")
+      private_check("${rel}" ${line} "${inc}" "${target}" "${mydir}")
     endforeach()
   endforeach()
 endif()
 
-list(LENGTH violations nv)
-if(nv GREATER 0)
-  string(REPLACE ";" "\n  " text "${violations}")
-  message(FATAL_ERROR "layering: ${nv} upward include(s):\n  ${text}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/check_report.cmake)
+check_report(violations "layering: @N@ upward or private include(s)")
 list(LENGTH src_files nfiles)
 message(STATUS "layering: ${nfiles} files of src/, ${checked} includes, none upward")

@@ -21,15 +21,15 @@ int main(void) {
         double mag = 0;
         for (uint32_t i = 0; i < n; i++) {
             q[i] = (float)((int64_t)tmem_rng_range(&rng, 0, 2000) - 1000) / 250.0f;
-            k[i] = tmrt__f32_to_f16((float)((int64_t)tmem_rng_range(&rng, 0, 2000) - 1000) / 300.0f);
+            k[i] = kern_f32_to_f16((float)((int64_t)tmem_rng_range(&rng, 0, 2000) - 1000) / 300.0f);
             acc_s[i] = acc_v[i] = (float)i * 0.01f;
-            mag += fabs(q[i] * tmrt__f16_to_f32(k[i]));
+            mag += fabs(q[i] * kern_f16_to_f32(k[i]));
         }
         float ref = 0;
-        for (uint32_t i = 0; i < n; i++) ref += q[i] * tmrt__f16_to_f32(k[i]);
+        for (uint32_t i = 0; i < n; i++) ref += q[i] * kern_f16_to_f32(k[i]);
         float got = tmrt__dot_f16_avx2(q, k, n);
         CHECK_MSG(fabs(got - ref) <= 1e-5 * (mag + 1), "n %u: dot %g vs %g", n, got, ref);
-        for (uint32_t i = 0; i < n; i++) acc_s[i] += 0.37f * tmrt__f16_to_f32(k[i]);
+        for (uint32_t i = 0; i < n; i++) acc_s[i] += 0.37f * kern_f16_to_f32(k[i]);
         tmrt__axpy_f16_avx2(acc_v, 0.37f, k, n);
         for (uint32_t i = 0; i < n; i++)
             CHECK_MSG(fabsf(acc_s[i] - acc_v[i]) <= 1e-6f * (fabsf(acc_s[i]) + 1), "n %u: axpy[%u]", n, i);
@@ -37,10 +37,10 @@ int main(void) {
     /* every finite half converts to float and back unchanged */
     for (uint32_t h = 0; h < 0x10000; h++) {
         if ((h & 0x7C00u) == 0x7C00u) continue; /* inf / NaN */
-        CHECK(tmrt__f32_to_f16(tmrt__f16_to_f32((uint16_t)h)) == h);
+        CHECK(kern_f32_to_f16(kern_f16_to_f32((uint16_t)h)) == h);
     }
-    CHECK(tmrt__f32_to_f16(65520.0f) == 0x7C00u);          /* rounds to inf */
-    CHECK(tmrt__f32_to_f16(1.0f + 1.0f / 2048) == 0x3C00u); /* a tie to even */
+    CHECK(kern_f32_to_f16(65520.0f) == 0x7C00u);          /* rounds to inf */
+    CHECK(kern_f32_to_f16(1.0f + 1.0f / 2048) == 0x3C00u); /* a tie to even */
     return tmem_test_finish();
 #else
     printf("SKIP: not an x86-64 build\n");

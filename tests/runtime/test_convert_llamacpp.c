@@ -189,7 +189,7 @@ static void run_case(const char *ckpt, const char *ref_name, tmem_weight_dtype d
     d.out_path = out;
     d.dtype = dtype;
     tmrt_convert_result r;
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     tmem_status st = tmrt_convert(ctx, &d, &r, &e);
     tmem_context_destroy(ctx);
     CHECK_MSG(st == TMEM_OK, "%.40s: %.200s", ref_name, e.message);

@@ -236,7 +236,7 @@ static void write_ckpt(const ckpt_opts *o) {
 /* ---- running the converter and reading its output ---- */
 
 static tmem_status convert(tmem_weight_dtype dtype, const char *out_name, tmrt_convert_result *r,
-                           tmrt_convert_error *e) {
+                           tmrt_error *e) {
     tmem_context *ctx;
     tmem_context_desc cd = {0};
     if (tmem_context_create(&cd, &ctx)) return TMEM_E_NO_MEMORY;
@@ -357,7 +357,7 @@ static void test_layout_f32(void) {
     ckpt_opts o = {.dtype = "F32"};
     write_ckpt(&o);
     tmrt_convert_result r;
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     tmem_status st = convert(TMEM_WEIGHT_F32, "out.gguf", &r, &e);
     REQUIRE_OK(st);
     CHECK(r.n_layers == L && r.n_full_attention == 1 && r.n_linear_attention == 3 && !r.tokenizer);
@@ -446,7 +446,7 @@ static void test_layout_f32(void) {
 static void test_sharded_and_full_config(void) {
     ckpt_opts o = {.dtype = "BF16", .periodic = true};
     write_ckpt(&o);
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     tmrt_convert_result r;
     REQUIRE_OK(convert(TMEM_WEIGHT_F16, "out.gguf", &r, &e));
     out_file a;
@@ -489,7 +489,7 @@ static void test_sharded_and_full_config(void) {
 static void test_tied(void) {
     ckpt_opts o = {.dtype = "F32", .tied = true, .periodic = true};
     write_ckpt(&o);
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     tmrt_convert_result r;
     REQUIRE_OK(convert(TMEM_WEIGHT_F32, "out.gguf", &r, &e));
     out_file f;
@@ -502,7 +502,7 @@ static void test_tied(void) {
 #define EXPECT_FAIL(opts, want, frag)                                                                   \
     do {                                                                                                \
         write_ckpt(opts);                                                                               \
-        tmrt_convert_error e_ = {{0}};                                                                  \
+        tmrt_error e_ = {{0}};                                                                  \
         tmrt_convert_result r_;                                                                         \
         tmem_status s_ = convert(TMEM_WEIGHT_F16, "out.gguf", &r_, &e_);                                \
         CHECK_MSG(s_ == (want) && strstr(e_.message, frag), "got %s: '%.150s' (want '%.50s')",            \
@@ -539,7 +539,7 @@ static void test_hostile(void) {
         fputc(0x7F, f);
         fclose(f);
     }
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     tmrt_convert_result r;
     CHECK_ST(convert(TMEM_WEIGHT_F16, "out.gguf", &r, &e), TMEM_E_CORRUPT);
     CHECK_MSG(strstr(e.message, "model-00002-of-00002.safetensors") && strstr(e.message, "header length"), "%.200s",
@@ -563,7 +563,7 @@ static void test_tokenizer(void) {
                      "[\"x y\",\"z\"]]}}");
     snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
     write_text(path, "{\"eos_token\":\"<|im_end|>\",\"add_bos_token\":false,\"chat_template\":\"{{ messages }}\"}");
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     tmrt_convert_result r;
     REQUIRE_OK(convert(TMEM_WEIGHT_F32, "out.gguf", &r, &e));
     CHECK(r.tokenizer);
@@ -640,7 +640,7 @@ static void test_gen(void) {
     d.seed = 5;
     d.dtype = TMEM_WEIGHT_F32;
     tmrt_convert_result r;
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     d.out_path = p1;
     REQUIRE_OK(tmrt_gen(ctx, &d, &r, &e));
     d.out_path = p2;
@@ -707,7 +707,7 @@ static tmem_status sweep_scenario(void *u) {
     d.hf_dir = dir;
     d.out_path = out;
     d.dtype = TMEM_WEIGHT_F16;
-    tmrt_convert_error e;
+    tmrt_error e;
     return tmrt_convert(s->ctx, &d, NULL, &e);
 }
 static bool sweep_check(void *u, tmem_status st) {

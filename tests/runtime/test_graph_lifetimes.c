@@ -195,24 +195,25 @@ static tmem_surface *rgb_surface(tmem_context *ctx, uint32_t w, uint32_t h) {
 
 static void test_vision(void) {
     tmrt_vision_config c;
-    char err[256];
-    REQUIRE(tmrt_vision_preset("tiny", &c) == 0);
-    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 7, mmproj, err, sizeof err) == 0);
+    tmrt_error err = {""};
+    REQUIRE(tmrt_vision_preset("tiny", &c) == TMEM_OK);
+    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 7, mmproj, &err) == TMEM_OK);
     tmem_context_desc cd = {0};
     cd.budget = 1ull << 30;
     tmem_context *ctx;
     REQUIRE_OK(tmem_context_create(&cd, &ctx));
-    tmrt_vision *v;
-    REQUIRE(tmrt_vision_open(ctx, mmproj, &v, err, sizeof err) == 0);
     for (int naive = 0; naive < 2; naive++) {
+        tmrt_vision *v; /* the mode is the handle's (tmrt_vision_desc::memory) */
+        tmrt_vision_desc vd = {mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED};
+        REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK);
         tmrt_use_log log;
         tmrt__use_log_init(&log);
         v->use_log = &log;
         tmem_surface *img = rgb_surface(ctx, 128, 64);
         REQUIRE(img);
         float emb[32 * 96];
-        tmrt_vision_encode_desc d = {naive ? TMRT_VISION_NAIVE : TMRT_VISION_TYPED, 2, false};
-        CHECK_MSG(tmrt_vision_encode(v, &img, &d, emb, 96, NULL, err, sizeof err) == 0, "encode: %.200s", err);
+        tmrt_vision_encode_desc d = {2, false};
+        CHECK_MSG(tmrt_vision_encode(v, &img, &d, emb, 96, NULL, &err) == TMEM_OK, "encode: %.200s", err.message);
         v->use_log = NULL;
         const char *what = naive ? "vision naive" : "vision typed";
         printf("   %s: %llu uses\n", what, (unsigned long long)log.uses);
@@ -226,8 +227,8 @@ static void test_vision(void) {
                   what, log.report[0]);
         for (uint32_t i = 0; i < log.violations && i < TMRT_USE_REPORTS; i++) printf("   caught: %s\n", log.report[i]);
 #endif
+        tmrt_vision_close(v);
     }
-    tmrt_vision_close(v);
     tmem_context_destroy(ctx);
 }
 

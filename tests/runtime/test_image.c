@@ -29,14 +29,15 @@ static void test_pnm(tmem_context *ctx) {
     uint32_t w = 37, h = 11;
     uint8_t px[37 * 11 * 3];
     for (size_t i = 0; i < sizeof px; i++) px[i] = (uint8_t)tmem_rng_next(&r);
-    char hdr[64], path[512], err[256];
+    char hdr[64], path[512];
+    tmrt_error err = {""};
     int n = snprintf(hdr, sizeof hdr, "P6\n# made by a test\n%u %u\n255\n", w, h);
     uint8_t file[sizeof px + 64];
     memcpy(file, hdr, (size_t)n);
     memcpy(file + n, px, sizeof px);
     write_file("a.ppm", file, (size_t)n + sizeof px, path, sizeof path);
     tmem_surface *s;
-    REQUIRE(tmrt_image_load(ctx, path, NULL, 0, &s, err, sizeof err) == 0);
+    REQUIRE(tmrt_image_load(ctx, path, NULL, 0, &s, &err) == TMEM_OK);
     tmem_surface_info info;
     REQUIRE_OK(tmem_surface_get_info(s, &info));
     CHECK(info.layout.format == TMEM_FORMAT_RGB8 && info.layout.width == w && info.layout.height == h);
@@ -48,43 +49,54 @@ static void test_pnm(tmem_context *ctx) {
     memcpy(file, hdr, (size_t)n);
     memcpy(file + n, px, (size_t)w * h);
     write_file("a.pgm", file, (size_t)n + w * h, path, sizeof path);
-    REQUIRE(tmrt_image_load(ctx, path, NULL, 0, &s, err, sizeof err) == 0);
+    REQUIRE(tmrt_image_load(ctx, path, NULL, 0, &s, &err) == TMEM_OK);
     REQUIRE_OK(tmem_surface_get_info(s, &info));
     CHECK(info.layout.format == TMEM_FORMAT_GRAY8 && same_plane(s, 0, px, h, w));
     tmem_surface_release(s);
     /* Hostile: truncated data, maxval 65535, huge sizes, junk. */
     const char *bad[] = {"P6\n37 11\n255\n", "P6\n37 11\n65535\n", "P6\n99999 99999\n255\n", "P6\n-3 4\n255\n",
                          "P6", "GIF89a"};
+    /* each with its status: truncated and malformed data are corrupt, a
+     * 16-bit maxval and GIF unsupported, sizes past the surface limit invalid */
+    const tmem_status want[] = {TMEM_E_CORRUPT, TMEM_E_UNSUPPORTED, TMEM_E_INVALID_ARG, TMEM_E_CORRUPT,
+                                TMEM_E_CORRUPT, TMEM_E_UNSUPPORTED};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_file("bad.ppm", bad[i], strlen(bad[i]), path, sizeof path);
-        err[0] = 0;
-        CHECK_MSG(tmrt_image_load(ctx, path, NULL, 0, &s, err, sizeof err) == -1 && s == NULL && err[0],
-                  "bad header %zu accepted", i);
+        err.message[0] = 0;
+        tmem_status st = tmrt_image_load(ctx, path, NULL, 0, &s, &err);
+        CHECK_MSG(st == want[i] && s == NULL && err.message[0], "bad header %zu: %s (%s)", i, tmem_status_name(st),
+                  err.message);
     }
-    CHECK(tmrt_image_load(ctx, "/nonexistent/x.ppm", NULL, 0, &s, err, sizeof err) == -1 && s == NULL);
+    CHECK_ST(tmrt_image_load(ctx, "/nonexistent/x.ppm", NULL, 0, &s, &err), TMEM_E_NOT_FOUND);
+    CHECK(s == NULL);
+    CHECK_ST(tmrt_image_load(NULL, path, NULL, 0, &s, NULL), TMEM_E_INVALID_ARG);
 }
 
 static void test_raw(tmem_context *ctx) {
     uint32_t w, h;
     tmem_pixel_format f;
-    CHECK(tmrt_image_parse_raw_spec("640x480:nv12", &w, &h, &f) == 0 && w == 640 && h == 480 && f == TMEM_FORMAT_NV12);
-    CHECK(tmrt_image_parse_raw_spec("3x5:i420", &w, &h, &f) == 0 && f == TMEM_FORMAT_I420);
-    CHECK(tmrt_image_parse_raw_spec("640x480", &w, &h, &f) == -1);
-    CHECK(tmrt_image_parse_raw_spec("0x480:nv12", &w, &h, &f) == -1);
-    CHECK(tmrt_image_parse_raw_spec("640x480:rgb", &w, &h, &f) == -1);
-    CHECK(tmrt_image_parse_raw_spec("99999x2:nv12", &w, &h, &f) == -1);
+    CHECK(tmrt_image_parse_raw_spec("640x480:nv12", &w, &h, &f) == TMEM_OK && w == 640 && h == 480 &&
+          f == TMEM_FORMAT_NV12);
+    CHECK(tmrt_image_parse_raw_spec("3x5:i420", &w, &h, &f) == TMEM_OK && f == TMEM_FORMAT_I420);
+    CHECK_ST(tmrt_image_parse_raw_spec("640x480", &w, &h, &f), TMEM_E_PARSE);
+    CHECK_ST(tmrt_image_parse_raw_spec("0x480:nv12", &w, &h, &f), TMEM_E_PARSE);
+    CHECK_ST(tmrt_image_parse_raw_spec("640x480:rgb", &w, &h, &f), TMEM_E_PARSE);
+    CHECK_ST(tmrt_image_parse_raw_spec("99999x2:nv12", &w, &h, &f), TMEM_E_PARSE);
+    CHECK(w == 3 && h == 5 && f == TMEM_FORMAT_I420); /* unchanged by the refusals */
+    CHECK_ST(tmrt_image_parse_raw_spec(NULL, &w, &h, &f), TMEM_E_INVALID_ARG);
     /* Odd sizes: chroma rounds up. */
     w = 9, h = 5;
     uint32_t cw = 5, ch = 3;
     size_t n = (size_t)w * h + 2 * (size_t)cw * ch;
     uint8_t *frame = malloc(n);
     for (size_t i = 0; i < n; i++) frame[i] = (uint8_t)(i * 7);
-    char path[512], err[256];
+    char path[512];
+    tmrt_error err = {""};
     write_file("f.yuv", frame, n, path, sizeof path);
     for (int k = 0; k < 2; k++) {
         tmem_pixel_format fmt = k ? TMEM_FORMAT_I420 : TMEM_FORMAT_NV12;
         tmem_surface *s;
-        REQUIRE(tmrt_image_load_raw(ctx, path, w, h, fmt, &s, err, sizeof err) == 0);
+        REQUIRE(tmrt_image_load_raw(ctx, path, w, h, fmt, &s, &err) == TMEM_OK);
         CHECK(same_plane(s, 0, frame, h, w));
         if (k == 0) {
             CHECK(same_plane(s, 1, frame + w * h, ch, 2 * cw));
@@ -94,8 +106,8 @@ static void test_raw(tmem_context *ctx) {
         }
         tmem_surface_release(s);
         /* The wrong size is refused, naming both sizes. */
-        CHECK(tmrt_image_load_raw(ctx, path, w + 1, h, fmt, &s, err, sizeof err) == -1 && s == NULL);
-        CHECK(strstr(err, "bytes") != NULL);
+        CHECK_ST(tmrt_image_load_raw(ctx, path, w + 1, h, fmt, &s, &err), TMEM_E_CORRUPT);
+        CHECK(s == NULL && strstr(err.message, "bytes") != NULL);
     }
     free(frame);
 }

@@ -33,9 +33,9 @@ static uint8_t pixel(uint32_t x, uint32_t y, uint32_t c) { return (uint8_t)((x *
 
 static tmem_surface *load(tmem_context *ctx, const char *path, tmem_pixel_format want_format, uint32_t w, uint32_t h) {
     tmem_surface *s;
-    char err[256] = "";
-    if (tmrt_image_load(ctx, path, codecs, n_codecs, &s, err, sizeof err) != 0) {
-        printf("   load %s: %s\n", path, err);
+    tmrt_error err = {""};
+    if (tmrt_image_load(ctx, path, codecs, n_codecs, &s, &err) != TMEM_OK) {
+        printf("   load %s: %s\n", path, err.message);
         return NULL;
     }
     tmem_surface_info info;
@@ -153,8 +153,9 @@ static void test_png(tmem_context *ctx) {
     REQUIRE(ftruncate(fileno(f), 80) == 0);
     fclose(f);
     tmem_surface *s;
-    char err[256] = "";
-    CHECK(tmrt_image_load(ctx, path, codecs, n_codecs, &s, err, sizeof err) == -1 && s == NULL && strstr(err, "PNG"));
+    tmrt_error err = {""};
+    CHECK_ST(tmrt_image_load(ctx, path, codecs, n_codecs, &s, &err), TMEM_E_CORRUPT);
+    CHECK(s == NULL && strstr(err.message, "PNG"));
 }
 #endif
 

@@ -17,9 +17,9 @@ static bool load_mini(loaded *l, const char *pre) {
     mini m;
     mini_init(&m);
     m.pre = pre;
-    char err[256];
-    tmem_status st = mini_load(ctx, &m, &l->img, &l->g, &l->tok, err, sizeof err);
-    if (st != TMEM_OK) printf("load: %s\n", err);
+    tmrt_error err = {""};
+    tmem_status st = mini_load(ctx, &m, &l->img, &l->g, &l->tok, &err);
+    if (st != TMEM_OK) printf("load: %s\n", err.message);
     return st == TMEM_OK;
 }
 
@@ -162,8 +162,8 @@ static void test_vocab_without_invalid_bytes(void) {
     void *img;
     tmem_gguf *g;
     tmrt_tokenizer *tok;
-    char err[256];
-    REQUIRE_OK(mini_load(ctx, &m, &img, &g, &tok, err, sizeof err));
+    tmrt_error err = {""};
+    REQUIRE_OK(mini_load(ctx, &m, &img, &g, &tok, &err));
     int32_t ids[16];
     size_t n;
     CHECK_OK(tmrt_tokenizer_encode(tok, "hello \xc3\x80", 8, 0, ids, 16, &n));
@@ -176,8 +176,8 @@ static void test_vocab_without_invalid_bytes(void) {
     /* a byte valid UTF-8 holds must have its token */
     mini_init(&m);
     m.tokens[0x80] = "zz";
-    tmem_status st = mini_load(ctx, &m, &img, &g, &tok, err, sizeof err);
-    CHECK(st == TMEM_E_CORRUPT && strstr(err, "byte 0x80"));
+    tmem_status st = mini_load(ctx, &m, &img, &g, &tok, &err);
+    CHECK(st == TMEM_E_CORRUPT && strstr(err.message, "byte 0x80"));
     tmem_gguf_close(g);
     free(img);
 }
@@ -248,8 +248,8 @@ static void test_synth(void) {
     tmem_gguf_error ge;
     REQUIRE_OK(tmem_gguf_open_memory(ctx, a, la, &g, &ge));
     tmrt_tokenizer *tok;
-    char err[256];
-    REQUIRE_OK(tmrt_tokenizer_load(ctx, g, &tok, err, sizeof err));
+    tmrt_error err = {""};
+    REQUIRE_OK(tmrt_tokenizer_load(ctx, g, &tok, &err));
     tmrt_tokenizer_info in;
     CHECK_OK(tmrt_tokenizer_get_info(tok, &in));
     CHECK(in.n_vocab == 4096 && in.n_merges == 4096 - 256 - 26 && in.n_specials == 26);
@@ -337,8 +337,8 @@ static void test_long_piece(void) {
     tmem_gguf_error ge;
     REQUIRE_OK(tmem_gguf_open_memory(ctx, l.img, img_len, &l.g, &ge));
     tmrt_tokenizer_desc d = {.scratch_bytes = 64ull << 20};
-    char err[256];
-    REQUIRE_OK(tmrt_tokenizer_load_ex(ctx, l.g, &d, &l.tok, err, sizeof err));
+    tmrt_error err = {""};
+    REQUIRE_OK(tmrt_tokenizer_load_ex(ctx, l.g, &d, &l.tok, &err));
     CHECK_OK(tmrt_tokenizer_encode(l.tok, word, big, 0, many, big, &n));
     CHECK(n == big); /* no "h h" merge: one token per byte */
     free(word);
@@ -358,8 +358,8 @@ static void test_qwen35_sized_memory(void) {
     uint64_t d0, c0, d1, c1;
     CHECK_OK(tmem_context_accounted(ctx, &d0, &c0));
     tmrt_tokenizer *tok;
-    char err[256];
-    REQUIRE_OK(tmrt_tokenizer_load(ctx, g, &tok, err, sizeof err));
+    tmrt_error err = {""};
+    REQUIRE_OK(tmrt_tokenizer_load(ctx, g, &tok, &err));
     CHECK_OK(tmem_context_accounted(ctx, &d1, &c1));
     tmrt_tokenizer_info in;
     CHECK_OK(tmrt_tokenizer_get_info(tok, &in));

@@ -9,21 +9,21 @@ static void expect(const mini *m, tmem_status want, const char *needle) {
     void *img = NULL;
     tmem_gguf *g;
     tmrt_tokenizer *tok;
-    char err[256] = "";
+    tmrt_error err = {""};
     uint64_t d0, c0, d1, c1;
     tmem_role_stats rs0, rs1;
     CHECK_OK(tmem_context_accounted(ctx, &d0, &c0));
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_OUTPUT_TOKENS, &rs0));
-    tmem_status st = mini_load(ctx, m, &img, &g, &tok, err, sizeof err);
-    CHECK_MSG(st == want, "got %s, want %s (%.160s)", tmem_status_name(st), tmem_status_name(want), err);
-    CHECK_MSG(strstr(err, needle) != NULL, "message '%.120s' lacks '%.80s'", err, needle);
+    tmem_status st = mini_load(ctx, m, &img, &g, &tok, &err);
+    CHECK_MSG(st == want, "got %s, want %s (%.160s)", tmem_status_name(st), tmem_status_name(want), err.message);
+    CHECK_MSG(strstr(err.message, needle) != NULL, "message '%.120s' lacks '%.80s'", err.message, needle);
     CHECK(tok == NULL);
     CHECK_OK(tmem_context_accounted(ctx, &d1, &c1));
     CHECK_OK(tmem_role_get_stats(ctx, TMEM_ROLE_OUTPUT_TOKENS, &rs1));
     CHECK_MSG(rs1.live_count == rs0.live_count && rs1.in_use.current == rs0.in_use.current,
               "a failed load left %llu bytes live", (unsigned long long)(rs1.in_use.current - rs0.in_use.current));
     CHECK_OK(tmem_context_check(ctx));
-    printf("   %-16s %s\n", tmem_status_name(st), err);
+    printf("   %-16s %s\n", tmem_status_name(st), err.message);
     tmem_gguf_close(g);
     free(img);
 }
@@ -34,8 +34,8 @@ static void test_sane_base_loads(void) {
     void *img = NULL;
     tmem_gguf *g;
     tmrt_tokenizer *tok;
-    char err[256];
-    CHECK_OK(mini_load(ctx, &m, &img, &g, &tok, err, sizeof err));
+    tmrt_error err = {""};
+    CHECK_OK(mini_load(ctx, &m, &img, &g, &tok, &err));
     CHECK(tmrt_tokenizer_n_vocab(tok) == MINI_N);
     tmrt_tokenizer_destroy(tok);
     tmem_gguf_close(g);
@@ -182,9 +182,9 @@ static void test_huge_vocab(void) {
     tmem_gguf_error ge;
     REQUIRE_OK(tmem_gguf_open_memory(ctx, img, len, &g, &ge));
     tmrt_tokenizer *tok;
-    char err[256];
-    CHECK_ST(tmrt_tokenizer_load(ctx, g, &tok, err, sizeof err), TMEM_E_UNSUPPORTED);
-    CHECK_MSG(strstr(err, "tokenizer.ggml.tokens: 2097151 tokens") != NULL, "%s", err);
+    tmrt_error err = {""};
+    CHECK_ST(tmrt_tokenizer_load(ctx, g, &tok, &err), TMEM_E_UNSUPPORTED);
+    CHECK_MSG(strstr(err.message, "tokenizer.ggml.tokens: 2097151 tokens") != NULL, "%s", err.message);
     CHECK(tok == NULL);
     tmem_gguf_close(g);
     free(img);
@@ -194,10 +194,10 @@ static void test_huge_vocab(void) {
 
 static void test_bad_args(void) {
     tmrt_tokenizer *tok = (tmrt_tokenizer *)1;
-    char err[64];
-    CHECK_ST(tmrt_tokenizer_load(NULL, NULL, &tok, err, sizeof err), TMEM_E_INVALID_ARG);
+    tmrt_error err = {""};
+    CHECK_ST(tmrt_tokenizer_load(NULL, NULL, &tok, &err), TMEM_E_INVALID_ARG);
     CHECK(tok == NULL);
-    CHECK_ST(tmrt_tokenizer_load(ctx, NULL, NULL, NULL, 0), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmrt_tokenizer_load(ctx, NULL, NULL, NULL), TMEM_E_INVALID_ARG);
     tmrt_tokenizer_destroy(NULL);
     /* a FILE type cannot hold tables */
     mini m;
@@ -211,11 +211,11 @@ static void test_bad_args(void) {
     tmem_type *weights;
     REQUIRE_OK(tmem_role_get_type(ctx, TMEM_ROLE_WEIGHTS, &weights));
     tmrt_tokenizer_desc d = {.type = weights};
-    CHECK_ST(tmrt_tokenizer_load_ex(ctx, g, &d, &tok, err, sizeof err), TMEM_E_INVALID_ARG);
-    CHECK(strstr(err, "not host memory") != NULL);
+    CHECK_ST(tmrt_tokenizer_load_ex(ctx, g, &d, &tok, &err), TMEM_E_INVALID_ARG);
+    CHECK(strstr(err.message, "not host memory") != NULL);
     d.type = NULL;
     d.flags = 0x80;
-    CHECK_ST(tmrt_tokenizer_load_ex(ctx, g, &d, &tok, err, sizeof err), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmrt_tokenizer_load_ex(ctx, g, &d, &tok, &err), TMEM_E_INVALID_ARG);
     tmem_gguf_close(g);
     free(img);
 }

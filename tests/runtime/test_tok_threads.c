@@ -47,8 +47,8 @@ static void test_threads_share_a_tokenizer(void) {
     void *img;
     tmem_gguf *g;
     tmrt_tokenizer *tok;
-    char err[256];
-    REQUIRE_OK(mini_load(ctx, &m, &img, &g, &tok, err, sizeof err));
+    tmrt_error err = {""};
+    REQUIRE_OK(mini_load(ctx, &m, &img, &g, &tok, &err));
     char *text = malloc(TEXT);
     REQUIRE(text);
     tmem_rng r;

@@ -173,18 +173,19 @@ static tmem_surface *rgb_surface(tmem_context *ctx, uint32_t w, uint32_t h, uint
     return s;
 }
 
-static float *encode(tmem_context *ctx, tmrt_vision *v, uint32_t w, uint32_t h, tmrt_vision_memory mode, int threads,
-                     uint8_t **pixels, tmrt_vision_stats *st) {
+/* An encode in the handle's memory mode (the mode of its open). */
+static float *encode(tmem_context *ctx, tmrt_vision *v, uint32_t w, uint32_t h, int threads, uint8_t **pixels,
+                     tmrt_vision_stats *st) {
     tmem_surface *s = rgb_surface(ctx, w, h, pixels, 1234 + w * 7 + h);
     if (!s) return NULL;
     tmrt_vision_grid g;
-    char err[256];
-    if (tmrt_vision_image_grid(v, s, &g, err, sizeof err) != 0) return NULL;
+    tmrt_error err = {""};
+    if (tmrt_vision_image_grid(v, s, &g, &err) != TMEM_OK) return NULL;
     size_t out_h = tmrt_vision_get_config(v)->out_hidden;
     float *emb = calloc((size_t)g.n_tokens * out_h, sizeof(float));
-    tmrt_vision_encode_desc d = {mode, threads, false};
-    if (tmrt_vision_encode(v, &s, &d, emb, out_h, st, err, sizeof err) != 0) {
-        printf("   encode: %s\n", err);
+    tmrt_vision_encode_desc d = {threads, false};
+    if (tmrt_vision_encode(v, &s, &d, emb, out_h, st, &err) != TMEM_OK) {
+        printf("   encode: %s\n", err.message);
         free(emb);
         return NULL;
     }
@@ -194,12 +195,17 @@ static float *encode(tmem_context *ctx, tmrt_vision *v, uint32_t w, uint32_t h, 
 
 static void test_encode(tmem_context *ctx) {
     tmrt_vision_config c;
-    char err[256];
-    REQUIRE(tmrt_vision_preset("tiny", &c) == 0);
+    tmrt_error err = {""};
+    REQUIRE(tmrt_vision_preset("tiny", &c) == TMEM_OK);
     snprintf(path, sizeof path, "%s/tiny-mmproj.gguf", dir);
-    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 7, path, err, sizeof err) == 0);
-    tmrt_vision *v;
-    REQUIRE(tmrt_vision_open(ctx, path, &v, err, sizeof err) == 0);
+    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 7, path, &err) == TMEM_OK);
+    /* the same file in both modes: typed (mapped, planned heaps) and its
+     * naive twin (read into malloc, a malloc per tensor) */
+    tmrt_vision *v, *vn;
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED}, vnd = {path, TMRT_MEMORY_NAIVE};
+    REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK);
+    REQUIRE(tmrt_vision_open(NULL, &vnd, &vn, &err) == TMEM_OK);
+    CHECK(tmrt_vision_weight_bytes(v) == tmrt_vision_weight_bytes(vn));
     const tmrt_vision_config *lc = tmrt_vision_get_config(v);
     CHECK(lc->depth == 2 && lc->hidden == 64 && lc->heads == 4 && lc->n_pos == 16 && lc->out_hidden == 96);
     tmem_gguf *g;
@@ -213,9 +219,9 @@ static void test_encode(tmem_context *ctx) {
         tmem_role roles[3] = {TMEM_ROLE_IMAGE, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_ROLE_SCRATCH};
         tmem_role_stats before[3], after[3];
         for (int r = 0; r < 3; r++) REQUIRE_OK(tmem_role_get_stats(ctx, roles[r], &before[r]));
-        float *typed = encode(ctx, v, cases[k].w, cases[k].h, TMRT_VISION_TYPED, 2, &px_t, &st_t);
+        float *typed = encode(ctx, v, cases[k].w, cases[k].h, 2, &px_t, &st_t);
         for (int r = 0; r < 3; r++) REQUIRE_OK(tmem_role_get_stats(ctx, roles[r], &after[r]));
-        float *naive = encode(ctx, v, cases[k].w, cases[k].h, TMRT_VISION_NAIVE, 1, &px_n, &st_n);
+        float *naive = encode(ctx, vn, cases[k].w, cases[k].h, 1, &px_n, &st_n);
         REQUIRE(typed && naive);
         tmrt_vision_grid gr = st_t.grid;
         size_t n = (size_t)gr.n_tokens * lc->out_hidden;
@@ -246,11 +252,15 @@ static void test_encode(tmem_context *ctx) {
     }
     tmem_gguf_close(g);
     tmrt_vision_close(v);
+    tmrt_vision_close(vn);
 }
 
 static void test_smart_resize(void) {
     tmrt_vision_config c;
-    REQUIRE(tmrt_vision_preset("qwen3.5-0.8b", &c) == 0);
+    REQUIRE(tmrt_vision_preset("qwen3.5-0.8b", &c) == TMEM_OK);
+    CHECK_ST(tmrt_vision_preset("no-such-tower", &c), TMEM_E_NOT_FOUND);
+    CHECK(c.hidden == 768); /* unchanged */
+    CHECK_ST(tmrt_vision_preset(NULL, &c), TMEM_E_INVALID_ARG);
     /* HF Qwen2VLImageProcessor.smart_resize(h, w, factor=32, min 65536, max 16777216) */
     struct { uint32_t w, h, rw, rh; } cases[] = {
         {1024, 1024, 1024, 1024}, {1920, 1080, 1920, 1088}, {640, 480, 640, 480}, {100, 100, 256, 256},
@@ -258,40 +268,43 @@ static void test_smart_resize(void) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tmrt_vision_grid g;
-        CHECK(tmrt_vision_smart_resize(&c, cases[i].w, cases[i].h, &g) == 0);
+        CHECK(tmrt_vision_smart_resize(&c, cases[i].w, cases[i].h, &g) == TMEM_OK);
         CHECK_MSG(g.width == cases[i].rw && g.height == cases[i].rh, "%ux%u -> %ux%u, want %ux%u", cases[i].w,
                   cases[i].h, g.width, g.height, cases[i].rw, cases[i].rh);
     }
     tmrt_vision_grid g;
-    CHECK(tmrt_vision_smart_resize(&c, 16, 900, &g) == -1); /* a side below the factor */
-    CHECK(tmrt_vision_smart_resize(&c, 32, 32 * 201, &g) == -1);
+    CHECK_ST(tmrt_vision_smart_resize(&c, 16, 900, &g), TMEM_E_INVALID_ARG); /* a side below the factor */
+    CHECK(g.n_tokens == 0 && g.width == 0);                                      /* zeroed */
+    CHECK_ST(tmrt_vision_smart_resize(&c, 32, 32 * 201, &g), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmrt_vision_smart_resize(NULL, 32, 32, &g), TMEM_E_INVALID_ARG);
 }
 
 /* tmrt_vision_set_pixel_bounds moves the grid of the same image; bad
  * bounds are refused and change nothing. */
 static void test_pixel_bounds(tmem_context *ctx) {
     tmrt_vision *v;
-    char err[256];
-    REQUIRE(tmrt_vision_open(ctx, path, &v, err, sizeof err) == 0); /* test_encode's tiny tower */
+    tmrt_error err = {""};
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED};
+    REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK); /* test_encode's tiny tower */
     tmem_surface *s = NULL;
     uint8_t *px = NULL;
     s = rgb_surface(ctx, 40, 40, &px, 3);
     REQUIRE(s != NULL);
     tmrt_vision_grid g;
     /* the tiny tower's bounds, 1024 .. 1048576 pixels: 40x40 -> 32x32 */
-    CHECK(tmrt_vision_image_grid(v, s, &g, err, sizeof err) == 0);
+    CHECK(tmrt_vision_image_grid(v, s, &g, &err) == TMEM_OK);
     CHECK(g.width == 32 && g.n_tokens == 1);
-    CHECK(tmrt_vision_set_pixel_bounds(v, 65536, 0) == 0);
+    CHECK(tmrt_vision_set_pixel_bounds(v, 65536, 0) == TMEM_OK);
     CHECK(tmrt_vision_get_config(v)->min_pixels == 65536);
-    CHECK(tmrt_vision_image_grid(v, s, &g, err, sizeof err) == 0);
+    CHECK(tmrt_vision_image_grid(v, s, &g, &err) == TMEM_OK);
     CHECK(g.width == 256 && g.height == 256);
-    CHECK(tmrt_vision_set_pixel_bounds(v, 1024, 1024) == 0);
-    CHECK(tmrt_vision_image_grid(v, s, &g, err, sizeof err) == 0);
+    CHECK(tmrt_vision_set_pixel_bounds(v, 1024, 1024) == TMEM_OK);
+    CHECK(tmrt_vision_image_grid(v, s, &g, &err) == TMEM_OK);
     CHECK(g.width == 32 && g.n_tokens == 1);
-    CHECK(tmrt_vision_set_pixel_bounds(v, 4096, 2048) == -1);   /* min above max */
-    CHECK(tmrt_vision_set_pixel_bounds(v, 512, 0) == -1);       /* below one merged token */
-    CHECK(tmrt_vision_set_pixel_bounds(v, 0, 1ull << 33) == -1); /* above 2^32 */
-    CHECK(tmrt_vision_set_pixel_bounds(NULL, 1024, 2048) == -1);
+    CHECK_ST(tmrt_vision_set_pixel_bounds(v, 4096, 2048), TMEM_E_INVALID_ARG);   /* min above max */
+    CHECK_ST(tmrt_vision_set_pixel_bounds(v, 512, 0), TMEM_E_INVALID_ARG);       /* below one merged token */
+    CHECK_ST(tmrt_vision_set_pixel_bounds(v, 0, 1ull << 33), TMEM_E_INVALID_ARG); /* above 2^32 */
+    CHECK_ST(tmrt_vision_set_pixel_bounds(NULL, 1024, 2048), TMEM_E_INVALID_ARG);
     const tmrt_vision_config *c = tmrt_vision_get_config(v);
     CHECK(c->min_pixels == 1024 && c->max_pixels == 1024);
     tmem_surface_release(s);
@@ -300,20 +313,30 @@ static void test_pixel_bounds(tmem_context *ctx) {
 }
 
 /* Rows for tmrt__vis_write_mmproj: ones, except a NaN in one named tensor. */
-static int poisoned_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
-                        char *err, size_t cap) {
-    (void)how, (void)tensor, (void)row, (void)err, (void)cap;
+static tmem_status poisoned_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out,
+                                uint64_t n, tmrt_error *err) {
+    (void)how, (void)tensor, (void)row, (void)err;
     for (uint64_t i = 0; i < n; i++) out[i] = 0.01f * (float)(i % 7);
     if (!strcmp(name, (const char *)user)) out[n / 2] = NAN;
-    return 0;
+    return TMEM_OK;
 }
 
 static void test_hostile(tmem_context *ctx) {
     tmrt_vision_config c;
-    char err[256];
-    REQUIRE(tmrt_vision_preset("tiny", &c) == 0);
+    tmrt_error err = {""};
+    REQUIRE(tmrt_vision_preset("tiny", &c) == TMEM_OK);
     tmrt_vision *v = NULL;
-    CHECK(tmrt_vision_open(ctx, "/nonexistent.gguf", &v, err, sizeof err) == -1 && v == NULL);
+    tmrt_vision_desc vd = {"/nonexistent.gguf", TMRT_MEMORY_TYPED}, vnd = {NULL, TMRT_MEMORY_NAIVE};
+    CHECK_ST(tmrt_vision_open(ctx, &vd, &v, &err), TMEM_E_NOT_FOUND);
+    CHECK(v == NULL && strstr(err.message, "nonexistent"));
+    vnd.path = vd.path;
+    CHECK_ST(tmrt_vision_open(NULL, &vnd, &v, &err), TMEM_E_NOT_FOUND);
+    CHECK_ST(tmrt_vision_open(NULL, &vd, &v, &err), TMEM_E_INVALID_ARG); /* typed without a context */
+    vd.memory = (tmrt_memory_mode)7;
+    CHECK_ST(tmrt_vision_open(ctx, &vd, &v, &err), TMEM_E_INVALID_ARG);
+    vd.memory = TMRT_MEMORY_TYPED;
+    CHECK_ST(tmrt_vision_open(ctx, NULL, &v, NULL), TMEM_E_INVALID_ARG);
+    vd.path = path;
     /* A text GGUF is not an mmproj. */
     tmem_gguf_writer *w;
     REQUIRE_OK(tmem_gguf_writer_create(NULL, 0, &w));
@@ -329,24 +352,28 @@ static void test_hostile(tmem_context *ctx) {
     REQUIRE(f != NULL);
     fwrite(buf, 1, need, f), fclose(f), free(buf);
     tmem_gguf_writer_destroy(w);
-    CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && strstr(err, "projector_type"));
+    CHECK_ST(tmrt_vision_open(ctx, &vd, &v, &err), TMEM_E_UNSUPPORTED);
+    CHECK(strstr(err.message, "projector_type"));
     /* A NaN in a norm's bias is refused, naming the tensor. */
     snprintf(path, sizeof path, "%s/nan.gguf", dir);
-    REQUIRE(tmrt__vis_write_mmproj(&c, TMEM_GGML_F32, path, poisoned_row, (void *)"v.blk.1.ln2.bias", NULL, err,
-                             sizeof err) == 0);
-    CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && v == NULL && strstr(err, "v.blk.1.ln2.bias"));
+    REQUIRE(tmrt__vis_write_mmproj(&c, TMEM_GGML_F32, path, poisoned_row, (void *)"v.blk.1.ln2.bias", NULL, &err) ==
+            TMEM_OK);
+    CHECK_ST(tmrt_vision_open(ctx, &vd, &v, &err), TMEM_E_CORRUPT);
+    CHECK(v == NULL && strstr(err.message, "v.blk.1.ln2.bias"));
     /* A truncated file is refused by the GGUF reader, nothing mapped. */
     FILE *tf = fopen(path, "r+b");
     REQUIRE(tf != NULL);
     REQUIRE(ftruncate(fileno(tf), 4096) == 0);
     fclose(tf);
-    CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && v == NULL);
-    CHECK(tmrt_vision_open_naive(path, &v, err, sizeof err) == -1 && v == NULL);
+    CHECK(tmrt_vision_open(ctx, &vd, &v, &err) != TMEM_OK && v == NULL);
+    vnd.path = path;
+    CHECK(tmrt_vision_open(NULL, &vnd, &v, &err) != TMEM_OK && v == NULL);
     /* Mismatched config: more heads than the head dim allows. */
     c.heads = 5;
     snprintf(path, sizeof path, "%s/bad.gguf", dir);
-    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 1, path, err, sizeof err) == 0);
-    CHECK(tmrt_vision_open(ctx, path, &v, err, sizeof err) == -1 && strstr(err, "inconsistent"));
+    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 1, path, &err) == TMEM_OK);
+    CHECK_ST(tmrt_vision_open(ctx, &vd, &v, &err), TMEM_E_CORRUPT);
+    CHECK(strstr(err.message, "inconsistent"));
 }
 
 int main(void) {

@@ -59,7 +59,7 @@ int main(void) {
     tmrt_convert_desc d = {0};
     d.hf_dir = hf, d.out_path = out, d.mmproj_path = mm, d.dtype = TMEM_WEIGHT_F32;
     tmrt_convert_result res;
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     printf("-- convert --mmproj vs llama.cpp\n");
     CHECK_MSG(tmrt_convert(ctx, &d, &res, &e) == TMEM_OK, "%.200s", e.message);
     CHECK(res.mmproj_bytes > 0);
@@ -103,9 +103,10 @@ int main(void) {
     }
     tmem_gguf_close(ours);
     tmem_gguf_close(ref);
-    char err[256];
+    tmrt_error err = {""};
     tmrt_vision *v = NULL;
-    CHECK_MSG(tmrt_vision_open(ctx, mm, &v, err, sizeof err) == 0, "%s", err);
+    tmrt_vision_desc vd = {mm, TMRT_MEMORY_TYPED};
+    CHECK_MSG(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK, "%s", err.message);
     if (v) CHECK(tmrt_vision_get_config(v)->min_pixels == 1024); /* from preprocessor_config.json */
     tmrt_vision_close(v);
 
@@ -115,7 +116,7 @@ int main(void) {
     if (tool) {
         snprintf(cmd, sizeof cmd, "'%s' gen --preset tiny '%s' --mmproj '%s' > /dev/null", tool, out, mm);
         CHECK(system(cmd) == 0);
-        CHECK_MSG(tmrt_vision_open(ctx, mm, &v, err, sizeof err) == 0, "%s", err);
+        CHECK_MSG(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK, "%s", err.message);
         tmrt_model *tm = NULL;
         tmrt_model_desc md = {0};
         tmrt_error te = {{0}};
@@ -128,7 +129,7 @@ int main(void) {
     tmrt_vision_config vc;
     tmem_model_desc m;
     CHECK_OK(tmem_model_preset("qwen3.5-0.8b", &m));
-    CHECK(tmrt_vision_preset("qwen3.5-0.8b", &vc) == 0);
+    CHECK(tmrt_vision_preset("qwen3.5-0.8b", &vc) == TMEM_OK);
     CHECK(vc.depth == m.vis_depth && vc.hidden == m.vis_hidden && vc.ff == m.vis_ff && vc.heads == m.vis_heads &&
           vc.out_hidden == m.n_embd);
     tmem_context_destroy(ctx);

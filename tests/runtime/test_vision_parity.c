@@ -55,21 +55,24 @@ int main(void) {
     if (tmem_context_create(&cd, &ctx) != TMEM_OK) return 1;
     size_t n_codecs;
     const tmrt_image_codec *codecs = tmrt_image_codecs(&n_codecs);
-    char err[256];
+    tmrt_error err = {""};
     tmem_surface *img;
     printf("-- pixel_values\n");
-    if (tmrt_image_load(ctx, png, codecs, n_codecs, &img, err, sizeof err) != 0) {
-        printf("FAIL: %s\n", err);
+    if (tmrt_image_load(ctx, png, codecs, n_codecs, &img, &err) != TMEM_OK) {
+        printf("FAIL: %s\n", err.message);
         return 1;
     }
-    tmrt_vision *v;
-    if (tmrt_vision_open(ctx, mmproj, &v, err, sizeof err) != 0) {
-        printf("FAIL: %s\n", err);
-        return 1;
-    }
+    tmrt_vision *vm[2]; /* the tower typed and naive */
+    tmrt_vision_desc vd[2] = {{mmproj, TMRT_MEMORY_TYPED}, {mmproj, TMRT_MEMORY_NAIVE}};
+    for (int mode = 0; mode < 2; mode++)
+        if (tmrt_vision_open(ctx, &vd[mode], &vm[mode], &err) != TMEM_OK) {
+            printf("FAIL: %s\n", err.message);
+            return 1;
+        }
+    tmrt_vision *v = vm[0];
     const tmrt_vision_config *c = tmrt_vision_get_config(v);
     tmrt_vision_grid g;
-    CHECK(tmrt_vision_image_grid(v, img, &g, err, sizeof err) == 0);
+    CHECK(tmrt_vision_image_grid(v, img, &g, &err) == TMEM_OK);
     CHECK(g.width == 128 && g.height == 96 && g.n_patches == 48 && g.n_tokens == 12);
     float *pv = malloc(48 * 1536 * sizeof(float));
     tmem_convert_desc cv = {0};
@@ -94,10 +97,10 @@ int main(void) {
     for (int mode = 0; mode < 2; mode++) {
         emb[mode] = calloc(12 * 64, sizeof(float));
         tmem_surface *s = tmem_surface_retain(img);
-        tmrt_vision_encode_desc ed = {mode ? TMRT_VISION_NAIVE : TMRT_VISION_TYPED, mode ? 1 : 2, false};
+        tmrt_vision_encode_desc ed = {mode ? 1 : 2, false};
         tmrt_vision_stats st;
-        if (tmrt_vision_encode(v, &s, &ed, emb[mode], 64, &st, err, sizeof err) != 0) {
-            printf("FAIL: %s\n", err);
+        if (tmrt_vision_encode(vm[mode], &s, &ed, emb[mode], 64, &st, &err) != TMEM_OK) {
+            printf("FAIL: %s\n", err.message);
             return 1;
         }
         double top = 0, d = 0;
@@ -112,7 +115,8 @@ int main(void) {
     CHECK_MSG(memcmp(emb[0], emb[1], 12 * 64 * sizeof(float)) == 0, "typed and naive embeddings differ");
     free(emb[0]), free(emb[1]), free(pv), free(ref_pv), free(ref_emb);
     tmem_surface_release(img);
-    tmrt_vision_close(v);
+    tmrt_vision_close(vm[0]);
+    tmrt_vision_close(vm[1]);
     tmem_context_destroy(ctx);
     return tmem_test_finish();
 #endif

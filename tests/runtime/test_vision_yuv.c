@@ -37,18 +37,19 @@ static tmem_surface *yuv_surface(tmem_context *ctx, tmem_pixel_format f, uint32_
     return s;
 }
 
+/* An encode in the handle's memory mode; `threads` 2 typed, 1 naive. */
 static float *encode(tmem_context *ctx, tmrt_vision *v, tmem_pixel_format f, uint32_t w, uint32_t h,
-                     uint64_t chroma_seed, tmrt_vision_memory mode, tmrt_vision_stats *st) {
+                     uint64_t chroma_seed, int threads, tmrt_vision_stats *st) {
     tmem_surface *s = yuv_surface(ctx, f, w, h, chroma_seed);
     if (!s) return NULL;
     tmrt_vision_grid g;
-    char err[256];
-    if (tmrt_vision_image_grid(v, s, &g, err, sizeof err) != 0) return NULL;
+    tmrt_error err = {""};
+    if (tmrt_vision_image_grid(v, s, &g, &err) != TMEM_OK) return NULL;
     size_t out_h = tmrt_vision_get_config(v)->out_hidden;
     float *emb = calloc((size_t)g.n_tokens * out_h, sizeof(float));
-    tmrt_vision_encode_desc d = {mode, mode == TMRT_VISION_TYPED ? 2 : 1, false};
-    if (!emb || tmrt_vision_encode(v, &s, &d, emb, out_h, st, err, sizeof err) != 0) {
-        printf("   encode: %s\n", err);
+    tmrt_vision_encode_desc d = {threads, false};
+    if (!emb || tmrt_vision_encode(v, &s, &d, emb, out_h, st, &err) != TMEM_OK) {
+        printf("   encode: %s\n", err.message);
         free(emb);
         tmem_surface_release(s);
         return NULL;
@@ -58,12 +59,14 @@ static float *encode(tmem_context *ctx, tmrt_vision *v, tmem_pixel_format f, uin
 
 static void test_yuv(tmem_context *ctx) {
     tmrt_vision_config c;
-    char err[256];
-    REQUIRE(tmrt_vision_preset("tiny", &c) == 0);
+    tmrt_error err = {""};
+    REQUIRE(tmrt_vision_preset("tiny", &c) == TMEM_OK);
     snprintf(path, sizeof path, "%s/tiny-mmproj.gguf", dir);
-    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 11, path, err, sizeof err) == 0);
-    tmrt_vision *v;
-    REQUIRE(tmrt_vision_open(ctx, path, &v, err, sizeof err) == 0);
+    REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 11, path, &err) == TMEM_OK);
+    tmrt_vision *v, *vn; /* the same file typed and naive */
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED}, vnd = {path, TMRT_MEMORY_NAIVE};
+    REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK);
+    REQUIRE(tmrt_vision_open(NULL, &vnd, &vn, &err) == TMEM_OK);
     uint32_t out_h = tmrt_vision_get_config(v)->out_hidden;
     struct {
         uint32_t w, h;
@@ -74,9 +77,9 @@ static void test_yuv(tmem_context *ctx) {
             tmem_pixel_format f = formats[fi];
             uint32_t w = sizes[k].w, h = sizes[k].h;
             tmrt_vision_stats st_t, st_n, st_c;
-            float *typed = encode(ctx, v, f, w, h, 5, TMRT_VISION_TYPED, &st_t);
-            float *naive = encode(ctx, v, f, w, h, 5, TMRT_VISION_NAIVE, &st_n);
-            float *other = encode(ctx, v, f, w, h, 6, TMRT_VISION_NAIVE, &st_c);
+            float *typed = encode(ctx, v, f, w, h, 5, 2, &st_t);
+            float *naive = encode(ctx, vn, f, w, h, 5, 1, &st_n);
+            float *other = encode(ctx, vn, f, w, h, 6, 1, &st_c);
             REQUIRE(typed && naive && other);
             size_t n = (size_t)st_t.grid.n_tokens * out_h;
             CHECK_MSG(memcmp(typed, naive, n * sizeof(float)) == 0,
@@ -94,6 +97,7 @@ static void test_yuv(tmem_context *ctx) {
             free(typed), free(naive), free(other);
         }
     tmrt_vision_close(v);
+    tmrt_vision_close(vn);
 }
 
 int main(void) {

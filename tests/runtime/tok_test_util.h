@@ -125,7 +125,7 @@ static inline bool mini_image(const mini *m, void **img, size_t *len) {
 
 /* Load m; returns the status, *tok on success (with *g to close after), err filled. */
 static inline tmem_status mini_load(tmem_context *ctx, const mini *m, void **img, tmem_gguf **g, tmrt_tokenizer **tok,
-                                    char *err, size_t err_len) {
+                                    tmrt_error *err) {
     size_t len;
     *tok = NULL;
     *g = NULL;
@@ -133,7 +133,7 @@ static inline tmem_status mini_load(tmem_context *ctx, const mini *m, void **img
     tmem_gguf_error ge;
     tmem_status st = tmem_gguf_open_memory(ctx, *img, len, g, &ge);
     if (st != TMEM_OK) return st;
-    return tmrt_tokenizer_load(ctx, *g, tok, err, err_len);
+    return tmrt_tokenizer_load(ctx, *g, tok, err);
 }
 
 #endif /* TOK_TEST_UTIL_H */

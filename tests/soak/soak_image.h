@@ -106,9 +106,9 @@ static soak_image_outcome soak_image_frame_run(soak_image *w, const soak_image_f
     }
     atomic_fetch_add(&w->frames, 1);
     tmrt_vision_grid g;
-    char err[256];
-    if (tmrt_vision_image_grid(w->vision, s, &g, err, sizeof err) != 0) {
-        fprintf(stderr, "soak: image grid: %s\n", err);
+    tmrt_error err = {""};
+    if (tmrt_vision_image_grid(w->vision, s, &g, &err) != TMEM_OK) {
+        fprintf(stderr, "soak: image grid: %s\n", err.message);
         tmem_surface_release(s);
         return SOAK_IMAGE_FAILED;
     }
@@ -119,15 +119,14 @@ static soak_image_outcome soak_image_frame_run(soak_image *w, const soak_image_f
         return SOAK_IMAGE_FAILED;
     }
     /* keep_surface = false: the frame goes back as soon as the patches exist */
-    tmrt_vision_encode_desc ed = {TMRT_VISION_TYPED, 1, false};
+    tmrt_vision_encode_desc ed = {1, false};
     tmrt_vision_stats vs;
-    int rc = tmrt_vision_encode(w->vision, &s, &ed, emb, out_h, &vs, err, sizeof err);
+    tmem_status rc = tmrt_vision_encode(w->vision, &s, &ed, emb, out_h, &vs, &err);
     if (s) tmem_surface_release(s);
     soak_image_outcome out = SOAK_IMAGE_OK;
-    if (rc != 0) {
-        out = strstr(err, tmem_status_name(TMEM_E_BUDGET)) ? SOAK_IMAGE_REFUSED
-                                                            : SOAK_IMAGE_FAILED;
-        if (out == SOAK_IMAGE_FAILED) fprintf(stderr, "soak: image encode: %s\n", err);
+    if (rc != TMEM_OK) {
+        out = rc == TMEM_E_BUDGET ? SOAK_IMAGE_REFUSED : SOAK_IMAGE_FAILED;
+        if (out == SOAK_IMAGE_FAILED) fprintf(stderr, "soak: image encode: %s\n", err.message);
     } else if (vs.image_copies != 1) {
         fprintf(stderr, "soak: image encode made %u copies, not 1\n", vs.image_copies);
         out = SOAK_IMAGE_FAILED;

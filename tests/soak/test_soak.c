@@ -334,10 +334,11 @@ static void test_soak(void) {
     img.progress = &progress;
     snprintf(path, sizeof path, "%s/tests/data/llamacpp/mmproj-qwen35-tiny-vlm-f32.gguf",
              src ? src : ".");
-    char verr[256];
-    int vrc = tmrt_vision_open(ctx, path, &img.vision, verr, sizeof verr);
-    if (vrc != 0) printf("   vision tower: %s\n", verr);
-    REQUIRE(vrc == 0);
+    tmrt_error verr = {""};
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED};
+    tmem_status vrc = tmrt_vision_open(ctx, &vd, &img.vision, &verr);
+    if (vrc != TMEM_OK) printf("   vision tower: %s\n", verr.message);
+    REQUIRE(vrc == TMEM_OK);
     double v0 = now_s();
     REQUIRE(soak_image_references(&img));
     printf("   image worker: %d solo frames encoded in %.1f ms each; share %.2f MiB\n",

@@ -157,10 +157,10 @@ static tmrt_tokenizer *open_tok(const char *path, uint32_t flags) {
     }
     tmrt_tokenizer_desc td = {.flags = flags};
     tmrt_tokenizer *tok;
-    char err[256];
-    tmem_status st = tmrt_tokenizer_load_ex(ctx, gguf, &td, &tok, err, sizeof err);
+    tmrt_error err = {""};
+    tmem_status st = tmrt_tokenizer_load_ex(ctx, gguf, &td, &tok, &err);
     if (st != TMEM_OK) {
-        fprintf(stderr, "tok_check: %s: %s (%s)\n", path, err, tmem_strerror(st));
+        fprintf(stderr, "tok_check: %s: %s (%s)\n", path, err.message, tmem_strerror(st));
         return NULL;
     }
     return tok;
@@ -288,8 +288,8 @@ static int cmd_bench(const char *path, const char *corpus, bool copy) {
     double t0 = now_s();
     tmrt_tokenizer_desc td = {.flags = copy ? TMRT_TOKENIZER_COPY_STRINGS : 0};
     tmrt_tokenizer *tok;
-    char err[256];
-    if (tmrt_tokenizer_load_ex(ctx, gguf, &td, &tok, err, sizeof err) != TMEM_OK) return fprintf(stderr, "%s\n", err), 1;
+    tmrt_error err = {""};
+    if (tmrt_tokenizer_load_ex(ctx, gguf, &td, &tok, &err) != TMEM_OK) return fprintf(stderr, "%s\n", err.message), 1;
     double t_load = now_s() - t0;
     if (tmem_context_accounted(ctx, &d1, &c1) != TMEM_OK) return 1;
     tmrt_tokenizer_info in;

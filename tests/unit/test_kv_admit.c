@@ -46,6 +46,10 @@ static void test_admit_evicts_lru(void) {
     CHECK(k == NULL);
     CHECK_ST(tmem_kv_seq_fork(c, b, &x), TMEM_E_STATE);
     CHECK_ST(tmem_kv_snapshot_take(c, b, NULL), TMEM_E_STATE);
+    void *view[4] = {NULL};
+    uint32_t nv = 9;
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, b, view, 4, &nv), TMEM_E_STATE); /* an evicted sequence has no view */
+    CHECK(nv == 0 && view[0] == NULL);
     CHECK_OK(tmem_kv_seq_get_info(c, b, &si));
     CHECK(si.status == TMEM_KV_SEQ_EVICTED && si.tokens == 0);
     CHECK_OK(tmem_kv_cache_check(c));

@@ -47,6 +47,75 @@ static void test_append_and_address(void) {
     kvt_close(&fx);
 }
 
+/* The kernel's view (tmem_kv_seq_block_ptrs): the block table resolved,
+ * address for address what tmem_kv_block_ptr gives; rows found through it
+ * where tmem_kv_seq_kv puts them; appends extend it without moving a block;
+ * a copy-on-write replaces the writer's block only; truncation shortens it;
+ * a small array gets TMEM_E_FULL with the count and is left as it was. */
+static bool view_matches(tmem_kv_cache *c, tmem_kv_seq s, void **view, uint32_t n) {
+    const uint32_t *ids;
+    uint32_t m;
+    if (tmem_kv_seq_blocks(c, s, &ids, &m) != TMEM_OK || m != n) return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (view[i] != tmem_kv_block_ptr(c, ids[i])) return false;
+    return true;
+}
+
+static void test_block_ptrs(void) {
+    kvt_fix fx;
+    REQUIRE(kvt_open(&fx, false, NULL, 0, 0));
+    tmem_kv_cache *c = fx.c;
+    tmem_kv_seq s, f;
+    void *view[8], *before[8], *sentinel = (void *)&fx;
+    uint32_t n = 99;
+    CHECK_OK(tmem_kv_seq_create(c, &s));
+    CHECK_OK(tmem_kv_seq_block_ptrs(c, s, NULL, 0, &n)); /* no blocks yet */
+    CHECK(n == 0);
+    CHECK_OK(tmem_kv_seq_append(c, s, 10)); /* 3 blocks of 4 */
+    CHECK_OK(tmem_kv_seq_block_ptrs(c, s, view, 8, &n));
+    CHECK(n == 3 && view_matches(c, s, view, n));
+    for (uint32_t l = 0; l < 2; l++) /* every row where tmem_kv_seq_kv says, by the documented layout */
+        for (uint32_t t = 0; t < 10; t++) {
+            void *k, *v;
+            CHECK_OK(tmem_kv_seq_kv(c, s, l, t, 0, &k, &v));
+            uint8_t *row = (uint8_t *)view[t / 4] + ((size_t)l * 2 * 4 + t % 4) * 256;
+            CHECK(k == row && v == row + 4 * 256);
+        }
+    /* too small: FULL with the count, the array untouched */
+    for (int i = 0; i < 8; i++) before[i] = sentinel;
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, s, before, 2, &n), TMEM_E_FULL);
+    CHECK(n == 3 && before[0] == sentinel && before[1] == sentinel);
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, s, NULL, 0, &n), TMEM_E_FULL); /* the count alone */
+    CHECK(n == 3);
+    /* an append adds blocks at the end and moves none */
+    memcpy(before, view, sizeof view);
+    CHECK_OK(tmem_kv_seq_append(c, s, 9));
+    CHECK_OK(tmem_kv_seq_block_ptrs(c, s, view, 8, &n));
+    CHECK(n == 5 && !memcmp(before, view, 3 * sizeof *view) && view_matches(c, s, view, n));
+    /* fork: both views name the same blocks; a write to the fork's block 1
+     * copies it: the fork's view changes there, the source's does not */
+    CHECK_OK(tmem_kv_seq_fork(c, s, &f));
+    void *fv[8];
+    CHECK_OK(tmem_kv_seq_block_ptrs(c, f, fv, 8, &n));
+    CHECK(n == 5 && !memcmp(fv, view, 5 * sizeof *view));
+    CHECK_OK(kvt_write(c, f, 0, 5, 7));
+    CHECK_OK(tmem_kv_seq_block_ptrs(c, f, fv, 8, &n));
+    CHECK(fv[1] != view[1] && fv[0] == view[0] && fv[2] == view[2] && view_matches(c, f, fv, n));
+    CHECK_OK(tmem_kv_seq_block_ptrs(c, s, before, 8, &n));
+    CHECK(n == 5 && !memcmp(before, view, 5 * sizeof *view));
+    /* truncation shortens the view */
+    CHECK_OK(tmem_kv_seq_truncate(c, s, 4));
+    CHECK_OK(tmem_kv_seq_block_ptrs(c, s, view, 8, &n));
+    CHECK(n == 1 && view[0] == before[0]);
+    /* a freed handle: NOT_FOUND, count 0, the array untouched */
+    CHECK_OK(tmem_kv_seq_free(c, f));
+    fv[0] = sentinel;
+    CHECK_ST(tmem_kv_seq_block_ptrs(c, f, fv, 8, &n), TMEM_E_NOT_FOUND);
+    CHECK(n == 0 && fv[0] == sentinel);
+    CHECK_OK(tmem_kv_seq_free(c, s));
+    kvt_close(&fx);
+}
+
 static void test_fork_cow(void) {
     kvt_fix fx;
     REQUIRE(kvt_open(&fx, false, NULL, 0, 0));
@@ -348,6 +417,7 @@ static void test_default_types(void) {
 int main(void) {
     RUN(test_default_types);
     RUN(test_append_and_address);
+    RUN(test_block_ptrs);
     RUN(test_fork_cow);
     RUN(test_truncate_rollback);
     RUN(test_fork_at_snapshot);

@@ -23,13 +23,9 @@
 #define TMEMRT_CONVERT_H
 
 #include <typedmem/typedmem.h>
+#include <tmemrt/error.h>
 
 TMEM_EXTERN_C_BEGIN
-
-/** @brief What went wrong, naming the file, tensor or config field. */
-typedef struct tmrt_convert_error {
-    char message[320];
-} tmrt_convert_error;
 
 /** @brief Progress: `done` of `total` output bytes written (total is known
  *  from the start). Called at most every few MiB. */
@@ -78,7 +74,7 @@ typedef struct tmrt_convert_desc {
  *  @param[out] out  may be NULL.  @param[out] err  may be NULL.
  *  @par Threads one call per context at a time */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_convert(tmem_context *ctx, const tmrt_convert_desc *desc,
-                                                 tmrt_convert_result *out, tmrt_convert_error *err);
+                                                 tmrt_convert_result *out, tmrt_error *err);
 
 /** @brief Random weights of a model shape. Zeroed = defaults. */
 typedef struct tmrt_gen_desc {
@@ -106,7 +102,7 @@ typedef struct tmrt_gen_desc {
  *          (dtype) | TMEM_E_IO | TMEM_E_NO_MEMORY | the OS errors of writing.
  *  @par Threads one call per context at a time */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_gen(tmem_context *ctx, const tmrt_gen_desc *desc,
-                                             tmrt_convert_result *out, tmrt_convert_error *err);
+                                             tmrt_convert_result *out, tmrt_error *err);
 
 TMEM_EXTERN_C_END
 

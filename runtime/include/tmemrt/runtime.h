@@ -56,17 +56,13 @@
 
 #include <typedmem/typedmem.h>
 #include <tmemrt/defaults.h>
+#include <tmemrt/error.h>
 
 TMEM_EXTERN_C_BEGIN
 
 /** @brief The runtime's version string ("0.1.0").
  *  @par Threads safe */
 TMEM_API const char *tmrt_version(void);
-
-/** @brief What went wrong, for humans: names the tensor, key or limit. */
-typedef struct tmrt_error {
-    char message[256];
-} tmrt_error;
 
 /** @brief Most decoder layers the runtime handles. */
 #define TMRT_MAX_LAYERS 256u
@@ -131,16 +127,20 @@ typedef struct tmrt_model_desc {
 TMEM_API TMEM_NODISCARD tmem_status tmrt_model_open(tmem_context *ctx, const tmrt_model_desc *desc,
                                                     tmrt_model **out, tmrt_error *err);
 
-/** @brief Close a model (after its sessions). NULL is a no-op. */
+/** @brief Close a model (after its sessions). NULL is a no-op.
+ *  @par Threads externally synchronized (no session of it left) */
 TMEM_API void tmrt_model_close(tmrt_model *m);
 
-/** @brief The model's hyper-parameters (valid until close). */
+/** @brief The model's hyper-parameters (valid until close); NULL for NULL.
+ *  @par Threads safe */
 TMEM_API const tmrt_hparams *tmrt_model_hparams(const tmrt_model *m);
 
-/** @brief The model's GGUF (tokenizer metadata, tmem_model_from_gguf). */
+/** @brief The model's GGUF (tokenizer metadata, tmem_model_from_gguf);
+ *  NULL for NULL. @par Threads safe */
 TMEM_API const tmem_gguf *tmrt_model_gguf(const tmrt_model *m);
 
-/** @brief The memory descriptor of the model for tmem_fit. */
+/** @brief The memory descriptor of the model for tmem_fit; NULL for NULL.
+ *  @par Threads safe */
 TMEM_API const tmem_model_desc *tmrt_model_memory_desc(const tmrt_model *m);
 
 /* ====================================================================== */
@@ -212,16 +212,21 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_session_create(tmrt_model *m, const tmr
                                                         tmrt_session **out, tmrt_session_info *info,
                                                         tmrt_error *err);
 
-/** @brief Destroy a session. NULL is a no-op. */
+/** @brief Destroy a session. NULL is a no-op.
+ *  @par Threads externally synchronized (no call on it in flight) */
 TMEM_API void tmrt_session_destroy(tmrt_session *s);
 
-/** @brief Read-back (sizes, fit, current length). @return TMEM_OK | TMEM_E_INVALID_ARG */
+/** @brief Read-back (sizes, fit, current length).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL); *out untouched on failure
+ *  @par Threads as the session (one thread at a time) */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out);
 
 /** @brief The fit of this session (same model, chunk, dtypes, scratch) at
  *  `n_tokens` of context instead of n_ctx: what a run that reached n_tokens
  *  holds (the paged cache commits only the blocks it uses).
- *  @return TMEM_OK | TMEM_E_INVALID_ARG | the errors of tmem_fit */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | the errors of tmem_fit; *out as
+ *          tmem_fit leaves it on failure
+ *  @par Threads as the session */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens,
                                                      tmem_fit_result *out);
 
@@ -263,20 +268,27 @@ typedef tmem_status (*tmrt_logits_fn)(void *user, uint32_t index, const float *l
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *batch,
                                                       tmrt_logits_fn fn, void *user, tmrt_error *err);
 
-/** @brief Last logits row computed (n_vocab floats), NULL before any. */
+/** @brief Last logits row computed (n_vocab floats), NULL before any (and
+ *  for NULL); valid until the next eval. @par Threads as the session */
 TMEM_API const float *tmrt_session_logits(const tmrt_session *s);
 
 /** @brief Tokens of the sequence so far (prompt and generated), in the
- *  session's OUTPUT_TOKENS buffer. @param[out] n  may be NULL. */
+ *  session's OUTPUT_TOKENS buffer; NULL (and *n 0) for NULL.
+ *  @param[out] n  may be NULL. @par Threads as the session */
 TMEM_API const int32_t *tmrt_session_tokens(const tmrt_session *s, uint32_t *n);
 
 /** @brief Keep the recurrent state at the current length (typed mode), so
  *  tmrt_session_rollback can come back to it: a prompt prefix reused by the
- *  next request. @return TMEM_OK | TMEM_E_UNSUPPORTED (naive) | kv.h errors */
+ *  next request. @return TMEM_OK | TMEM_E_INVALID_ARG (NULL)
+ *  | TMEM_E_UNSUPPORTED (naive) | kv.h errors; the session is unchanged on
+ *  failure @par Threads as the session */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_snapshot(tmrt_session *s);
 
 /** @brief Go back to `n_tokens` (a snapshot's length, or the current one).
- *  @return TMEM_OK | TMEM_E_NOT_FOUND (no snapshot there) | TMEM_E_UNSUPPORTED (naive) */
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_NOT_FOUND (no
+ *          snapshot there) | TMEM_E_UNSUPPORTED (naive); the session is
+ *          unchanged on failure
+ *  @par Threads as the session */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens);
 
 /* ====================================================================== */
@@ -297,16 +309,19 @@ typedef struct tmrt_sampler {
     uint64_t state;
 } tmrt_sampler;
 
-/** @brief Seed a sampler from its desc. */
+/** @brief Seed a sampler from its desc (NULL desc: greedy). Cannot fail.
+ *  @par Threads safe (distinct samplers) */
 TMEM_API void tmrt_sampler_init(tmrt_sampler *sp, const tmrt_sampler_desc *desc);
 
 /** @brief Pick a token from the session's last logits. Scratch comes from
  *  the session's scratch heap. @return TMEM_OK | TMEM_E_STATE (no logits yet)
- *  | TMEM_E_INVALID_ARG */
+ *  | TMEM_E_INVALID_ARG (NULL); *out untouched on failure
+ *  @par Threads as the session */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_sample(tmrt_session *s, tmrt_sampler *sp, int32_t *out);
 
 /** @brief Pick a token from any logits row; `scratch` holds n_vocab x 8
- *  bytes (NULL is allowed for greedy). Pure. */
+ *  bytes (NULL is allowed for greedy). Pure; cannot fail (-1 for NULL
+ *  logits or n_vocab 0). @par Threads safe (distinct samplers) */
 TMEM_API int32_t tmrt_sample(const float *logits, uint32_t n_vocab, tmrt_sampler *sp, void *scratch);
 
 TMEM_EXTERN_C_END

@@ -75,6 +75,7 @@
 #define TMEMRT_TOKENIZER_H
 
 #include <typedmem/typedmem.h>
+#include <tmemrt/error.h>
 
 TMEM_EXTERN_C_BEGIN
 
@@ -136,16 +137,18 @@ typedef struct tmrt_tokenizer_info {
     uint32_t max_token_bytes;/**< longest decoded token */
 } tmrt_tokenizer_info;
 
-/** @brief Load with the default desc (tmrt_tokenizer_load_ex with NULL). */
+/** @brief Load with the default desc (tmrt_tokenizer_load_ex with NULL):
+ *  errors and outputs on failure as tmrt_tokenizer_load_ex.
+ *  @par Threads safe (different handles) */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_load(tmem_context *ctx, const tmem_gguf *g,
-                                                        tmrt_tokenizer **out, char *err, size_t err_len);
+                                                        tmrt_tokenizer **out, tmrt_error *err);
 
 /** @brief Build the tokenizer of an open GGUF. The GGUF must stay open for
  *  the tokenizer's lifetime (its strings are read in place).
  *  @param desc  may be NULL (defaults).
  *  @param[out] out  NULL on failure.
- *  @param err  may be NULL; on failure a NUL-terminated message naming the
- *              key (and element) that is wrong, e.g. "tokenizer.ggml.merges[17]
+ *  @param[out] err  may be NULL; on failure its message names the key (and
+ *              element) that is wrong, e.g. "tokenizer.ggml.merges[17]
  *              'a bc': 'bc' is not a token".
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/g/out, a desc type of
  *          another context or not host memory) | TMEM_E_NOT_FOUND (no
@@ -164,7 +167,7 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_load(tmem_context *ctx, const
  *  @par Threads safe (different handles); reads g concurrently with others */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_load_ex(tmem_context *ctx, const tmem_gguf *g,
                                                            const tmrt_tokenizer_desc *desc,
-                                                           tmrt_tokenizer **out, char *err, size_t err_len);
+                                                           tmrt_tokenizer **out, tmrt_error *err);
 
 /** @brief Free the tokenizer and its heaps. NULL is a no-op.
  *  @par Threads externally synchronized (no call on tok in flight) */

@@ -18,17 +18,24 @@
  * embeddings is released before tmrt_vision_encode returns, and the source
  * surface as soon as the patch tensor exists. Naive mode (the baseline)
  * copies the image at every stage (RGB -> RGBA texture -> f32 HWC -> CHW ->
- * patches) and mallocs every tensor; the embeddings are bit-identical.
+ * patches) and mallocs every tensor; the embeddings are bit-identical. The
+ * mode is chosen once, at open, as for the text model (tmrt_vision_desc::
+ * memory, like tmrt_model_desc::memory): it places the weights and every
+ * encode of the handle.
  *
- * Threads: a tmrt_vision is read-only after open; tmrt_vision_encode may run
- * from several threads at once on one model (each call owns its memory).
+ * Errors follow the runtime's convention (error.h): a tmem_status, and a
+ * message in the tmrt_error (may be NULL) where the status alone cannot say.
+ *
+ * Threads: a tmrt_vision is read-only after open (but for
+ * tmrt_vision_set_pixel_bounds); tmrt_vision_encode may run from several
+ * threads at once on one model (each call owns its memory).
  */
 #ifndef TMEMRT_VISION_H
 #define TMEMRT_VISION_H
 
 #include <stddef.h>
 #include <typedmem/typedmem.h>
-#include <typedmem/surface.h>
+#include <tmemrt/runtime.h>
 
 TMEM_EXTERN_C_BEGIN
 
@@ -53,52 +60,80 @@ typedef struct tmrt_vision_grid {
     uint32_t n_tokens;        /**< merged tokens = n_patches / merge^2 */
 } tmrt_vision_grid;
 
-/** @brief Open an mmproj GGUF (mapped into the WEIGHTS role's FILE type).
- *  @return 0, or -1 with a message naming the key or tensor in err. */
-int tmrt_vision_open(tmem_context *ctx, const char *path, tmrt_vision **out, char *err, size_t err_cap);
-/** @brief Open for the naive baseline: the whole file read into malloc'd
- *  memory (anonymous, dirty), as a runtime without typed memory loads it.
- *  @return as tmrt_vision_open */
-int tmrt_vision_open_naive(const char *path, tmrt_vision **out, char *err, size_t err_cap);
-/** @brief Close (unmap or free); NULL is a no-op. */
-void tmrt_vision_close(tmrt_vision *v);
-/** @brief The model's config. */
-const tmrt_vision_config *tmrt_vision_get_config(const tmrt_vision *v);
+/** @brief Describes an mmproj to open. Zeroed = defaults. */
+typedef struct tmrt_vision_desc {
+    const char *path;           /**< mmproj GGUF; required */
+    tmrt_memory_mode memory;    /**< TYPED: mapped into the WEIGHTS role's FILE type, encodes
+                                     on planned heaps; NAIVE: read into malloc'd memory, encodes
+                                     with a malloc per tensor and a copy per image stage */
+} tmrt_vision_desc;
+
+/** @brief Open an mmproj GGUF and check it against its config (every
+ *  tensor's type and shape, NaN/Inf in norms and biases).
+ *  @param ctx  typed mode: the context the weights are charged to and the
+ *              encodes' heaps come from; naive mode: may be NULL.
+ *  @param[out] out  NULL on failure.
+ *  @param[out] err  may be NULL; names the file, key or tensor.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL desc, path or out, typed
+ *          without ctx, an unknown mode) | TMEM_E_NOT_FOUND (cannot open, a
+ *          missing key or tensor) | TMEM_E_UNSUPPORTED (another projector, a
+ *          weight type the kernels lack) | TMEM_E_CORRUPT (a wrong shape,
+ *          inconsistent keys, NaN) | TMEM_E_IO | TMEM_E_NO_MEMORY | the
+ *          errors of tmem_gguf_open
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_open(tmem_context *ctx, const tmrt_vision_desc *desc,
+                                                     tmrt_vision **out, tmrt_error *err);
+
+/** @brief Close (unmap or free); NULL is a no-op.
+ *  @par Threads externally synchronized (no encode in flight) */
+TMEM_API void tmrt_vision_close(tmrt_vision *v);
+
+/** @brief The model's config (valid until close); NULL for NULL.
+ *  @par Threads safe */
+TMEM_API const tmrt_vision_config *tmrt_vision_get_config(const tmrt_vision *v);
+
 /** @brief The smart resize's pixel bounds an mmproj GGUF asks for, as
  *  tmrt_vision_open reads them: clip.vision.image_min_pixels /
  *  image_max_pixels (ours: the processor's size), else llama.cpp's limits for
  *  Qwen-VL projectors, 8 .. 4096 merged tokens of (patch x merge)^2 pixels.
  *  Reads only those two keys (tmem fit sizes an image with it).
  *  @param[out] min_pixels, max_pixels  unchanged on failure.
- *  @return 0, or -1 (NULL, zero patch/merge, a bound 0, above 2^24 or min > max) */
-int tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge,
-                             uint64_t *min_pixels, uint64_t *max_pixels);
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (a NULL pointer, zero patch or
+ *          merge) | TMEM_E_CORRUPT (a bound 0, above 2^24, not an integer,
+ *          or min > max)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_pixel_bounds(const tmem_gguf *g, uint32_t patch, uint32_t merge,
+                                                             uint64_t *min_pixels, uint64_t *max_pixels);
+
 /** @brief Override the smart resize's pixel bounds (what Hugging Face's
  *  processor takes as min_pixels / max_pixels); 0 keeps that bound. Later
  *  tmrt_vision_image_grid / tmrt_vision_encode calls use the new bounds.
- *  @return 0, or -1 (v NULL, min > max, max_pixels above 2^32, a bound
- *          below one merged token, patch*merge squared); v is unchanged */
-int tmrt_vision_set_pixel_bounds(tmrt_vision *v, uint64_t min_pixels, uint64_t max_pixels);
-/** @brief Bytes of the mapped weights (clean, FILE type). */
-uint64_t tmrt_vision_weight_bytes(const tmrt_vision *v);
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (v NULL, min > max, max_pixels
+ *          above 2^32, a bound below one merged token, patch*merge
+ *          squared); v is unchanged on failure
+ *  @par Threads externally synchronized (no encode in flight) */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_set_pixel_bounds(tmrt_vision *v, uint64_t min_pixels,
+                                                                 uint64_t max_pixels);
+
+/** @brief Bytes of the weights (mapped: clean, FILE type; naive: malloc'd);
+ *  0 for NULL.
+ *  @par Threads safe */
+TMEM_API uint64_t tmrt_vision_weight_bytes(const tmrt_vision *v);
 
 /** @brief Hugging Face's smart_resize: each side rounded (half to even) to a
  *  multiple of patch*merge, then scaled into [min_pixels, max_pixels]
- *  keeping the aspect ratio.
- *  @return 0, or -1 (a side smaller than patch*merge... as HF: too small,
- *          aspect ratio above 200, zero sizes) */
-int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32_t height, tmrt_vision_grid *out);
-
-/** @brief Memory modes. */
-typedef enum tmrt_vision_memory {
-    TMRT_VISION_TYPED = 0, /**< planned heaps, one copy (the fused conversion) */
-    TMRT_VISION_NAIVE,     /**< a malloc per tensor, a copy per image stage */
-} tmrt_vision_memory;
+ *  keeping the aspect ratio. Pure.
+ *  @param[out] out  zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, zero patch or merge, a side
+ *          smaller than patch*merge or zero, an aspect ratio above 200 (as
+ *          HF refuses them), a result above TMEM_SURFACE_MAX_DIM)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width,
+                                                             uint32_t height, tmrt_vision_grid *out);
 
 /** @brief An encode request. Zeroed = defaults. */
 typedef struct tmrt_vision_encode_desc {
-    tmrt_vision_memory memory;
-    int n_threads;            /**< 0 = 1 */
+    int n_threads;            /**< 0 = 1; at most 256 */
     bool keep_surface;        /**< false: release the caller's surface reference
                                    as soon as the patch tensor exists */
 } tmrt_vision_encode_desc;
@@ -115,32 +150,56 @@ typedef struct tmrt_vision_stats {
 } tmrt_vision_stats;
 
 /** @brief The grid an image surface will get (no work done).
- *  @return 0, or -1 with a message */
-int tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tmrt_vision_grid *out, char *err, size_t cap);
+ *  @param[out] out  zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, not a surface, an image
+ *          the smart resize refuses: err says which)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image,
+                                                           tmrt_vision_grid *out, tmrt_error *err);
 
 /** @brief Encode one image into `embeddings` (grid.n_tokens rows of
  *  out_hidden floats, row stride `ld` floats >= out_hidden), e.g. straight
- *  into the prefill's input rows. `*image` is released (and set NULL) once
- *  the patches exist unless desc->keep_surface. The image may be any format
- *  tmem_surface_convert reads (RGB8, RGBA8, BGRA8, GRAY8, NV12, I420).
- *  @param[out] stats  may be NULL.
- *  @return 0, or -1 with a message (budget refusals name the heap). */
-int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_encode_desc *desc, float *embeddings,
-                       size_t ld, tmrt_vision_stats *stats, char *err, size_t err_cap);
+ *  into the prefill's input rows, in the handle's memory mode. `*image` is
+ *  released (and set NULL) once the patches exist unless
+ *  desc->keep_surface. The image may be any format tmem_surface_convert
+ *  reads (RGB8, RGBA8, BGRA8, GRAY8, NV12, I420; naive mode: not the
+ *  tensor formats). Everything but the embeddings is released before the
+ *  call returns, on success and on failure.
+ *  @param desc  NULL = defaults.
+ *  @param[out] stats  may be NULL; zeroed on failure.
+ *  @param[out] err  may be NULL; budget refusals name the heap.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, ld < out_hidden, threads
+ *          outside 0..256, an image the smart resize refuses)
+ *          | TMEM_E_UNSUPPORTED (a format the naive chain cannot read)
+ *          | TMEM_E_BUDGET | TMEM_E_NO_MEMORY | the errors of the surface
+ *          conversion and of the planner; on failure the embeddings are
+ *          undefined and *image was released only when the patch tensor
+ *          was already made
+ *  @par Threads safe (calls on one model may run at once; each owns its memory) */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image,
+                                                       const tmrt_vision_encode_desc *desc, float *embeddings,
+                                                       size_t ld, tmrt_vision_stats *stats, tmrt_error *err);
 
 /* ---- writing mmproj files (tmem gen / tmem convert --mmproj) ---- */
 
 /** @brief Write an mmproj GGUF of config c with deterministic random weights
  *  (matrices in `ggml_type`: F32, F16, BF16 or Q8_0; norms and biases F32;
  *  position embeddings in F32 or F16 like the matrices) scaled so
- *  activations stay O(1) through every block.
- *  @return 0, or -1 with a message */
-int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t ggml_type, uint64_t seed, const char *path,
-                             char *err, size_t err_cap);
+ *  activations stay O(1) through every block. Streamed: memory stays small;
+ *  no file is left on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, Q8_0 with sizes not multiples
+ *          of 32) | TMEM_E_UNSUPPORTED (the type) | TMEM_E_NO_MEMORY
+ *          | TMEM_E_IO and the OS errors of writing
+ *  @par Threads safe (distinct paths) */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t ggml_type,
+                                                             uint64_t seed, const char *path, tmrt_error *err);
 
 /** @brief The vision config of a named preset ("qwen3.5-0.8b", "qwen3.5-2b",
- *  "tiny" for tests). @return 0, or -1 (unknown name) */
-int tmrt_vision_preset(const char *name, tmrt_vision_config *out);
+ *  "tiny" for tests; case-insensitive).
+ *  @param[out] out  unchanged on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_NOT_FOUND (unknown name)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_preset(const char *name, tmrt_vision_config *out);
 
 TMEM_EXTERN_C_END
 

@@ -14,6 +14,7 @@
 #define TMRT_CONVERT_INTERNAL_H
 
 #include "tmemrt/convert.h"
+#include "util/fail.h"
 #include <stdio.h>
 
 #define CV_MAX_LAYERS 256
@@ -80,23 +81,23 @@ typedef struct cv_tensor {
 /* The tensor list of the layout for h, every type chosen for `dtype`
  * (llama.cpp's rules). *out is malloc'd; free() it. */
 tmem_status tmrt__cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype, cv_tensor **out, size_t *n,
-                              tmrt_convert_error *err);
+                              tmrt_error *err);
 /* general.* and qwen35.* keys. */
 tmem_status tmrt__cv_layout_metadata(tmem_gguf_writer *w, const cv_hparams *h, tmem_weight_dtype dtype);
 /* Check a shape for the layout (head divisibility, ranges). */
-tmem_status tmrt__cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err);
+tmem_status tmrt__cv_hparams_check(const cv_hparams *h, tmrt_error *err);
 /* Layer kinds from the interval (0 = keep recurrent[] as given). */
 void tmrt__cv_hparams_set_interval(cv_hparams *h, uint32_t interval);
 
 /* config.json of hf_dir -> h. */
-tmem_status tmrt__cv_config_read(tmem_context *ctx, const char *hf_dir, cv_hparams *h, tmrt_convert_error *err);
+tmem_status tmrt__cv_config_read(tmem_context *ctx, const char *hf_dir, cv_hparams *h, tmrt_error *err);
 
 /* A whole file read into memory (small JSON files). NOT_FOUND if absent. */
-tmem_status tmrt__cv_read_file(const char *path, char **data, size_t *len, tmrt_convert_error *err);
+tmem_status tmrt__cv_read_file(const char *path, char **data, size_t *len, tmrt_error *err);
 
 /* The checkpoint's tensors over all shards. */
 typedef struct cv_source cv_source;
-tmem_status tmrt__cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_convert_error *err);
+tmem_status tmrt__cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_error *err);
 void tmrt__cv_source_close(cv_source *s);
 /* Find by normalised name ("language_model." removed, as llama.cpp does);
  * marks it used. */
@@ -115,41 +116,35 @@ typedef struct cv_progress {
 void tmrt__cv_progress_add(cv_progress *p, uint64_t bytes);
 
 /* The checkpoint tensor has the shape the config implies and a float dtype. */
-tmem_status tmrt__cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_convert_error *err);
+tmem_status tmrt__cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_error *err);
 tmem_status tmrt__cv_rows_convert(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
-                            const tmem_safetensors_tensor *src, cv_progress *p, tmrt_convert_error *err);
+                            const tmem_safetensors_tensor *src, cv_progress *p, tmrt_error *err);
 tmem_status tmrt__cv_rows_generate(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h, uint64_t seed,
-                             cv_progress *p, tmrt_convert_error *err);
+                             cv_progress *p, tmrt_error *err);
 /* Bytes of a tensor of the layout. */
 uint64_t tmrt__cv_tensor_bytes(const cv_tensor *t);
 
 /* A writer holding the layout's metadata for h. */
 tmem_status tmrt__cv_writer_new(const cv_hparams *h, tmem_weight_dtype dtype, tmem_gguf_writer **w,
-                                tmrt_convert_error *err);
+                                tmrt_error *err);
 /* Declare the tensors on w and stream them to path (src: their checkpoint
  * views, NULL = generate with seed). */
 tmem_status tmrt__cv_write_model(tmem_gguf_writer *w, const char *path, const cv_tensor *t, size_t n,
                                  const cv_hparams *h, const tmem_safetensors_tensor *src, uint64_t seed,
                                  tmrt_progress_fn fn, void *user, uint64_t *file_bytes,
-                                 tmrt_convert_error *err);
+                                 tmrt_error *err);
 void tmrt__cv_fill_result(tmrt_convert_result *out, const cv_tensor *t, size_t n, const cv_hparams *h, uint64_t bytes,
                     bool tokenizer);
 
 /* HF tokenizer files (tokenizer.json, tokenizer_config.json) -> keys.
  * *written false (and TMEM_OK) when the directory has none. */
 tmem_status tmrt__cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const char *hf_dir, const cv_hparams *h,
-                                 bool *written, tmrt_convert_error *err);
+                                 bool *written, tmrt_error *err);
 
 /* Vision tower plug-in points (convert_vision.c). */
 tmem_status tmrt__cv_vision_convert(tmem_context *ctx, const char *hf_dir, const char *mmproj_path,
-                                    tmem_weight_dtype dtype, uint64_t *file_bytes, tmrt_convert_error *err);
+                                    tmem_weight_dtype dtype, uint64_t *file_bytes, tmrt_error *err);
 tmem_status tmrt__cv_vision_gen(tmem_context *ctx, const tmem_model_desc *m, const char *mmproj_path,
-                          tmem_weight_dtype dtype, uint64_t seed, uint64_t *file_bytes, tmrt_convert_error *err);
-
-/* printf into err->message; returns st. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
-tmem_status tmrt__cv_fail(tmrt_convert_error *err, tmem_status st, const char *fmt, ...);
+                          tmem_weight_dtype dtype, uint64_t seed, uint64_t *file_bytes, tmrt_error *err);
 
 #endif /* TMRT_CONVERT_INTERNAL_H */

@@ -95,34 +95,34 @@ static void shape_str(char *buf, size_t cap, uint32_t n, const uint64_t *d) {
     if (k < cap) snprintf(buf + k, cap - k, "]");
 }
 
-tmem_status tmrt__cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_convert_error *err) {
+tmem_status tmrt__cv_rows_check(const cv_tensor *t, const tmem_safetensors_tensor *src, tmrt_error *err) {
     bool same = src->n_dims == t->hf_dims;
     for (uint32_t d = 0; same && d < t->hf_dims; d++) same = src->shape[d] == t->hf_shape[d];
     if (!same) {
         char got[96], want[96];
         shape_str(got, sizeof got, src->n_dims, src->shape);
         shape_str(want, sizeof want, t->hf_dims, t->hf_shape);
-        return tmrt__cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': shape %s, but config.json implies %s", t->hf,
+        return tmrt__fail(err, TMEM_E_CORRUPT, "tensor '%s': shape %s, but config.json implies %s", t->hf,
                              got, want);
     }
     if (src->dtype != TMEM_ST_F64 && ggml_of(src->dtype) == TMEM_GGML_TYPE_LIMIT)
-        return tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "tensor '%s': dtype %s (F32, F16, BF16 or F64 expected)", t->hf,
+        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "tensor '%s': dtype %s (F32, F16, BF16 or F64 expected)", t->hf,
                        tmem_st_dtype_name(src->dtype));
     return TMEM_OK;
 }
 
 static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
                               const tmem_safetensors_tensor *src, uint64_t seed, cv_progress *p,
-                              tmrt_convert_error *err);
+                              tmrt_error *err);
 
 tmem_status tmrt__cv_rows_convert(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
-                            const tmem_safetensors_tensor *src, cv_progress *p, tmrt_convert_error *err) {
+                            const tmem_safetensors_tensor *src, cv_progress *p, tmrt_error *err) {
     tmem_status st = tmrt__cv_rows_check(t, src, err);
     return st ? st : write_rows(s, t, h, src, 0, p, err);
 }
 
 tmem_status tmrt__cv_rows_generate(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h, uint64_t seed,
-                             cv_progress *p, tmrt_convert_error *err) {
+                             cv_progress *p, tmrt_error *err) {
     return write_rows(s, t, h, NULL, seed, p, err);
 }
 
@@ -171,15 +171,15 @@ static void gen_row(const cv_tensor *t, const cv_hparams *h, uint64_t *rng, floa
 
 static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_hparams *h,
                               const tmem_safetensors_tensor *src, uint64_t seed, cv_progress *p,
-                              tmrt_convert_error *err) {
+                              tmrt_error *err) {
     uint64_t n = t->ne[0], rows = t->ne[1] * t->ne[2] * t->ne[3], row_bytes;
     tmem_status st = tmem_ggml_row_size(t->type, n, &row_bytes);
-    if (st) return tmrt__cv_fail(err, st, "tensor '%s': rows of %llu cannot be stored as type %u", t->name,
+    if (st) return tmrt__fail(err, st, "tensor '%s': rows of %llu cannot be stored as type %u", t->name,
                            (unsigned long long)n, t->type);
     float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
     rowbuf rb = {s, malloc(OUT_BUF), 0, p};
     if (!a || !b || !rb.buf || row_bytes > OUT_BUF) {
-        st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "tensor '%s': out of memory for a row", t->name);
+        st = tmrt__fail(err, TMEM_E_NO_MEMORY, "tensor '%s': out of memory for a row", t->name);
         goto done;
     }
     uint64_t rng = name_seed(seed, t->name);
@@ -193,21 +193,21 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
             }
             for (uint64_t i = 0; i < n; i++) {
                 if (!isfinite(x[i])) {
-                    st = tmrt__cv_fail(err, TMEM_E_CORRUPT, "tensor '%s': non-finite value %g at row %llu, column %llu",
+                    st = tmrt__fail(err, TMEM_E_CORRUPT, "tensor '%s': non-finite value %g at row %llu, column %llu",
                                  t->hf, (double)x[i], (unsigned long long)o, (unsigned long long)i);
                     goto done;
                 }
                 if (t->op == CV_OP_PLUS1) x[i] += 1.0f;
                 else if (t->op == CV_OP_NEG_EXP) x[i] = -expf(x[i]);
                 if (!isfinite(x[i])) {
-                    st = tmrt__cv_fail(err, TMEM_E_CORRUPT,
+                    st = tmrt__fail(err, TMEM_E_CORRUPT,
                                        "tensor '%s': value at row %llu, column %llu overflows when "
                                        "transformed for '%s'",
                                        t->hf, (unsigned long long)o, (unsigned long long)i, t->name);
                     goto done;
                 }
                 if (t->type == TMEM_GGML_F16 && fabsf(x[i]) > F16_MAX) {
-                    st = tmrt__cv_fail(err, TMEM_E_CORRUPT,
+                    st = tmrt__fail(err, TMEM_E_CORRUPT,
                                        "tensor '%s': value %g at row %llu, column %llu does not fit "
                                        "f16 (max 65504): convert with --dtype bf16 or f32",
                                        t->hf, (double)x[i], (unsigned long long)o, (unsigned long long)i);
@@ -220,12 +220,12 @@ static tmem_status write_rows(tmem_gguf_stream *s, const cv_tensor *t, const cv_
         uint8_t *dst = rb_row(&rb, (size_t)row_bytes, &st);
         if (!dst) break;
         if ((st = encode_row(t->type, x, dst, n)))
-            st = tmrt__cv_fail(err, st, "tensor '%s': cannot encode %llu values as type %u", t->name,
+            st = tmrt__fail(err, st, "tensor '%s': cannot encode %llu values as type %u", t->name,
                          (unsigned long long)n, t->type);
     }
     if (!st) st = rb_flush(&rb);
     if (st && err && !err->message[0])
-        tmrt__cv_fail(err, st, "tensor '%s': writing failed: %s", t->name, tmem_strerror(st));
+        tmrt__fail(err, st, "tensor '%s': writing failed: %s", t->name, tmem_strerror(st));
 done:
     free(a);
     free(b);

@@ -65,12 +65,12 @@ static bool safe_file_name(const char *n) {
 }
 
 static tmem_status add_shard(tmem_context *ctx, cv_source *s, const char *dir, const char *file,
-                             tmrt_convert_error *err) {
+                             tmrt_error *err) {
     for (uint32_t i = 0; i < s->n_shards; i++)
         if (!strcmp(s->shard_name[i], file)) return TMEM_OK;
-    if (s->n_shards == MAX_SHARDS) return tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
+    if (s->n_shards == MAX_SHARDS) return tmrt__fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
     if (!safe_file_name(file))
-        return tmrt__cv_fail(err, TMEM_E_CORRUPT,
+        return tmrt__fail(err, TMEM_E_CORRUPT,
                              "shard name '%.100s' is not a file name in the checkpoint directory", file);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -79,11 +79,11 @@ static tmem_status add_shard(tmem_context *ctx, cv_source *s, const char *dir, c
     tmem_safetensors_error e;
     tmem_safetensors *st;
     tmem_status rc = tmem_safetensors_open(ctx, &d, &st, &e);
-    if (rc) return tmrt__cv_fail(err, rc, "%s: %s (byte %llu)", path, e.message, (unsigned long long)e.offset);
+    if (rc) return tmrt__fail(err, rc, "%s: %s (byte %llu)", path, e.message, (unsigned long long)e.offset);
     s->shard_name[s->n_shards] = malloc(strlen(file) + 1);
     if (!s->shard_name[s->n_shards]) {
         tmem_safetensors_close(st);
-        return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+        return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
     }
     strcpy(s->shard_name[s->n_shards], file);
     s->shard[s->n_shards++] = st;
@@ -93,21 +93,21 @@ static tmem_status add_shard(tmem_context *ctx, cv_source *s, const char *dir, c
 /* Shards named by the index's weight_map; *index_json keeps the document
  * for the membership check. */
 static tmem_status open_indexed(tmem_context *ctx, cv_source *s, const char *dir, const char *path, char *text,
-                                size_t len, tmrt_convert_error *err) {
+                                size_t len, tmrt_error *err) {
     tmem_json *j;
     tmem_json_error je;
     tmem_status st = tmem_json_parse(ctx, text, len, &j, &je);
-    if (st) return tmrt__cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
+    if (st) return tmrt__fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
     tmem_json_ref map, k, v;
     if (tmem_json_get(j, TMEM_JSON_ROOT, "weight_map", &map) || tmem_json_type_of(j, map) != TMEM_JSON_OBJECT) {
         tmem_json_free(j);
-        return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: no weight_map object", path);
+        return tmrt__fail(err, TMEM_E_PARSE, "%s: no weight_map object", path);
     }
     char file[512];
     size_t n;
     for (st = tmem_json_first(j, map, &k); st == TMEM_OK && !st; ) {
         if (tmem_json_member_value(j, k, &v) || tmem_json_string(j, v, file, sizeof file, &n)) {
-            st = tmrt__cv_fail(err, TMEM_E_PARSE, "%s: weight_map value at byte %llu is not a file name", path,
+            st = tmrt__fail(err, TMEM_E_PARSE, "%s: weight_map value at byte %llu is not a file name", path,
                          (unsigned long long)tmem_json_offset(j, v));
             break;
         }
@@ -127,7 +127,7 @@ static tmem_status open_indexed(tmem_context *ctx, cv_source *s, const char *dir
             if (strcmp(s->shard_name[i], file)) continue;
             if (tmem_safetensors_find(s->shard[i], name, &t) != TMEM_OK)
                 st =
-                    tmrt__cv_fail(err, TMEM_E_NOT_FOUND,
+                    tmrt__fail(err, TMEM_E_NOT_FOUND,
                                   "%s: tensor '%s' is not in %s, where weight_map puts it", path, name, file);
         }
     }
@@ -137,9 +137,9 @@ static tmem_status open_indexed(tmem_context *ctx, cv_source *s, const char *dir
 
 static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static tmem_status open_all(tmem_context *ctx, cv_source *s, const char *dir, tmrt_convert_error *err) {
+static tmem_status open_all(tmem_context *ctx, cv_source *s, const char *dir, tmrt_error *err) {
     DIR *d = opendir(dir);
-    if (!d) return tmrt__cv_fail(err, TMEM_E_NOT_FOUND, "%s: cannot open the directory", dir);
+    if (!d) return tmrt__fail(err, TMEM_E_NOT_FOUND, "%s: cannot open the directory", dir);
     char *names[MAX_SHARDS];
     uint32_t n = 0;
     struct dirent *de;
@@ -147,31 +147,31 @@ static tmem_status open_all(tmem_context *ctx, cv_source *s, const char *dir, tm
     while ((de = readdir(d)) && !st) {
         size_t l = strlen(de->d_name);
         if (l <= 12 || strcmp(de->d_name + l - 12, ".safetensors")) continue;
-        if (n == MAX_SHARDS) st = tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
-        else if (!(names[n] = malloc(l + 1))) st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+        if (n == MAX_SHARDS) st = tmrt__fail(err, TMEM_E_UNSUPPORTED, "more than %d shards", MAX_SHARDS);
+        else if (!(names[n] = malloc(l + 1))) st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
         else memcpy(names[n++], de->d_name, l + 1);
     }
     closedir(d);
     qsort(names, n, sizeof names[0], str_cmp);
     for (uint32_t i = 0; i < n && !st; i++) st = add_shard(ctx, s, dir, names[i], err);
     for (uint32_t i = 0; i < n; i++) free(names[i]);
-    if (!st && !s->n_shards) st = tmrt__cv_fail(err, TMEM_E_NOT_FOUND, "%s: no *.safetensors file", dir);
+    if (!st && !s->n_shards) st = tmrt__fail(err, TMEM_E_NOT_FOUND, "%s: no *.safetensors file", dir);
     return st;
 }
 
-static tmem_status build_index(cv_source *s, tmrt_convert_error *err) {
+static tmem_status build_index(cv_source *s, tmrt_error *err) {
     size_t total = 0;
     for (uint32_t i = 0; i < s->n_shards; i++) {
         tmem_safetensors_info info;
         if (tmem_safetensors_get_info(s->shard[i], &info) == TMEM_OK) total += (size_t)info.tensor_count;
     }
     s->e = calloc(total ? total : 1, sizeof *s->e);
-    if (!s->e) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+    if (!s->e) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
     for (uint32_t i = 0; i < s->n_shards; i++) {
         tmem_safetensors_tensor t;
         for (uint64_t k = 0; tmem_safetensors_tensor_at(s->shard[i], k, &t) == TMEM_OK; k++) {
             entry *e = &s->e[s->n];
-            if (!(e->name = normalise(t.name))) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+            if (!(e->name = normalise(t.name))) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
             e->shard = i;
             e->index = k;
             s->n++;
@@ -180,15 +180,15 @@ static tmem_status build_index(cv_source *s, tmrt_convert_error *err) {
     qsort(s->e, s->n, sizeof *s->e, entry_cmp);
     for (size_t i = 0; i + 1 < s->n; i++)
         if (!strcmp(s->e[i].name, s->e[i + 1].name))
-            return tmrt__cv_fail(err, TMEM_E_CORRUPT, "tensor '%s' appears twice (%s and %s)", s->e[i].name,
+            return tmrt__fail(err, TMEM_E_CORRUPT, "tensor '%s' appears twice (%s and %s)", s->e[i].name,
                            s->shard_name[s->e[i].shard], s->shard_name[s->e[i + 1].shard]);
     return TMEM_OK;
 }
 
-tmem_status tmrt__cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_convert_error *err) {
+tmem_status tmrt__cv_source_open(tmem_context *ctx, const char *hf_dir, cv_source **out, tmrt_error *err) {
     *out = NULL;
     cv_source *s = calloc(1, sizeof *s);
-    if (!s) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+    if (!s) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", hf_dir);
     char *text;

@@ -38,7 +38,7 @@ static void doc_free(doc *d) {
 
 /* Read and parse dir/name; *found false when the file is absent. */
 static tmem_status doc_load(tmem_context *ctx, const char *dir, const char *name, doc *d, bool *found,
-                            tmrt_convert_error *err) {
+                            tmrt_error *err) {
     memset(d, 0, sizeof *d);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -51,7 +51,7 @@ static tmem_status doc_load(tmem_context *ctx, const char *dir, const char *name
     if ((st = tmem_json_parse(ctx, d->text, d->len, &d->j, &je))) {
         free(d->text);
         d->text = NULL;
-        return tmrt__cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
+        return tmrt__fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
     }
     return TMEM_OK;
 }
@@ -94,33 +94,33 @@ static bool looks_special(const char *t) {
 
 /* The base vocabulary: an object token -> id. */
 static tmem_status read_vocab(const tmem_json *j, tmem_json_ref obj, vocab *v, const char *what,
-                              tmrt_convert_error *err) {
+                              tmrt_error *err) {
     if (tmem_json_type_of(j, obj) != TMEM_JSON_OBJECT)
-        return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: the vocabulary is not an object", what);
+        return tmrt__fail(err, TMEM_E_PARSE, "%s: the vocabulary is not an object", what);
     tmem_json_ref k, val;
     for (tmem_status r = tmem_json_first(j, obj, &k); r == TMEM_OK; r = tmem_json_next(j, k, &k)) {
         int64_t id;
         if (tmem_json_member_value(j, k, &val) || tmem_json_int(j, val, &id) || id < 0)
-            return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: vocabulary entry at byte %llu has no valid id", what,
+            return tmrt__fail(err, TMEM_E_PARSE, "%s: vocabulary entry at byte %llu has no valid id", what,
                            (unsigned long long)tmem_json_offset(j, k));
         if (id >= v->n)
-            return tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: token id %lld is not below vocab_size %u", what,
+            return tmrt__fail(err, TMEM_E_CORRUPT, "%s: token id %lld is not below vocab_size %u", what,
                                  (long long)id, v->n);
         if (v->tok[id])
-            return tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: token id %lld appears twice", what, (long long)id);
-        if (!(v->tok[id] = json_strdup(j, k))) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+            return tmrt__fail(err, TMEM_E_CORRUPT, "%s: token id %lld appears twice", what, (long long)id);
+        if (!(v->tok[id] = json_strdup(j, k))) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
         v->type[id] = TT_NORMAL;
     }
     return TMEM_OK;
 }
 
 static tmem_status add_token(vocab *v, int64_t id, const tmem_json *j, tmem_json_ref content, bool special,
-                             const char *what, tmrt_convert_error *err) {
+                             const char *what, tmrt_error *err) {
     if (id < 0 || id >= v->n)
-        return tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: added token id %lld is not below vocab_size %u", what,
+        return tmrt__fail(err, TMEM_E_CORRUPT, "%s: added token id %lld is not below vocab_size %u", what,
                              (long long)id, v->n);
     char *s = json_strdup(j, content);
-    if (!s) return tmrt__cv_fail(err, TMEM_E_PARSE, "%s: added token %lld has no string content", what, (long long)id);
+    if (!s) return tmrt__fail(err, TMEM_E_PARSE, "%s: added token %lld has no string content", what, (long long)id);
     free(v->tok[id]);
     v->tok[id] = s;
     v->type[id] = special || looks_special(s) ? TT_CONTROL : TT_USER;
@@ -128,14 +128,14 @@ static tmem_status add_token(vocab *v, int64_t id, const tmem_json *j, tmem_json
 }
 
 /* tokenizer.json's added_tokens: [{id, content, special, ...}]. */
-static tmem_status read_added(const tmem_json *j, tmem_json_ref arr, vocab *v, tmrt_convert_error *err) {
+static tmem_status read_added(const tmem_json *j, tmem_json_ref arr, vocab *v, tmrt_error *err) {
     if (tmem_json_type_of(j, arr) != TMEM_JSON_ARRAY) return TMEM_OK;
     tmem_json_ref e, f, c;
     for (tmem_status r = tmem_json_first(j, arr, &e); r == TMEM_OK; r = tmem_json_next(j, e, &e)) {
         int64_t id;
         bool special = false;
         if (tmem_json_get(j, e, "id", &f) || tmem_json_int(j, f, &id) || tmem_json_get(j, e, "content", &c))
-            return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer.json: added token at byte %llu lacks id or content",
+            return tmrt__fail(err, TMEM_E_PARSE, "tokenizer.json: added token at byte %llu lacks id or content",
                            (unsigned long long)tmem_json_offset(j, e));
         if (tmem_json_get(j, e, "special", &f) == TMEM_OK && tmem_json_bool(j, f, &special)) special = false;
         tmem_status st = add_token(v, id, j, c, special, "tokenizer.json", err);
@@ -145,7 +145,7 @@ static tmem_status read_added(const tmem_json *j, tmem_json_ref arr, vocab *v, t
 }
 
 /* tokenizer_config.json's added_tokens_decoder: {"id": {content, special}}. */
-static tmem_status read_added_decoder(const tmem_json *j, vocab *v, tmrt_convert_error *err) {
+static tmem_status read_added_decoder(const tmem_json *j, vocab *v, tmrt_error *err) {
     tmem_json_ref obj, k, val, c, f;
     if (tmem_json_get(j, TMEM_JSON_ROOT, "added_tokens_decoder", &obj) || tmem_json_type_of(j, obj) != TMEM_JSON_OBJECT)
         return TMEM_OK;
@@ -155,9 +155,9 @@ static tmem_status read_added_decoder(const tmem_json *j, vocab *v, tmrt_convert
         char *end = NULL;
         if (tmem_json_string(j, k, idbuf, sizeof idbuf, &n) || tmem_json_member_value(j, k, &val) ||
             tmem_json_get(j, val, "content", &c))
-            return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer_config.json: bad added_tokens_decoder entry");
+            return tmrt__fail(err, TMEM_E_PARSE, "tokenizer_config.json: bad added_tokens_decoder entry");
         long long id = strtoll(idbuf, &end, 10);
-        if (!n || *end) return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer_config.json: added token id '%s'", idbuf);
+        if (!n || *end) return tmrt__fail(err, TMEM_E_PARSE, "tokenizer_config.json: added token id '%s'", idbuf);
         bool special = false;
         if (tmem_json_get(j, val, "special", &f) == TMEM_OK && tmem_json_bool(j, f, &special)) special = false;
         tmem_status st = add_token(v, id, j, c, special, "tokenizer_config.json", err);
@@ -200,7 +200,7 @@ static char *part_escaped(const char *s) {
     return o;
 }
 
-static tmem_status read_merges_json(const tmem_json *j, tmem_json_ref arr, vocab *v, tmrt_convert_error *err) {
+static tmem_status read_merges_json(const tmem_json *j, tmem_json_ref arr, vocab *v, tmrt_error *err) {
     if (tmem_json_type_of(j, arr) != TMEM_JSON_ARRAY) return TMEM_OK;
     uint64_t cap = 0;
     tmem_json_ref e, a, b;
@@ -215,16 +215,16 @@ static tmem_status read_merges_json(const tmem_json *j, tmem_json_ref arr, vocab
             if (xe && ye && (m = malloc(strlen(xe) + strlen(ye) + 2))) sprintf(m, "%s %s", xe, ye);
             free(x), free(y), free(xe), free(ye);
         } else {
-            return tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer.json: merge at byte %llu is neither \"a b\" nor [a, b]",
+            return tmrt__fail(err, TMEM_E_PARSE, "tokenizer.json: merge at byte %llu is neither \"a b\" nor [a, b]",
                            (unsigned long long)tmem_json_offset(j, e));
         }
-        if (push_merge(v, &cap, m)) return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
+        if (push_merge(v, &cap, m)) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
     }
     return TMEM_OK;
 }
 
 /* merges.txt: optional "#version" line, then "a b" per line. */
-static tmem_status read_merges_txt(const char *dir, vocab *v, tmrt_convert_error *err) {
+static tmem_status read_merges_txt(const char *dir, vocab *v, tmrt_error *err) {
     char path[4096], *text;
     size_t len;
     snprintf(path, sizeof path, "%s/merges.txt", dir);
@@ -256,7 +256,7 @@ static tmem_status read_merges_txt(const char *dir, vocab *v, tmrt_convert_error
                     memcpy(m + (sp - a) + 1, text + c, b - c);
                     m[(sp - a) + 1 + (b - c)] = 0;
                 }
-                if (push_merge(v, &cap, m)) st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
+                if (push_merge(v, &cap, m)) st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory for the merges");
             }
         }
         i = e + 1;
@@ -299,7 +299,7 @@ static tmem_status set_str(tmem_gguf_writer *w, const char *key, const char *s, 
 }
 
 static tmem_status write_specials(tmem_gguf_writer *w, const char *dir, const doc *cfg, const doc *tok,
-                                  const cv_hparams *h, tmrt_convert_error *err) {
+                                  const cv_hparams *h, tmrt_error *err) {
     static const char *const typ[] = {"bos", "eos", "unk", "sep", "pad", "cls", "mask"};
     static const char *const key[] = {"bos_token_id", "eos_token_id", "unknown_token_id", "seperator_token_id",
                                       "padding_token_id", "cls_token_id", "mask_token_id"};
@@ -343,7 +343,7 @@ static tmem_status write_specials(tmem_gguf_writer *w, const char *dir, const do
 }
 
 tmem_status tmrt__cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, const char *hf_dir, const cv_hparams *h,
-                                 bool *written, tmrt_convert_error *err) {
+                                 bool *written, tmrt_error *err) {
     *written = false;
     doc tok = {0}, cfg = {0}, vj = {0};
     bool have_tok, have_cfg, have_vj = false;
@@ -356,17 +356,17 @@ tmem_status tmrt__cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, c
     v.tok = calloc(v.n, sizeof *v.tok);
     v.type = calloc(v.n, sizeof *v.type);
     if (!v.tok || !v.type) {
-        st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the vocabulary");
+        st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory for the vocabulary");
         goto done;
     }
     tmem_json_ref model, r;
     if (have_tok) {
         if (tmem_json_get(tok.j, TMEM_JSON_ROOT, "model", &model) || tmem_json_get(tok.j, model, "vocab", &r)) {
-            st = tmrt__cv_fail(err, TMEM_E_PARSE, "tokenizer.json: no model.vocab");
+            st = tmrt__fail(err, TMEM_E_PARSE, "tokenizer.json: no model.vocab");
             goto done;
         }
         if (tmem_json_get(tok.j, model, "type", &r) == TMEM_OK && !tmem_json_string_eq(tok.j, r, "BPE")) {
-            st = tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "tokenizer.json: model.type is not BPE");
+            st = tmrt__fail(err, TMEM_E_UNSUPPORTED, "tokenizer.json: model.type is not BPE");
             goto done;
         }
         if (tmem_json_get(tok.j, model, "vocab", &r)) r = TMEM_JSON_ROOT; /* found above */
@@ -386,7 +386,7 @@ tmem_status tmrt__cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, c
         char pad[32];
         snprintf(pad, sizeof pad, "[PAD%u]", i);
         if (!(v.tok[i] = malloc(strlen(pad) + 1))) {
-            st = tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory");
+            st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
             goto done;
         }
         strcpy(v.tok[i], pad);
@@ -399,7 +399,7 @@ tmem_status tmrt__cv_tokenizer_convert(tmem_context *ctx, tmem_gguf_writer *w, c
     if (!st && v.n_merges)
         st = tmem_gguf_writer_set_array(w, "tokenizer.ggml.merges", TMEM_GGUF_STRING, v.merges, v.n_merges);
     if (st) {
-        st = tmrt__cv_fail(err, st, "writing the tokenizer failed: %s", tmem_strerror(st));
+        st = tmrt__fail(err, st, "writing the tokenizer failed: %s", tmem_strerror(st));
         goto done;
     }
     if ((st = write_specials(w, hf_dir, &cfg, &tok, h, err))) goto done;

@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "convert_internal.h"
-#include "vision/vision_internal.h"
+#include "kern/kern.h"
+#include "vision/writer.h"
 
 static uint32_t ggml_type_of(tmem_weight_dtype d) {
     switch (d) {
@@ -39,7 +40,7 @@ typedef struct jcfg {
     tmem_json *j;
     tmem_json_ref obj;
     const char *path;
-    tmrt_convert_error *err;
+    tmrt_error *err;
     tmem_status st;
 } jcfg;
 
@@ -49,18 +50,18 @@ static uint32_t j_u32(jcfg *c, const char *key, bool required, uint32_t fallback
     if (c->st) return 0;
     if (tmem_json_get(c->j, c->obj, key, &v) != TMEM_OK) {
         if (!required) return fallback;
-        c->st = tmrt__cv_fail(c->err, TMEM_E_NOT_FOUND, "%s: vision_config.%s missing", c->path, key);
+        c->st = tmrt__fail(c->err, TMEM_E_NOT_FOUND, "%s: vision_config.%s missing", c->path, key);
         return 0;
     }
     if (tmem_json_int(c->j, v, &x) != TMEM_OK || x <= 0 || x > (1 << 26)) {
-        c->st = tmrt__cv_fail(c->err, TMEM_E_CORRUPT, "%s: %s must be a positive integer", c->path, key);
+        c->st = tmrt__fail(c->err, TMEM_E_CORRUPT, "%s: %s must be a positive integer", c->path, key);
         return 0;
     }
     return (uint32_t)x;
 }
 
 static tmem_status parse_json(tmem_context *ctx, const char *path, char **text, tmem_json **j,
-                              tmrt_convert_error *err) {
+                              tmrt_error *err) {
     size_t len;
     tmem_status st = tmrt__cv_read_file(path, text, &len, err);
     if (st) return st;
@@ -69,13 +70,13 @@ static tmem_status parse_json(tmem_context *ctx, const char *path, char **text, 
     if (st) {
         free(*text);
         *text = NULL;
-        return tmrt__cv_fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
+        return tmrt__fail(err, st, "%s:%u:%u: %s", path, je.line, je.column, je.message);
     }
     return TMEM_OK;
 }
 
 static tmem_status read_vision_config(tmem_context *ctx, const char *hf_dir, tmrt_vision_config *c,
-                                      tmrt_convert_error *err) {
+                                      tmrt_error *err) {
     char path[4096], *text = NULL;
     tmem_json *j = NULL;
     memset(c, 0, sizeof *c);
@@ -85,7 +86,7 @@ static tmem_status read_vision_config(tmem_context *ctx, const char *hf_dir, tmr
     tmem_json_ref vc, v;
     if (tmem_json_get(j, TMEM_JSON_ROOT, "vision_config", &vc) != TMEM_OK ||
         tmem_json_type_of(j, vc) != TMEM_JSON_OBJECT) {
-        st = tmrt__cv_fail(err, TMEM_E_NOT_FOUND, "%s: no vision_config: this checkpoint has no vision tower", path);
+        st = tmrt__fail(err, TMEM_E_NOT_FOUND, "%s: no vision_config: this checkpoint has no vision tower", path);
         goto out;
     }
     jcfg g = {j, vc, path, err, TMEM_OK};
@@ -100,17 +101,17 @@ static tmem_status read_vision_config(tmem_context *ctx, const char *hf_dir, tmr
     c->out_hidden = j_u32(&g, "out_hidden_size", true, 0);
     if ((st = g.st)) goto out;
     if (c->temporal != 2) {
-        st = tmrt__cv_fail(err, TMEM_E_UNSUPPORTED,
-                           "%s: temporal_patch_size %u (llama.cpp's layout splits the Conv3d in 2)", path,
-                           c->temporal);
+        st = tmrt__fail(err, TMEM_E_UNSUPPORTED,
+                        "%s: temporal_patch_size %u (llama.cpp's layout splits the Conv3d in 2)", path,
+                        c->temporal);
         goto out;
     }
     if (tmem_json_get(j, vc, "hidden_act", &v) == TMEM_OK && !tmem_json_string_eq(j, v, "gelu_pytorch_tanh")) {
-        st = tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "%s: vision hidden_act must be gelu_pytorch_tanh", path);
+        st = tmrt__fail(err, TMEM_E_UNSUPPORTED, "%s: vision hidden_act must be gelu_pytorch_tanh", path);
         goto out;
     }
     if (tmem_json_get(j, vc, "deepstack_visual_indexes", &v) == TMEM_OK && tmem_json_count(j, v) > 0) {
-        st = tmrt__cv_fail(err, TMEM_E_UNSUPPORTED, "%s: deepstack layers (Qwen3-VL) are not supported", path);
+        st = tmrt__fail(err, TMEM_E_UNSUPPORTED, "%s: deepstack layers (Qwen3-VL) are not supported", path);
         goto out;
     }
     /* llama.cpp writes the text model's rms_norm_eps as the vision LayerNorm
@@ -123,9 +124,9 @@ static tmem_status read_vision_config(tmem_context *ctx, const char *hf_dir, tmr
     c->eps = (float)eps;
     uint32_t side = (uint32_t)lrint(sqrt((double)c->n_pos));
     if (side * side != c->n_pos || c->hidden % c->heads || (c->hidden / c->heads) % 4) {
-        st = tmrt__cv_fail(err, TMEM_E_CORRUPT,
-                           "%s: inconsistent vision_config (positions %u, hidden %u, heads %u)", path,
-                           c->n_pos, c->hidden, c->heads);
+        st = tmrt__fail(err, TMEM_E_CORRUPT,
+                        "%s: inconsistent vision_config (positions %u, hidden %u, heads %u)", path,
+                        c->n_pos, c->hidden, c->heads);
         goto out;
     }
 out:
@@ -136,7 +137,7 @@ out:
 
 /* preprocessor_config.json: mean, std, pixel bounds (defaults when absent). */
 static tmem_status read_preprocessor(tmem_context *ctx, const char *hf_dir, tmrt_vision_config *c,
-                                     tmrt_convert_error *err) {
+                                     tmrt_error *err) {
     for (int i = 0; i < 3; i++) c->mean[i] = c->std[i] = 0.5f;
     c->min_pixels = 65536, c->max_pixels = 16777216;
     char path[4096], *text = NULL;
@@ -154,7 +155,7 @@ static tmem_status read_preprocessor(tmem_context *ctx, const char *hf_dir, tmrt
             double x;
             if (tmem_json_count(j, a) != 3 || tmem_json_at(j, a, i, &e) != TMEM_OK || tmem_json_number(j, e, &x) ||
                 !isfinite(x) || (k == 1 && x <= 0))
-                st = tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: %s must be 3 numbers", path, keys[k]);
+                st = tmrt__fail(err, TMEM_E_CORRUPT, "%s: %s must be 3 numbers", path, keys[k]);
             else
                 dst[k][i] = (float)x;
         }
@@ -168,7 +169,7 @@ static tmem_status read_preprocessor(tmem_context *ctx, const char *hf_dir, tmrt
             c->max_pixels = (uint64_t)x;
     }
     if (!st && (c->min_pixels > c->max_pixels || c->max_pixels > UINT32_MAX))
-        st = tmrt__cv_fail(err, TMEM_E_CORRUPT, "%s: size bounds out of range", path);
+        st = tmrt__fail(err, TMEM_E_CORRUPT, "%s: size bounds out of range", path);
     tmem_json_free(j);
     free(text);
     return st;
@@ -179,7 +180,7 @@ static tmem_status read_preprocessor(tmem_context *ctx, const char *hf_dir, tmrt
 typedef struct hf_rows {
     cv_source *src;
     const tmrt_vision_config *c;
-    tmrt_convert_error *err;
+    tmrt_error *err;
     size_t tensor;               /* the tensor cached below */
     bool have;
     tmem_safetensors_tensor t;
@@ -229,18 +230,20 @@ static uint32_t ggml_of_st(tmem_st_dtype d) {
                                : 0xFFFF;
 }
 
-static int hf_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
-                  char *err, size_t cap) {
+static tmem_status hf_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out,
+                          uint64_t n, tmrt_error *err) {
     (void)how;
     hf_rows *r = user;
     if (!r->have || r->tensor != tensor) {
         char hf[128];
-        if (!hf_name(name, hf, sizeof hf, &r->frame)) return vis_error(err, cap, "no checkpoint tensor for %s", name);
+        if (!hf_name(name, hf, sizeof hf, &r->frame))
+            return tmrt__fail(err, TMEM_E_NOT_FOUND, "no checkpoint tensor for %s", name);
         if (tmrt__cv_source_find(r->src, hf, &r->t) != TMEM_OK)
-            return vis_error(err, cap, "%s missing from the checkpoint", hf);
+            return tmrt__fail(err, TMEM_E_NOT_FOUND, "%s missing from the checkpoint", hf);
         uint32_t gt = ggml_of_st(r->t.dtype);
-        if (gt == 0xFFFF) return vis_error(err, cap, "%s: dtype %s (F32, F16 or BF16 expected)", hf,
-                                           tmem_st_dtype_name(r->t.dtype));
+        if (gt == 0xFFFF)
+            return tmrt__fail(err, TMEM_E_UNSUPPORTED, "%s: dtype %s (F32, F16 or BF16 expected)", hf,
+                              tmem_st_dtype_name(r->t.dtype));
         r->tensor = tensor, r->have = true;
     }
     const tmrt_vision_config *c = r->c;
@@ -250,26 +253,28 @@ static int hf_row(void *user, const char *name, int how, size_t tensor, uint64_t
         uint64_t pp = (uint64_t)c->patch * c->patch;
         if (r->t.n_dims != 5 || r->t.shape[0] != c->hidden || r->t.shape[1] != 3 || r->t.shape[2] != 2 ||
             r->t.shape[3] != c->patch || r->t.shape[4] != c->patch || n != 3 * pp)
-            return vis_error(err, cap, "%s: shape is not [%u, 3, 2, %u, %u]", r->t.name, c->hidden, c->patch, c->patch);
+            return tmrt__fail(err, TMEM_E_CORRUPT, "%s: shape is not [%u, 3, 2, %u, %u]", r->t.name, c->hidden,
+                              c->patch, c->patch);
         for (uint64_t ch = 0; ch < 3; ch++)
             if (!tmrt__kern_dequantize_row(gt, base + (((row * 3 + ch) * 2 + (uint64_t)r->frame) * pp) * es,
                                            out + ch * pp, (int64_t)pp))
-                return vis_error(err, cap, "%s: cannot read", r->t.name);
+                return tmrt__fail(err, TMEM_E_CORRUPT, "%s: cannot read", r->t.name);
     } else {
         if (r->t.n_elements % n || (row + 1) * n > r->t.n_elements)
-            return vis_error(err, cap, "%s: %llu elements, not rows of %llu", r->t.name,
-                             (unsigned long long)r->t.n_elements, (unsigned long long)n);
+            return tmrt__fail(err, TMEM_E_CORRUPT, "%s: %llu elements, not rows of %llu", r->t.name,
+                              (unsigned long long)r->t.n_elements, (unsigned long long)n);
         if (!tmrt__kern_dequantize_row(gt, base + row * n * es, out, (int64_t)n))
-            return vis_error(err, cap, "%s: cannot read", r->t.name);
+            return tmrt__fail(err, TMEM_E_CORRUPT, "%s: cannot read", r->t.name);
     }
     for (uint64_t i = 0; i < n; i++)
-        if (!isfinite(out[i])) return vis_error(err, cap, "%s: NaN or infinity in row %llu", r->t.name,
-                                                (unsigned long long)row);
-    return 0;
+        if (!isfinite(out[i]))
+            return tmrt__fail(err, TMEM_E_CORRUPT, "%s: NaN or infinity in row %llu", r->t.name,
+                              (unsigned long long)row);
+    return TMEM_OK;
 }
 
 tmem_status tmrt__cv_vision_convert(tmem_context *ctx, const char *hf_dir, const char *mmproj_path,
-                                    tmem_weight_dtype dtype, uint64_t *file_bytes, tmrt_convert_error *err) {
+                                    tmem_weight_dtype dtype, uint64_t *file_bytes, tmrt_error *err) {
     *file_bytes = 0;
     tmrt_vision_config c;
     tmem_status st = read_vision_config(ctx, hf_dir, &c, err);
@@ -278,19 +283,19 @@ tmem_status tmrt__cv_vision_convert(tmem_context *ctx, const char *hf_dir, const
     cv_source *src;
     if ((st = tmrt__cv_source_open(ctx, hf_dir, &src, err))) return st;
     hf_rows r = {src, &c, err, 0, false, {0}, -1};
-    char msg[320];
-    int rc = tmrt__vis_write_mmproj(&c, ggml_type_of(dtype), mmproj_path, hf_row, &r, file_bytes, msg, sizeof msg);
+    tmrt_error inner = {{0}};
+    st = tmrt__vis_write_mmproj(&c, ggml_type_of(dtype), mmproj_path, hf_row, &r, file_bytes, &inner);
     tmrt__cv_source_close(src);
-    if (rc != 0) return tmrt__cv_fail(err, TMEM_E_CORRUPT, "mmproj: %s", msg);
+    if (st != TMEM_OK) return tmrt__fail(err, st, "mmproj: %s", inner.message);
     return TMEM_OK;
 }
 
 tmem_status tmrt__cv_vision_gen(tmem_context *ctx, const tmem_model_desc *m, const char *mmproj_path,
-                          tmem_weight_dtype dtype, uint64_t seed, uint64_t *file_bytes, tmrt_convert_error *err) {
+                          tmem_weight_dtype dtype, uint64_t seed, uint64_t *file_bytes, tmrt_error *err) {
     (void)ctx;
     *file_bytes = 0;
     tmrt_vision_config c;
-    if (tmrt_vision_preset("tiny", &c) != 0) return tmrt__cv_fail(err, TMEM_E_NOT_FOUND, "no tiny vision preset");
+    if (tmrt_vision_preset("tiny", &c) != TMEM_OK) return tmrt__fail(err, TMEM_E_NOT_FOUND, "no tiny vision preset");
     if (m->vis_depth) { /* the preset's tower */
         c.depth = m->vis_depth, c.hidden = m->vis_hidden, c.ff = m->vis_ff, c.heads = m->vis_heads;
         c.patch = m->vis_patch, c.merge = m->vis_merge, c.temporal = m->vis_temporal_patch;
@@ -298,9 +303,9 @@ tmem_status tmrt__cv_vision_gen(tmem_context *ctx, const tmem_model_desc *m, con
         c.min_pixels = 65536, c.max_pixels = 16777216;
     }
     c.out_hidden = m->n_embd; /* the merger feeds this text model */
-    char msg[320];
-    if (tmrt_vision_write_random(&c, ggml_type_of(dtype), seed ^ 0x5649534Full, mmproj_path, msg, sizeof msg) != 0)
-        return tmrt__cv_fail(err, TMEM_E_IO, "mmproj: %s", msg);
+    tmrt_error inner = {{0}};
+    tmem_status st = tmrt_vision_write_random(&c, ggml_type_of(dtype), seed ^ 0x5649534Full, mmproj_path, &inner);
+    if (st != TMEM_OK) return tmrt__fail(err, st, "mmproj: %s", inner.message);
     FILE *f = fopen(mmproj_path, "rb");
     if (f && fseek(f, 0, SEEK_END) == 0) *file_bytes = (uint64_t)ftell(f);
     if (f) fclose(f);

@@ -11,35 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-tmem_status tmrt__cv_fail(tmrt_convert_error *err, tmem_status st, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 void tmrt__cv_hparams_set_interval(cv_hparams *h, uint32_t interval) {
     h->full_attn_interval = interval;
     if (!interval) return;
     for (uint32_t i = 0; i < h->n_layers && i < CV_MAX_LAYERS; i++) h->recurrent[i] = (i + 1) % interval != 0;
 }
 
-tmem_status tmrt__cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err) {
+tmem_status tmrt__cv_hparams_check(const cv_hparams *h, tmrt_error *err) {
     if (!h->n_layers || h->n_layers > CV_MAX_LAYERS)
-        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG, "num_hidden_layers %u outside 1..%u", h->n_layers, CV_MAX_LAYERS);
+        return tmrt__fail(err, TMEM_E_INVALID_ARG, "num_hidden_layers %u outside 1..%u", h->n_layers, CV_MAX_LAYERS);
     if (!h->n_embd || !h->n_ff || !h->n_vocab || !h->n_head || !h->n_head_kv || !h->head_dim)
-        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
+        return tmrt__fail(err, TMEM_E_INVALID_ARG,
                              "hidden_size, intermediate_size, vocab_size, num_attention_heads, "
                              "num_key_value_heads and head_dim must be > 0");
     if (h->n_head % h->n_head_kv)
-        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
+        return tmrt__fail(err, TMEM_E_INVALID_ARG,
                              "num_attention_heads %u is not a multiple of num_key_value_heads %u", h->n_head,
                              h->n_head_kv);
     if (h->rope_dim > h->head_dim || h->rope_dim % 2)
-        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
+        return tmrt__fail(err, TMEM_E_INVALID_ARG,
                              "rotary dimension %u (partial_rotary_factor x head_dim) must be even "
                              "and at most head_dim %u",
                              h->rope_dim, h->head_dim);
@@ -47,16 +37,16 @@ tmem_status tmrt__cv_hparams_check(const cv_hparams *h, tmrt_convert_error *err)
     for (uint32_t i = 0; i < h->n_layers; i++) n_rec += h->recurrent[i];
     if (n_rec) {
         if (!h->ssm_conv_kernel || !h->ssm_k_heads || !h->ssm_k_dim || !h->ssm_v_heads || !h->ssm_v_dim)
-            return tmrt__cv_fail(err, TMEM_E_INVALID_ARG,
+            return tmrt__fail(err, TMEM_E_INVALID_ARG,
                            "linear attention layers need linear_conv_kernel_dim, "
                            "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, "
                            "linear_value_head_dim > 0");
         if (h->ssm_v_heads % h->ssm_k_heads)
-            return tmrt__cv_fail(err, TMEM_E_INVALID_ARG, "linear_num_value_heads %u is not a multiple of "
+            return tmrt__fail(err, TMEM_E_INVALID_ARG, "linear_num_value_heads %u is not a multiple of "
                            "linear_num_key_heads %u", h->ssm_v_heads, h->ssm_k_heads);
     }
     if (!(h->rms_eps > 0) || !(h->rope_theta > 0))
-        return tmrt__cv_fail(err, TMEM_E_INVALID_ARG, "rms_norm_eps and rope_theta must be > 0");
+        return tmrt__fail(err, TMEM_E_INVALID_ARG, "rms_norm_eps and rope_theta must be > 0");
     return TMEM_OK;
 }
 
@@ -181,7 +171,7 @@ static void add_deltanet(builder *b, const cv_hparams *h, uint32_t l) {
 }
 
 tmem_status tmrt__cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype, cv_tensor **out, size_t *n,
-                              tmrt_convert_error *err) {
+                              tmrt_error *err) {
     *out = NULL;
     *n = 0;
     tmem_status st = tmrt__cv_hparams_check(h, err);
@@ -204,7 +194,7 @@ tmem_status tmrt__cv_layout_tensors(const cv_hparams *h, tmem_weight_dtype dtype
     if (!h->tied) add2(&b, G, "output.weight", "lm_head.weight", h->n_vocab, h->n_embd, CV_INIT_PROJ);
     if (b.oom) {
         free(b.t);
-        return tmrt__cv_fail(err, TMEM_E_NO_MEMORY, "out of memory for the tensor list");
+        return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory for the tensor list");
     }
     *out = b.t;
     *n = b.n;

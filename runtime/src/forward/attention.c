@@ -33,7 +33,7 @@ static float dot_row(const float *q, const void *k, uint32_t n, bool f32, bool s
 #endif
     const uint16_t *h = k;
     float s = 0;
-    for (uint32_t i = 0; i < n; i++) s += q[i] * tmrt__f16_to_f32(h[i]);
+    for (uint32_t i = 0; i < n; i++) s += q[i] * kern_f16_to_f32(h[i]);
     return s;
 }
 
@@ -51,7 +51,7 @@ static void axpy_row(float *acc, float p, const void *v, uint32_t n, bool f32, b
     (void)simd;
 #endif
     const uint16_t *h = v;
-    for (uint32_t i = 0; i < n; i++) acc[i] += p * tmrt__f16_to_f32(h[i]);
+    for (uint32_t i = 0; i < n; i++) acc[i] += p * kern_f16_to_f32(h[i]);
 }
 
 /* Keys scored per block: the scores of a block go through one vector exp. */
@@ -180,8 +180,8 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
             memcpy(vr, v, (size_t)Hkv * hd * 4);
         } else {
             for (uint32_t i = 0; i < Hkv * hd; i++) {
-                ((uint16_t *)kr)[i] = tmrt__f32_to_f16(k[i]);
-                ((uint16_t *)vr)[i] = tmrt__f32_to_f16(v[i]);
+                ((uint16_t *)kr)[i] = kern_f32_to_f16(k[i]);
+                ((uint16_t *)vr)[i] = kern_f32_to_f16(v[i]);
             }
         }
     }

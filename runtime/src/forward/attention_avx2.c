@@ -20,7 +20,7 @@ float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n) {
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
     float s = _mm_cvtss_f32(h);
-    for (; i < n; i++) s += q[i] * tmrt__f16_to_f32(k[i]);
+    for (; i < n; i++) s += q[i] * kern_f16_to_f32(k[i]);
     return s;
 }
 
@@ -31,5 +31,5 @@ void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n) {
         __m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + i)));
         _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(pv, x, _mm256_loadu_ps(acc + i)));
     }
-    for (; i < n; i++) acc[i] += p * tmrt__f16_to_f32(v[i]);
+    for (; i < n; i++) acc[i] += p * kern_f16_to_f32(v[i]);
 }

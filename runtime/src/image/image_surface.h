@@ -4,17 +4,18 @@
 #define TMRT_IMAGE_SURFACE_H
 
 #include "tmemrt/image.h"
-#include "util/errorf.h"
+#include "util/fail.h"
 
 /* A new surface of `format` (memfd, the IMAGE role's type), locked
- * read-write; the caller fills it and calls tmrt__image_finish. */
-int tmrt__image_begin(tmem_context *ctx, uint32_t width, uint32_t height, tmem_pixel_format format, const char *name,
-                      tmem_surface **out, char *err, size_t err_cap);
+ * read-write; the caller fills it and calls tmrt__image_finish.
+ * TMEM_E_INVALID_ARG (a size outside 1..TMEM_SURFACE_MAX_DIM) | the
+ * errors of tmem_surface_create / _lock; *out NULL on failure. */
+tmem_status tmrt__image_begin(tmem_context *ctx, uint32_t width, uint32_t height, tmem_pixel_format format,
+                              const char *name, tmem_surface **out, tmrt_error *err);
 /* Row `y` of plane `plane` of a surface made by tmrt__image_begin. */
 uint8_t *tmrt__image_row(tmem_surface *s, uint32_t plane, uint32_t y);
-/* Unlock; on failure (ok false) release it and set *s NULL. */
-int tmrt__image_finish(tmem_surface **s, bool ok);
-/* Errors: snprintf into err (NULL-safe); returns -1. */
-#define tmrt__image_error tmrt__errorf
+/* Unlock. When `st` is a failure (the decoder's), or unlocking fails,
+ * release the surface and set *s NULL; returns st, or the unlock's status. */
+tmem_status tmrt__image_finish(tmem_surface **s, tmem_status st);
 
 #endif

@@ -1,4 +1,8 @@
-/* kern_half.h: f16 and bf16 <-> f32 conversions (scalar, bit-exact).
+/* kern_half.h: f16 and bf16 <-> f32 conversions (scalar, bit-exact): the
+ * runtime's one copy (kernels, KV rows, weights). The runtime sees only the
+ * public API, and a call per element into the library would cost the hot
+ * loops, so it keeps this inline copy instead of the library's base/half.h;
+ * tests/runtime/test_half_twins checks the two give the same bits.
  *
  * f16 -> f32 and bf16 -> f32 are exact. f32 -> f16 rounds to nearest even
  * (what F16C's vcvtps2ph does with _MM_FROUND_TO_NEAREST_INT), so a value

@@ -10,16 +10,6 @@
 
 #define ARCH "qwen35"
 
-tmem_status tmrt__fail(tmrt_error *err, tmem_status st, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 static tmem_status get_u32(const tmem_gguf *g, const char *key, bool required, uint32_t *out,
                            tmrt_error *err) {
     char full[96];

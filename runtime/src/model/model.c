@@ -1,32 +1,14 @@
-/* model.c: open a qwen35 GGUF in one of the two memory modes.
- * Typed: tmem_gguf_open maps the file read-only into the WEIGHTS role's FILE
- * type (clean pages, charged to the context). Naive: the whole file is read
- * into one malloc'd buffer (anonymous, private dirty), the baseline. Both
- * parse through the same validating reader and bind the same views. */
+/* model.c: open a qwen35 GGUF in one of the two memory modes
+ * (util/gguf_file.c, shared with the vision tower). Typed: the file mapped
+ * read-only into the WEIGHTS role's FILE type (clean pages, charged to the
+ * context). Naive: the whole file read into one malloc'd buffer (anonymous,
+ * private dirty), the baseline. Both parse through the same validating
+ * reader and bind the same views. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rt_internal.h"
-
-static tmem_status read_whole_file(const char *path, void **data, uint64_t *size, tmrt_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return tmrt__fail(err, TMEM_E_NOT_FOUND, "cannot open '%s'", path);
-    tmem_status st = TMEM_OK;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-    if (n <= 0 || fseek(f, 0, SEEK_SET) != 0) st = tmrt__fail(err, TMEM_E_IO, "cannot size '%s'", path);
-    void *buf = st ? NULL : malloc((size_t)n);
-    if (!st && !buf) st = tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the %ld bytes of '%s'", n, path);
-    if (!st && fread(buf, 1, (size_t)n, f) != (size_t)n) st = tmrt__fail(err, TMEM_E_IO, "cannot read '%s'", path);
-    fclose(f);
-    if (st) {
-        free(buf);
-        return st;
-    }
-    *data = buf;
-    *size = (uint64_t)n;
-    return TMEM_OK;
-}
+#include "util/gguf_file.h"
 
 tmem_status tmrt_model_open(tmem_context *ctx, const tmrt_model_desc *desc, tmrt_model **out, tmrt_error *err) {
     if (out) *out = NULL;
@@ -38,20 +20,8 @@ tmem_status tmrt_model_open(tmem_context *ctx, const tmrt_model_desc *desc, tmrt
     m->memory = desc->memory;
     m->ctx = ctx;
     tmem_gguf_error ge = {0};
-    tmem_status st;
-    if (m->memory == TMRT_MEMORY_TYPED) {
-        tmem_gguf_desc gd = {0};
-        gd.path = desc->path;
-        st = tmem_gguf_open(ctx, &gd, &m->gguf, &ge);
-    } else {
-        st = read_whole_file(desc->path, &m->naive_file, &m->naive_file_bytes, err);
-        if (st) goto fail_quiet;
-        st = tmem_gguf_open_memory(NULL, m->naive_file, (size_t)m->naive_file_bytes, &m->gguf, &ge);
-    }
-    if (st) {
-        tmrt__fail(err, st, "%s: %s", desc->path, ge.message[0] ? ge.message : tmem_strerror(st));
-        goto fail_quiet;
-    }
+    tmem_status st = tmrt__gguf_open_in(ctx, desc->path, m->memory, &m->gguf, &m->naive_file, err);
+    if (st) goto fail_quiet;
     if ((st = tmrt__hparams_read(m->gguf, &m->hp, err)) || (st = tmrt__weights_bind(m->gguf, &m->hp, &m->w, err)))
         goto fail_quiet;
     if ((st = tmem_model_from_gguf(m->gguf, &m->mdesc, &ge))) {

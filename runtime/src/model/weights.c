@@ -54,7 +54,7 @@ static tmem_status check_finite(binder *b, const char *name, const kern_wmat *v)
             uint16_t h;
             memcpy(&h, (const char *)v->data + 2 * i, 2);
             if (v->type == TMEM_GGML_F16) {
-                x = tmrt__f16_to_f32(h);
+                x = kern_f16_to_f32(h);
             } else {
                 uint32_t u = (uint32_t)h << 16;
                 memcpy(&x, &u, 4);

@@ -81,9 +81,11 @@ static tmem_status linear_block(tmrt_session *s, tmem_role role, const char *nam
 static tmem_status refresh_views(tmrt_session *s) {
     const tmrt_hparams *hp = &s->model->hp;
     if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_OK;
-    uint32_t count;
+    tmrt_kv_view *kv = &s->run.kv;
     tmem_status st = TMEM_OK;
-    if (s->run.kv.row_bytes) st = tmem_kv_seq_blocks(s->cache, s->seq, &s->run.kv.block_ids, &count);
+    /* the sequence's block addresses, resolved once for the step: attention
+     * then indexes them without the cache's lock */
+    if (kv->row_bytes) st = tmem_kv_seq_block_ptrs(s->cache, s->seq, kv->blocks, kv->cap_blocks, &kv->n_blocks);
     for (uint32_t il = 0, rl = 0; il < hp->n_layers && !st; il++) {
         if (!hp->recurrent[il]) continue;
         void *conv, *ssm;
@@ -127,16 +129,22 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
         kv->f32 = s->kv_dtype == TMEM_KV_DTYPE_F32;
         kv->row_bytes = (size_t)hp->n_head_kv * hp->head_dim * (kv->f32 ? 4 : 2);
         kv->block_bytes = (size_t)bb;
+        /* the view: an address per block the context can need */
+        kv->cap_blocks = (uint32_t)(((uint64_t)s->n_ctx + kv->block_tokens - 1) / kv->block_tokens);
+        kv->blocks = calloc(kv->cap_blocks ? kv->cap_blocks : 1, sizeof *kv->blocks);
+        if (!kv->blocks) return tmrt__fail(err, TMEM_E_NO_MEMORY, "KV view of %u blocks", kv->cap_blocks);
     }
     if (s->memory == TMRT_MEMORY_NAIVE) {
         /* the baseline: one max-length KV buffer, cleared as llama.cpp clears its KV buffer */
-        uint64_t blocks = (s->n_ctx + kv->block_tokens - 1) / (kv->block_tokens ? kv->block_tokens : 1);
         if (full) {
-            size_t bytes = (size_t)blocks * kv->block_bytes;
+            size_t bytes = (size_t)kv->cap_blocks * kv->block_bytes;
             kv->flat = calloc(1, bytes);
             if (!kv->flat) return tmrt__fail(err, TMEM_E_NO_MEMORY, "KV buffer of %zu bytes", bytes);
             memset(kv->flat, 0, bytes);
             s->info.naive_bytes += bytes;
+            for (uint32_t b = 0; b < kv->cap_blocks; b++)
+                kv->blocks[b] = (uint8_t *)kv->flat + (size_t)b * kv->block_bytes;
+            kv->n_blocks = kv->cap_blocks;
         }
         tmem_recurrent_sizes rs = {0};
         if (linear && (st = tmem_recurrent_layout_sizes(&rl, &rs))) return tmrt__fail(err, st, "state sizes");
@@ -308,6 +316,7 @@ void tmrt_session_destroy(tmrt_session *s) {
     if (!s) return;
     tmrt__kern_pool_fini(s->run.pool);
     tmem_kv_cache_destroy(s->cache);
+    free(s->run.kv.blocks);
     tmem_heap *heaps[] = {s->act_heap, s->scratch_heap, s->pool_heap, s->logits_heap, s->token_heap};
     for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++) tmem_heap_destroy(heaps[i]);
     if (s->memory == TMRT_MEMORY_NAIVE) {

@@ -5,11 +5,11 @@
  * they lie in the mapping, build a temporary string -> id table in a scratch
  * heap, resolve the byte tokens and every merge to ids, then drop the
  * temporary table. Every failure names the key and element. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tok/tok_internal.h"
 #include "tok/unicode.h"
+#include "util/fail.h"
 
 #define K_MODEL "tokenizer.ggml.model"
 #define K_PRE "tokenizer.ggml.pre"
@@ -22,8 +22,7 @@
 typedef struct loader {
     tmem_context *ctx;
     const tmem_gguf *g;
-    char *err;
-    size_t err_len;
+    tmrt_error *err;
     uint32_t flags;
     tmem_type *type, *scratch_type;
     tmem_role role;
@@ -43,16 +42,6 @@ typedef struct loader {
     uint32_t *index, *pair_slots, *specials;
     uint64_t *merges;
 } loader;
-
-static tmem_status fail(loader *L, tmem_status st, const char *fmt, ...) {
-    if (L->err && L->err_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(L->err, L->err_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 /* A short printable form of a token string for messages. */
 static const char *quote(char *buf, size_t cap, const char *s, uint64_t len) {
@@ -83,15 +72,16 @@ static tmem_status find_array(loader *L, const char *key, tmem_gguf_vtype elem, 
     *found = false;
     tmem_status st = tmem_gguf_find(L->g, key, kv, &v);
     if (st == TMEM_E_NOT_FOUND) {
-        if (required) return fail(L, TMEM_E_CORRUPT, "%s: missing (a gpt2 tokenizer needs it)", key);
+        if (required) return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: missing (a gpt2 tokenizer needs it)", key);
         return TMEM_OK;
     }
-    if (st != TMEM_OK) return fail(L, st, "%s: lookup failed", key);
+    if (st != TMEM_OK) return tmrt__fail(L->err, st, "%s: lookup failed", key);
     if (v.type != TMEM_GGUF_ARRAY)
-        return fail(L, TMEM_E_CORRUPT, "%s: a %s, not an ARRAY of %s", key, vtype_name(v.type), vtype_name(elem));
+        return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: a %s, not an ARRAY of %s", key, vtype_name(v.type),
+                          vtype_name(elem));
     if (v.v.array.type != elem)
-        return fail(L, TMEM_E_CORRUPT, "%s: an ARRAY of %s, not of %s", key, vtype_name(v.v.array.type),
-                    vtype_name(elem));
+        return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: an ARRAY of %s, not of %s", key, vtype_name(v.v.array.type),
+                          vtype_name(elem));
     *count = v.v.array.count;
     *found = true;
     return TMEM_OK;
@@ -102,8 +92,9 @@ static tmem_status get_string(loader *L, const char *key, tmem_gguf_str *out, bo
     *found = false;
     tmem_status st = tmem_gguf_find(L->g, key, NULL, &v);
     if (st == TMEM_E_NOT_FOUND) return TMEM_OK;
-    if (st != TMEM_OK) return fail(L, st, "%s: lookup failed", key);
-    if (v.type != TMEM_GGUF_STRING) return fail(L, TMEM_E_CORRUPT, "%s: a %s, not a STRING", key, vtype_name(v.type));
+    if (st != TMEM_OK) return tmrt__fail(L->err, st, "%s: lookup failed", key);
+    if (v.type != TMEM_GGUF_STRING) return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: a %s, not a STRING", key,
+                                                      vtype_name(v.type));
     *out = v.v.s;
     *found = true;
     return TMEM_OK;
@@ -117,15 +108,15 @@ static tmem_status read_kind(loader *L) {
     tmem_status st = get_string(L, K_MODEL, &s, &found);
     if (st != TMEM_OK) return st;
     char q[48];
-    if (!found) return fail(L, TMEM_E_NOT_FOUND, "%s: absent, the file carries no tokenizer", K_MODEL);
+    if (!found) return tmrt__fail(L->err, TMEM_E_NOT_FOUND, "%s: absent, the file carries no tokenizer", K_MODEL);
     if (str_is(s, "none") || str_is(s, "no_vocab"))
-        return fail(L, TMEM_E_NOT_FOUND, "%s is '%s': the file carries no tokenizer", K_MODEL,
-                    quote(q, sizeof q, s.data, s.len));
+        return tmrt__fail(L->err, TMEM_E_NOT_FOUND, "%s is '%s': the file carries no tokenizer", K_MODEL,
+                          quote(q, sizeof q, s.data, s.len));
     if (!str_is(s, "gpt2"))
-        return fail(L, TMEM_E_UNSUPPORTED, "%s '%s': only byte-level BPE ('gpt2') is supported", K_MODEL,
-                    quote(q, sizeof q, s.data, s.len));
+        return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s '%s': only byte-level BPE ('gpt2') is supported", K_MODEL,
+                          quote(q, sizeof q, s.data, s.len));
     if ((st = get_string(L, K_PRE, &s, &found)) != TMEM_OK) return st;
-    if (!found) return fail(L, TMEM_E_UNSUPPORTED, "%s: absent, the pre-tokenizer is unknown", K_PRE);
+    if (!found) return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s: absent, the pre-tokenizer is unknown", K_PRE);
     static const struct { const char *name; tmrt_pretok kind; } pres[] = {
         {"qwen2", TMRT_PRETOK_QWEN2},  {"deepseek-r1-qwen", TMRT_PRETOK_QWEN2}, {"megrez", TMRT_PRETOK_QWEN2},
         {"kormo", TMRT_PRETOK_QWEN2},  {"f2llmv2", TMRT_PRETOK_QWEN2},          {"qwen35", TMRT_PRETOK_QWEN35},
@@ -138,8 +129,9 @@ static tmem_status read_kind(loader *L) {
             return TMEM_OK;
         }
     }
-    return fail(L, TMEM_E_UNSUPPORTED, "%s '%s': unsupported pre-tokenizer (qwen2, qwen35, llama-bpe, gpt-2)", K_PRE,
-                quote(q, sizeof q, s.data, s.len));
+    return tmrt__fail(L->err, TMEM_E_UNSUPPORTED,
+                      "%s '%s': unsupported pre-tokenizer (qwen2, qwen35, llama-bpe, gpt-2)", K_PRE,
+                      quote(q, sizeof q, s.data, s.len));
 }
 
 /* ---- string -> id table (load time only) ---- */
@@ -179,10 +171,10 @@ static tmem_status read_types(loader *L) {
         if (L->have_types) {
             tmem_gguf_value v;
             tmem_status st = tmem_gguf_array_get(L->g, L->types_kv, i, &v);
-            if (st != TMEM_OK) return fail(L, TMEM_E_CORRUPT, "%s[%u]: unreadable", K_TYPES, i);
+            if (st != TMEM_OK) return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%u]: unreadable", K_TYPES, i);
             if (v.v.i < 0 || v.v.i > TMRT_TOKEN_BYTE)
-                return fail(L, TMEM_E_CORRUPT, "%s[%u] = %lld: not a token type (0..6)", K_TYPES, i,
-                            (long long)v.v.i);
+                return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%u] = %lld: not a token type (0..6)", K_TYPES, i,
+                                  (long long)v.v.i);
             ty = (tmrt_token_type)v.v.i;
         }
         L->index[i] = (uint32_t)ty << TOK_OFF_BITS;
@@ -212,25 +204,27 @@ static tmem_status index_tokens(loader *L, bool offsets_only) {
     uint32_t max_len = 0;
     for (uint32_t i = 0; i < L->n_vocab; i++) {
         if (tmem_gguf_array_next(L->g, L->tokens_kv, &it, &v) != TMEM_OK)
-            return fail(L, TMEM_E_CORRUPT, "%s[%u]: unreadable", K_TOKENS, i);
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%u]: unreadable", K_TOKENS, i);
         if (!base) base = expect = v.v.s.data;
         if (v.v.s.data != expect)
-            return fail(L, TMEM_E_CORRUPT, "%s[%u]: not stored back to back with [%u]", K_TOKENS, i, i ? i - 1 : 0);
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%u]: not stored back to back with [%u]", K_TOKENS, i,
+                              i ? i - 1 : 0);
         uint64_t off = (uint64_t)(v.v.s.data - base);
         if (off + v.v.s.len + TOK_STR_PREFIX > TOK_OFF_MASK)
-            return fail(L, TMEM_E_UNSUPPORTED, "%s: more than %u MiB of token strings", K_TOKENS,
-                        (TOK_OFF_MASK + 1u) >> 20);
+            return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s: more than %u MiB of token strings", K_TOKENS,
+                              (TOK_OFF_MASK + 1u) >> 20);
         expect = v.v.s.data + v.v.s.len + TOK_STR_PREFIX;
         L->region = off + v.v.s.len;
         if (offsets_only) continue;
-        if (!v.v.s.len) return fail(L, TMEM_E_CORRUPT, "%s[%u]: empty token", K_TOKENS, i);
+        if (!v.v.s.len) return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%u]: empty token", K_TOKENS, i);
         L->index[i] |= (uint32_t)off;
         uint64_t dlen = v.v.s.len;
         if ((tmrt_token_type)(L->index[i] >> TOK_OFF_BITS) == TMRT_TOKEN_NORMAL) {
             int64_t n = byte_level_len((const uint8_t *)v.v.s.data, v.v.s.len);
             if (n < 0)
-                return fail(L, TMEM_E_CORRUPT, "%s[%u] '%s': a normal token that is not byte-level text", K_TOKENS,
-                            i, quote(q, sizeof q, v.v.s.data, v.v.s.len));
+                return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%u] '%s': a normal token that is not byte-level text",
+                                  K_TOKENS,
+                                  i, quote(q, sizeof q, v.v.s.data, v.v.s.len));
             dlen = (uint64_t)n;
         }
         if (dlen > max_len) max_len = (uint32_t)dlen;
@@ -250,8 +244,8 @@ static tmem_status build_vocab(loader *L) {
         const uint8_t *s = (const uint8_t *)tok_str(L->t, i, &len);
         uint32_t h = str_hash(s, len, NULL, 0), slot = vocab_slot(L, h, s, len, NULL, 0);
         if (L->vocab_slots[slot])
-            return fail(L, TMEM_E_CORRUPT, "%s[%u] '%s': duplicates token %u", K_TOKENS, i,
-                        quote(q, sizeof q, (const char *)s, len), tok_slot_value(L->vocab_slots[slot]) - 1);
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%u] '%s': duplicates token %u", K_TOKENS, i,
+                              quote(q, sizeof q, (const char *)s, len), tok_slot_value(L->vocab_slots[slot]) - 1);
         L->vocab_slots[slot] = tok_slot(i + 1, h);
     }
     for (int b = 0; b < 256; b++) {
@@ -272,8 +266,8 @@ static tmem_status build_vocab(loader *L) {
             continue;
         }
         if (id == TOK_NONE || tok_type(L->t, id) != TMRT_TOKEN_NORMAL)
-            return fail(L, TMEM_E_CORRUPT, "%s: no normal token for byte 0x%02x ('%s')", K_TOKENS, b,
-                        quote(q, sizeof q, (const char *)u, n));
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: no normal token for byte 0x%02x ('%s')", K_TOKENS, b,
+                              quote(q, sizeof q, (const char *)u, n));
         L->t->byte_token[b] = (int32_t)id;
     }
     return TMEM_OK;
@@ -286,33 +280,35 @@ static tmem_status read_merges(loader *L) {
     uint32_t kept = 0;
     for (uint64_t i = 0; i < L->n_merges_raw; i++) {
         if (tmem_gguf_array_next(L->g, L->merges_kv, &it, &v) != TMEM_OK)
-            return fail(L, TMEM_E_CORRUPT, "%s[%llu]: unreadable", K_MERGES, (unsigned long long)i);
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%llu]: unreadable", K_MERGES, (unsigned long long)i);
         const uint8_t *s = (const uint8_t *)v.v.s.data;
         uint64_t len = v.v.s.len, sp = 1;
         while (sp < len && s[sp] != ' ') sp++;
         if (len < 3 || sp + 1 >= len)
-            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': not 'LEFT RIGHT'", K_MERGES, (unsigned long long)i,
-                        quote(q, sizeof q, v.v.s.data, len));
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%llu] '%s': not 'LEFT RIGHT'", K_MERGES,
+                              (unsigned long long)i,
+                              quote(q, sizeof q, v.v.s.data, len));
         const uint8_t *a = s, *b = s + sp + 1;
         size_t na = (size_t)sp, nb = (size_t)(len - sp - 1);
         uint32_t l = vocab_find(L, a, na, NULL, 0), r = vocab_find(L, b, nb, NULL, 0);
         uint32_t res = vocab_find(L, a, na, b, nb);
         if (l == TOK_NONE || r == TOK_NONE)
-            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': '%s' is not a token", K_MERGES, (unsigned long long)i,
-                        quote(q, sizeof q, v.v.s.data, len),
-                        l == TOK_NONE ? quote(q2, sizeof q2, (const char *)a, na)
-                                      : quote(q2, sizeof q2, (const char *)b, nb));
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%llu] '%s': '%s' is not a token", K_MERGES,
+                              (unsigned long long)i,
+                              quote(q, sizeof q, v.v.s.data, len),
+                              l == TOK_NONE ? quote(q2, sizeof q2, (const char *)a, na)
+                              : quote(q2, sizeof q2, (const char *)b, nb));
         if (res == TOK_NONE)
-            return fail(L, TMEM_E_CORRUPT, "%s[%llu] '%s': the merged text is not a token", K_MERGES,
-                        (unsigned long long)i, quote(q, sizeof q, v.v.s.data, len));
+            return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s[%llu] '%s': the merged text is not a token", K_MERGES,
+                              (unsigned long long)i, quote(q, sizeof q, v.v.s.data, len));
         /* Decoding maps only normal tokens back from byte-level text: a merge
          * into a control, user-defined or unused token would give other bytes
          * (or none) back for the text it covers. */
         if (tok_type(L->t, res) != TMRT_TOKEN_NORMAL)
-            return fail(L, TMEM_E_CORRUPT,
-                        "%s[%llu] '%s': merges into token %u of type %d, not a normal token",
-                        K_MERGES, (unsigned long long)i, quote(q, sizeof q, v.v.s.data, len),
-                        res, (int)tok_type(L->t, res));
+            return tmrt__fail(L->err, TMEM_E_CORRUPT,
+                              "%s[%llu] '%s': merges into token %u of type %d, not a normal token",
+                              K_MERGES, (unsigned long long)i, quote(q, sizeof q, v.v.s.data, len),
+                              res, (int)tok_type(L->t, res));
         uint32_t h = tok_pair_hash(l, r), slot = tok_bucket(h, L->t->pair_cap);
         bool dup = false;
         while (L->pair_slots[slot]) {
@@ -325,7 +321,7 @@ static tmem_status read_merges(loader *L) {
         }
         if (dup) continue;
         if (kept == TOK_MAX_VOCAB)
-            return fail(L, TMEM_E_UNSUPPORTED, "%s: more than %u distinct merges", K_MERGES, TOK_MAX_VOCAB);
+            return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s: more than %u distinct merges", K_MERGES, TOK_MAX_VOCAB);
         L->merges[kept] = merge_pack(l, r, res);
         L->pair_slots[slot] = tok_slot(++kept, h);
     }
@@ -343,7 +339,7 @@ static tmem_status build_specials(loader *L) {
     if (!L->n_specials) return TMEM_OK;
     uint64_t *keys;
     tmem_status st = tmem_heap_alloc(L->temp, (uint64_t)L->n_specials * 8, 16, (void **)&keys);
-    if (st != TMEM_OK) return fail(L, st, "tokenizer: no memory for %u specials", L->n_specials);
+    if (st != TMEM_OK) return tmrt__fail(L->err, st, "tokenizer: no memory for %u specials", L->n_specials);
     uint32_t k = 0;
     for (uint32_t i = 0; i < L->n_vocab; i++) {
         tmrt_token_type ty = tok_type(L->t, i);
@@ -368,9 +364,10 @@ static tmem_status read_id(loader *L, const char *key, int32_t *out) {
     *out = -1;
     tmem_status st = tmem_gguf_get_u64(L->g, key, &v);
     if (st == TMEM_E_NOT_FOUND) return TMEM_OK;
-    if (st != TMEM_OK) return fail(L, TMEM_E_CORRUPT, "%s: not a non-negative integer", key);
+    if (st != TMEM_OK) return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: not a non-negative integer", key);
     if (v >= L->n_vocab)
-        return fail(L, TMEM_E_CORRUPT, "%s = %llu: out of range (%u tokens)", key, (unsigned long long)v, L->n_vocab);
+        return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s = %llu: out of range (%u tokens)", key, (unsigned long long)v,
+                          L->n_vocab);
     *out = (int32_t)v;
     return TMEM_OK;
 }
@@ -379,7 +376,7 @@ static tmem_status read_bool(loader *L, const char *key, bool *out) {
     bool v;
     tmem_status st = tmem_gguf_get_bool(L->g, key, &v);
     if (st == TMEM_E_NOT_FOUND) return TMEM_OK;
-    if (st != TMEM_OK) return fail(L, TMEM_E_CORRUPT, "%s: not a BOOL", key);
+    if (st != TMEM_OK) return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: not a BOOL", key);
     *out = v;
     return TMEM_OK;
 }
@@ -428,8 +425,8 @@ static uint64_t align_up(uint64_t v) { return (v + ALLOC_SLACK - 1) / ALLOC_SLAC
 
 static tmem_status table_alloc(loader *L, uint64_t bytes, void **out) {
     tmem_status st = tmem_heap_alloc(L->t ? L->t->tables : NULL, bytes ? bytes : 1, 16, out);
-    if (st != TMEM_OK) return fail(L, st, "tokenizer: table allocation of %llu bytes failed (%s)",
-                                   (unsigned long long)bytes, tmem_strerror(st));
+    if (st != TMEM_OK) return tmrt__fail(L->err, st, "tokenizer: table allocation of %llu bytes failed (%s)",
+                                         (unsigned long long)bytes, tmem_strerror(st));
     L->t->info.table_bytes += bytes;
     return TMEM_OK;
 }
@@ -441,18 +438,19 @@ static tmem_status resolve_types(loader *L, const tmrt_tokenizer_desc *d) {
     L->scratch_bytes = d && d->scratch_bytes ? d->scratch_bytes : DEFAULT_SCRATCH;
     L->flags = d ? d->flags : 0;
     if (L->flags & ~(uint32_t)TMRT_TOKENIZER_COPY_STRINGS)
-        return fail(L, TMEM_E_INVALID_ARG, "tokenizer: unknown flags");
+        return tmrt__fail(L->err, TMEM_E_INVALID_ARG, "tokenizer: unknown flags");
     if (!L->type && tmem_role_get_type(L->ctx, TMEM_ROLE_OUTPUT_TOKENS, &L->type) != TMEM_OK)
-        return fail(L, TMEM_E_INVALID_ARG, "tokenizer: no type for the output_tokens role");
+        return tmrt__fail(L->err, TMEM_E_INVALID_ARG, "tokenizer: no type for the output_tokens role");
     if (!L->scratch_type && tmem_role_get_type(L->ctx, TMEM_ROLE_SCRATCH, &L->scratch_type) != TMEM_OK)
-        return fail(L, TMEM_E_INVALID_ARG, "tokenizer: no type for the scratch role");
+        return tmrt__fail(L->err, TMEM_E_INVALID_ARG, "tokenizer: no type for the scratch role");
     tmem_type *types[2] = {L->type, L->scratch_type};
     for (int i = 0; i < 2; i++) {
         tmem_type_info ti;
-        if (tmem_type_get_info(types[i], &ti) != TMEM_OK) return fail(L, TMEM_E_INVALID_ARG, "tokenizer: bad type");
+        if (tmem_type_get_info(types[i], &ti) != TMEM_OK) return tmrt__fail(L->err, TMEM_E_INVALID_ARG,
+                                                                            "tokenizer: bad type");
         if (ti.placement != TMEM_PLACEMENT_HOST && ti.placement != TMEM_PLACEMENT_HOST_SHARED &&
             ti.placement != TMEM_PLACEMENT_PINNED)
-            return fail(L, TMEM_E_INVALID_ARG, "tokenizer: type %s is not host memory", ti.name);
+            return tmrt__fail(L->err, TMEM_E_INVALID_ARG, "tokenizer: type %s is not host memory", ti.name);
     }
     return TMEM_OK;
 }
@@ -468,8 +466,8 @@ uint64_t tmrt_tokenizer_table_bytes(uint32_t n_vocab, uint64_t n_merges, uint32_
 static tmem_status create_heaps(loader *L) {
     uint64_t n = L->n_vocab, m = L->n_merges_raw;
     if (m > UINT32_MAX / 2)
-        return fail(L, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES,
-                    (unsigned long long)m);
+        return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES,
+                          (unsigned long long)m);
     uint32_t pair_cap = pair_capacity(m);
     uint64_t copy = (L->flags & TMRT_TOKENIZER_COPY_STRINGS) ? L->region : 0;
     uint64_t size = align_up(sizeof(tmrt_tokenizer)) + align_up((n + 1) * 4) + align_up(m * 8) +
@@ -479,12 +477,12 @@ static tmem_status create_heaps(loader *L) {
     tmem_heap *tables;
     tmem_status st = tmem_heap_create(L->ctx, &hd, &tables);
     if (st != TMEM_OK)
-        return fail(L, st, "tokenizer: table heap of %llu bytes: %s", (unsigned long long)size,
-                    tmem_strerror(st));
+        return tmrt__fail(L->err, st, "tokenizer: table heap of %llu bytes: %s", (unsigned long long)size,
+                          tmem_strerror(st));
     tmrt_tokenizer *t;
     if ((st = tmem_heap_alloc(tables, sizeof *t, 16, (void **)&t)) != TMEM_OK) {
         tmem_heap_destroy(tables);
-        return fail(L, st, "tokenizer: %s", tmem_strerror(st));
+        return tmrt__fail(L->err, st, "tokenizer: %s", tmem_strerror(st));
     }
     memset(t, 0, sizeof *t);
     t->tables = tables;
@@ -504,16 +502,17 @@ static tmem_status create_heaps(loader *L) {
     tmem_heap_desc sd = {.kind = TMEM_HEAP_GENERAL, .type = L->scratch_type, .role = TMEM_ROLE_SCRATCH,
                          .size = L->scratch_bytes, .flags = TMEM_HEAP_THREAD_SAFE, .name = "tokenizer.scratch"};
     if ((st = tmem_heap_create(L->ctx, &sd, &t->scratch)) != TMEM_OK)
-        return fail(L, st, "tokenizer: scratch heap of %llu bytes: %s", (unsigned long long)L->scratch_bytes,
-                    tmem_strerror(st));
+        return tmrt__fail(L->err, st, "tokenizer: scratch heap of %llu bytes: %s", (unsigned long long)L->scratch_bytes,
+                          tmem_strerror(st));
     L->vocab_cap = (uint32_t)(n + n / 2 + 1);
     uint64_t temp = align_up((uint64_t)L->vocab_cap * 4) + align_up((uint64_t)L->n_specials * 8);
     tmem_heap_desc td = {.kind = TMEM_HEAP_LINEAR, .type = L->scratch_type, .role = TMEM_ROLE_SCRATCH,
                          .size = temp, .name = "tokenizer.load"};
     if ((st = tmem_heap_create(L->ctx, &td, &L->temp)) != TMEM_OK)
-        return fail(L, st, "tokenizer: load heap of %llu bytes: %s", (unsigned long long)temp, tmem_strerror(st));
+        return tmrt__fail(L->err, st, "tokenizer: load heap of %llu bytes: %s", (unsigned long long)temp,
+                          tmem_strerror(st));
     if ((st = tmem_heap_alloc(L->temp, (uint64_t)L->vocab_cap * 4, 16, &p)) != TMEM_OK)
-        return fail(L, st, "tokenizer: %s", tmem_strerror(st));
+        return tmrt__fail(L->err, st, "tokenizer: %s", tmem_strerror(st));
     L->vocab_slots = memset(p, 0, (size_t)L->vocab_cap * 4);
     L->temp_bytes = (uint64_t)L->vocab_cap * 4 + (uint64_t)L->n_specials * 8;
     return TMEM_OK;
@@ -541,17 +540,17 @@ static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
     uint64_t count;
     bool found;
     if ((st = find_array(L, K_TOKENS, TMEM_GGUF_STRING, true, &L->tokens_kv, &count, &found)) != TMEM_OK) return st;
-    if (!count) return fail(L, TMEM_E_CORRUPT, "%s: empty", K_TOKENS);
+    if (!count) return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: empty", K_TOKENS);
     if (count >= TOK_MAX_VOCAB)
-        return fail(L, TMEM_E_UNSUPPORTED, "%s: %llu tokens, this build indexes fewer than %u", K_TOKENS,
-                    (unsigned long long)count, TOK_MAX_VOCAB);
+        return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s: %llu tokens, this build indexes fewer than %u", K_TOKENS,
+                          (unsigned long long)count, TOK_MAX_VOCAB);
     L->n_vocab = (uint32_t)count;
     uint64_t n_types = 0;
     if ((st = find_array(L, K_TYPES, TMEM_GGUF_INT32, false, &L->types_kv, &n_types, &L->have_types)) != TMEM_OK)
         return st;
     if (L->have_types && n_types < L->n_vocab)
-        return fail(L, TMEM_E_CORRUPT, "%s: %llu types for %u tokens", K_TYPES,
-                    (unsigned long long)n_types, L->n_vocab);
+        return tmrt__fail(L->err, TMEM_E_CORRUPT, "%s: %llu types for %u tokens", K_TYPES,
+                          (unsigned long long)n_types, L->n_vocab);
     if ((st = find_array(L, K_MERGES, TMEM_GGUF_STRING, true, &L->merges_kv, &L->n_merges_raw, &found)) != TMEM_OK)
         return st;
     /* count the specials before sizing the heap (types are fixed-size: O(1) each) */
@@ -586,16 +585,15 @@ static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
 }
 
 tmem_status tmrt_tokenizer_load_ex(tmem_context *ctx, const tmem_gguf *g, const tmrt_tokenizer_desc *desc,
-                                   tmrt_tokenizer **out, char *err, size_t err_len) {
+                                   tmrt_tokenizer **out, tmrt_error *err) {
     if (out) *out = NULL;
-    if (err && err_len) err[0] = 0;
+    if (err) err->message[0] = 0;
     loader L;
     memset(&L, 0, sizeof L);
     L.ctx = ctx;
     L.g = g;
     L.err = err;
-    L.err_len = err_len;
-    if (!ctx || !g || !out) return fail(&L, TMEM_E_INVALID_ARG, "tokenizer: NULL context, file or output");
+    if (!ctx || !g || !out) return tmrt__fail(L.err, TMEM_E_INVALID_ARG, "tokenizer: NULL context, file or output");
     tmem_status st = load(&L, desc);
     tmem_heap_destroy(L.temp);
     if (st != TMEM_OK) {
@@ -606,9 +604,8 @@ tmem_status tmrt_tokenizer_load_ex(tmem_context *ctx, const tmem_gguf *g, const 
     return TMEM_OK;
 }
 
-tmem_status tmrt_tokenizer_load(tmem_context *ctx, const tmem_gguf *g, tmrt_tokenizer **out, char *err,
-                                size_t err_len) {
-    return tmrt_tokenizer_load_ex(ctx, g, NULL, out, err, err_len);
+tmem_status tmrt_tokenizer_load(tmem_context *ctx, const tmem_gguf *g, tmrt_tokenizer **out, tmrt_error *err) {
+    return tmrt_tokenizer_load_ex(ctx, g, NULL, out, err);
 }
 
 void tmrt_tokenizer_destroy(tmrt_tokenizer *tok) {

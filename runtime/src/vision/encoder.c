@@ -143,21 +143,22 @@ static void merger(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers 
     linear(&v->mm2, v->mm2_b, TMRT_ACT(a, QKV), T, embeddings, ld, b->matmul_scratch, pool);
 }
 
-int tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
-                kern_pool *pool, vis_hook between, void *arg) {
+tmem_status tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings,
+                              size_t ld, kern_pool *pool, tmrt__vis_hook between, void *arg) {
+    tmem_status st;
     tmrt_acts *a = &b->act;
     TMRT_GRAPH_BEGIN(a);
     TMRT_OP(a, LAYER_IN);
     patch_embed(v, g, b, pool);
-    if (between && between(arg, 0)) return -1; /* the patch tensor is dead */
+    if (between && (st = between(arg, 0))) return st; /* the patch tensor is dead */
     for (uint32_t l = 0; l < v->cfg.depth; l++) {
         if (l) { /* typed: layer_out is layer_in (same planned bytes); naive: the hook moved it */
             TMRT_GRAPH_BEGIN(a);
             TMRT_OP(a, LAYER_IN);
         }
         block(v, &v->blocks[l], g, b, pool);
-        if (between && between(arg, (int)l + 1)) return -1;
+        if (between && (st = between(arg, (int)l + 1))) return st;
     }
     merger(v, g, b, embeddings, ld, pool);
-    return 0;
+    return TMEM_OK;
 }

@@ -25,35 +25,39 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-int tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tmrt_vision_grid *out, char *err, size_t cap) {
+tmem_status tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tmrt_vision_grid *out,
+                                   tmrt_error *err) {
+    if (out) memset(out, 0, sizeof *out);
     tmem_surface_info info;
     if (!v || !image || !out || tmem_surface_get_info(image, &info) != TMEM_OK)
-        return vis_error(err, cap, "invalid arguments");
-    if (tmrt_vision_smart_resize(&v->cfg, info.layout.width, info.layout.height, out) != 0)
-        return vis_error(err, cap, "image %ux%u: smaller than %u pixels a side or aspect ratio above 200",
-                         info.layout.width, info.layout.height, v->cfg.patch * v->cfg.merge);
-    return 0;
+        return tmrt__fail(err, TMEM_E_INVALID_ARG, "image grid: NULL model or output, or not a surface");
+    if (tmrt_vision_smart_resize(&v->cfg, info.layout.width, info.layout.height, out) != TMEM_OK)
+        return tmrt__fail(err, TMEM_E_INVALID_ARG,
+                          "image %ux%u: smaller than %u pixels a side or aspect ratio above 200",
+                          info.layout.width, info.layout.height, v->cfg.patch * v->cfg.merge);
+    return TMEM_OK;
 }
 
 /* The vision block's table (tmem_model_graph_get) for this patch count: what
  * both modes size the block's buffers from. */
-static int block_graph(const tmrt_vision *v, uint32_t patches, tmem_model_graph *out, char *err, size_t cap) {
+static tmem_status block_graph(const tmrt_vision *v, uint32_t patches, tmem_model_graph *out, tmrt_error *err) {
     tmem_model_desc m;
-    if (tmem_model_preset("qwen3.5-0.8b", &m) != TMEM_OK) return vis_error(err, cap, "no base model preset");
+    if (tmem_model_preset("qwen3.5-0.8b", &m) != TMEM_OK)
+        return tmrt__fail(err, TMEM_E_NOT_FOUND, "no base model preset");
     const tmrt_vision_config *c = &v->cfg;
     m.vis_depth = c->depth, m.vis_hidden = c->hidden, m.vis_ff = c->ff, m.vis_heads = c->heads;
     m.vis_patch = c->patch, m.vis_merge = c->merge, m.vis_temporal_patch = c->temporal;
     m.vis_out_hidden = c->out_hidden, m.vis_pos_embd = c->n_pos;
     tmem_status st = tmem_model_graph_get(&m, TMEM_MODEL_LAYER_VISION, patches, patches, 0, out);
-    if (st != TMEM_OK) return vis_error(err, cap, "vision graph: %s", tmem_status_name(st));
-    return 0;
+    if (st != TMEM_OK) return tmrt__fail(err, st, "vision graph: %s", tmem_status_name(st));
+    return TMEM_OK;
 }
 
 /* The block graph as a plan problem, layer_in and layer_out pinned at offset
  * 0 (their lifetimes do not overlap). */
-static int plan_block(const tmem_model_graph *gr, tmem_plan **plan, char *err, size_t cap) {
+static tmem_status plan_block(const tmem_model_graph *gr, tmem_plan **plan, tmrt_error *err) {
     tmem_plan_problem *pb;
-    if (tmem_plan_problem_create(&pb) != TMEM_OK) return vis_error(err, cap, "out of memory");
+    if (tmem_plan_problem_create(&pb) != TMEM_OK) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
     tmem_status st = TMEM_OK;
     for (uint32_t i = 0; i < gr->buf_count && st == TMEM_OK; i++) {
         const tmem_model_buffer *mb = &gr->bufs[i];
@@ -67,26 +71,27 @@ static int plan_block(const tmem_model_graph *gr, tmem_plan **plan, char *err, s
     pd.node_limit = TMEM_FIT_PLAN_NODES; /* a dozen buffers: the greedy portfolio is near optimal */
     if (st == TMEM_OK) st = tmem_plan_solve(pb, &pd, plan);
     tmem_plan_problem_destroy(pb);
-    if (st != TMEM_OK) return vis_error(err, cap, "vision plan: %s", tmem_status_name(st));
-    return 0;
+    if (st != TMEM_OK) return tmrt__fail(err, st, "vision plan: %s", tmem_status_name(st));
+    return TMEM_OK;
 }
 
-static int make_heap(tmem_context *ctx, tmem_role role, tmem_heap_kind kind, uint64_t size, const char *name,
-                     tmem_heap **out, char *err, size_t cap) {
+static tmem_status make_heap(tmem_context *ctx, tmem_role role, tmem_heap_kind kind, uint64_t size, const char *name,
+                             tmem_heap **out, tmrt_error *err) {
     tmem_type *t;
     tmem_status st = tmem_role_get_type(ctx, role, &t);
     tmem_heap_desc hd = {0};
     hd.kind = kind, hd.type = t, hd.role = role, hd.size = size, hd.name = name;
     if (st == TMEM_OK) st = tmem_heap_create(ctx, &hd, out);
-    if (st != TMEM_OK) return vis_error(err, cap, "heap %s (%llu bytes): %s", name, (unsigned long long)size,
-                                        tmem_status_name(st));
-    return 0;
+    if (st != TMEM_OK)
+        return tmrt__fail(err, st, "heap %s (%llu bytes): %s", name, (unsigned long long)size, tmem_status_name(st));
+    return TMEM_OK;
 }
 
-static int heap_take(tmem_heap *h, uint64_t size, void **out, char *err, size_t cap) {
+static tmem_status heap_take(tmem_heap *h, uint64_t size, void **out, tmrt_error *err) {
     tmem_status st = tmem_heap_alloc(h, size ? size : 64, 64, out);
-    return st == TMEM_OK ? 0 : vis_error(err, cap, "scratch allocation of %llu bytes: %s", (unsigned long long)size,
-                                         tmem_status_name(st));
+    return st == TMEM_OK ? TMEM_OK
+                         : tmrt__fail(err, st, "scratch allocation of %llu bytes: %s", (unsigned long long)size,
+                                      tmem_status_name(st));
 }
 
 /* What the hooks of both modes need. */
@@ -120,7 +125,7 @@ static bool naive_alloc_block(vis_buffers *b, bool with_out) {
     return ok;
 }
 
-static int hook(void *arg, int stage) {
+static tmem_status hook(void *arg, int stage) {
     encode_state *s = arg;
     if (!s->naive) {
         if (stage == 0) { /* the patch tensor is dead: give its heap back now */
@@ -128,12 +133,12 @@ static int hook(void *arg, int stage) {
             s->image_heap = NULL;
             s->b->patches = NULL;
         }
-        return 0;
+        return TMEM_OK;
     }
     if (stage == 0) {
         free(s->b->patches);
         s->b->patches = NULL;
-        return 0;
+        return TMEM_OK;
     }
     /* after block `stage`: its output becomes the next input, a fresh set */
     float **in = &s->b->act.buf[TMEM_MODEL_BUF_LAYER_IN], **out = &s->b->act.buf[TMEM_MODEL_BUF_LAYER_OUT];
@@ -144,20 +149,22 @@ static int hook(void *arg, int stage) {
     bool last = (uint32_t)stage == s->v->cfg.depth;
     if (!naive_alloc_block(s->b, !last)) s->failed = true;
     if (last) *out = *in; /* the merger reads layer_in */
-    return s->failed ? -1 : 0;
+    return s->failed ? TMEM_E_NO_MEMORY : TMEM_OK;
 }
 
-int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_encode_desc *desc, float *embeddings,
-                       size_t ld, tmrt_vision_stats *stats, char *err, size_t cap) {
+tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_encode_desc *desc,
+                               float *embeddings, size_t ld, tmrt_vision_stats *stats, tmrt_error *err) {
     tmrt_vision_encode_desc d = {0};
     if (desc) d = *desc;
-    if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden)
-        return vis_error(err, cap, "invalid arguments");
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden || d.n_threads < 0 || d.n_threads > 256)
+        return tmrt__fail(err, TMEM_E_INVALID_ARG,
+                          "encode: NULL model, image or embeddings, ld below out_hidden, or threads outside 0..256");
     int threads = d.n_threads > 0 ? d.n_threads : 1;
-    bool naive = d.memory == TMRT_VISION_NAIVE;
-    if (!naive && !v->ctx) return vis_error(err, cap, "typed encoding needs a model opened with a context");
+    bool naive = v->memory == TMRT_MEMORY_NAIVE;
     tmrt_vision_grid g;
-    if (tmrt_vision_image_grid(v, *image, &g, err, cap) != 0) return -1;
+    tmem_status st = tmrt_vision_image_grid(v, *image, &g, err);
+    if (st != TMEM_OK) return st;
     const tmrt_vision_config *c = &v->cfg;
     size_t P = g.n_patches, H = c->hidden, hd = H / c->heads;
     uint64_t patch_bytes = (uint64_t)P * 3 * c->temporal * c->patch * c->patch * sizeof(float);
@@ -170,23 +177,24 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
     tmem_plan *plan = NULL;
     kern_pool *pool = NULL;
     void *pool_mem = NULL;
-    int rc = -1, copies;
+    uint32_t copies = 0;
     double t0 = now_ms(), t1 = t0;
     uint64_t arena_bytes = 0, scratch_bytes = 0;
 
     /* 1. the patch tensor */
     if (naive) {
         b.patches = malloc(patch_bytes);
-        if (!b.patches) goto out;
-        copies = tmrt__vis_patches_naive(v, *image, &g, b.patches, err, cap);
+        st = b.patches ? tmrt__vis_patches_naive(v, *image, &g, b.patches, &copies, err)
+                       : tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory (the patch tensor)");
     } else {
-        if (make_heap(v->ctx, TMEM_ROLE_IMAGE, TMEM_HEAP_LINEAR, patch_bytes + 4096, "vision.patches", &s.image_heap,
-                      err, cap) ||
-            heap_take(s.image_heap, patch_bytes, (void **)&b.patches, err, cap))
+        if ((st = make_heap(v->ctx, TMEM_ROLE_IMAGE, TMEM_HEAP_LINEAR, patch_bytes + 4096, "vision.patches",
+                            &s.image_heap, err)) ||
+            (st = heap_take(s.image_heap, patch_bytes, (void **)&b.patches, err)))
             goto out;
-        copies = tmrt__vis_patches_fused(v, *image, &g, b.patches, err, cap) == 0 ? 1 : -1;
+        st = tmrt__vis_patches_fused(v, *image, &g, b.patches, err);
+        copies = 1;
     }
-    if (copies < 0) goto out;
+    if (st != TMEM_OK) goto out;
     if (!d.keep_surface) {
         tmem_surface_release(*image);
         *image = NULL;
@@ -196,7 +204,7 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
     /* 2. activations, scratch, threads */
     size_t pool_bytes = threads > 1 ? tmrt__kern_pool_bytes(threads) : 0;
     scratch_bytes = attn_floats * 4 + 4 * H * 4 + mm_bytes + pool_bytes + 4 * 64;
-    if (block_graph(v, (uint32_t)P, &b.act.graph, err, cap)) goto out;
+    if ((st = block_graph(v, (uint32_t)P, &b.act.graph, err))) goto out;
     b.act.slot = TMRT_SLOT_VISION;
     b.act.log = v->use_log;
     if (naive) {
@@ -207,50 +215,51 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
         *in = malloc(b.act.graph.bufs[b.act.graph.buf_index[TMEM_MODEL_BUF_LAYER_IN]].size);
         if (!b.attn_scratch || !b.pos_rows || (mm_bytes && !b.matmul_scratch) || (pool_bytes && !pool_mem) ||
             !*in || !naive_alloc_block(&b, true)) {
-            vis_error(err, cap, "out of memory (naive encoder tensors)");
+            st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory (naive encoder tensors)");
             goto out;
         }
         /* what one block holds besides the output it hands on */
         for (uint32_t i = 0; i < b.act.graph.buf_count; i++)
             if (b.act.graph.bufs[i].id != TMEM_MODEL_BUF_LAYER_OUT) arena_bytes += b.act.graph.bufs[i].size;
     } else {
-        if (plan_block(&b.act.graph, &plan, err, cap)) goto out;
+        if ((st = plan_block(&b.act.graph, &plan, err))) goto out;
         tmem_heap_desc arena_desc;
-        if (tmem_plan_heap_desc(plan, &arena_desc) != TMEM_OK) goto out;
+        if ((st = tmem_plan_heap_desc(plan, &arena_desc)) != TMEM_OK) {
+            (void)tmrt__fail(err, st, "vision arena: %s", tmem_status_name(st));
+            goto out;
+        }
         arena_bytes = arena_desc.size;
-        if (make_heap(v->ctx, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_PLACEMENT, arena_desc.size,
-                      "vision.arena", &arena, err, cap))
+        if ((st = make_heap(v->ctx, TMEM_ROLE_VISION_INTERMEDIATE, TMEM_HEAP_PLACEMENT, arena_desc.size,
+                            "vision.arena", &arena, err)))
             goto out;
         void *ptrs[TMEM_MODEL_BUF_COUNT];
-        tmem_status st = tmem_plan_heap_bind(arena, plan, ptrs);
-        if (st != TMEM_OK) {
-            vis_error(err, cap, "vision arena bind: %s", tmem_status_name(st));
+        if ((st = tmem_plan_heap_bind(arena, plan, ptrs)) != TMEM_OK) {
+            (void)tmrt__fail(err, st, "vision arena bind: %s", tmem_status_name(st));
             goto out;
         }
         for (uint32_t i = 0; i < b.act.graph.buf_count; i++) b.act.buf[b.act.graph.bufs[i].id] = ptrs[i];
         if (b.act.buf[TMEM_MODEL_BUF_LAYER_IN] != b.act.buf[TMEM_MODEL_BUF_LAYER_OUT]) { /* pinned at 0 */
-            vis_error(err, cap, "vision plan: layer_in and layer_out not at the same offset");
+            st = tmrt__fail(err, TMEM_E_CORRUPT, "vision plan: layer_in and layer_out not at the same offset");
             goto out;
         }
-        if (make_heap(v->ctx, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR, scratch_bytes, "vision.scratch", &scratch, err,
-                      cap) ||
-            heap_take(scratch, attn_floats * 4, (void **)&b.attn_scratch, err, cap) ||
-            heap_take(scratch, 4 * H * 4, (void **)&b.pos_rows, err, cap) ||
-            (mm_bytes && heap_take(scratch, mm_bytes, &b.matmul_scratch, err, cap)) ||
-            (pool_bytes && heap_take(scratch, pool_bytes, &pool_mem, err, cap)))
+        if ((st = make_heap(v->ctx, TMEM_ROLE_SCRATCH, TMEM_HEAP_LINEAR, scratch_bytes, "vision.scratch", &scratch,
+                            err)) ||
+            (st = heap_take(scratch, attn_floats * 4, (void **)&b.attn_scratch, err)) ||
+            (st = heap_take(scratch, 4 * H * 4, (void **)&b.pos_rows, err)) ||
+            (mm_bytes && (st = heap_take(scratch, mm_bytes, &b.matmul_scratch, err))) ||
+            (pool_bytes && (st = heap_take(scratch, pool_bytes, &pool_mem, err))))
             goto out;
     }
     if (pool_mem && tmrt__kern_pool_init(pool_mem, threads, &pool) != 0) {
-        vis_error(err, cap, "cannot start %d threads", threads);
+        st = tmrt__fail(err, TMEM_E_NO_MEMORY, "cannot start %d threads", threads);
         goto out;
     }
 
     /* 3. the forward pass */
-    if (tmrt__vis_forward(v, &g, &b, embeddings, ld, pool, hook, &s) != 0) {
-        vis_error(err, cap, "out of memory (naive encoder tensors)");
+    if ((st = tmrt__vis_forward(v, &g, &b, embeddings, ld, pool, hook, &s)) != TMEM_OK) {
+        (void)tmrt__fail(err, st, "out of memory (naive encoder tensors)");
         goto out;
     }
-    rc = 0;
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->grid = g;
@@ -259,7 +268,7 @@ int tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_e
         stats->patch_bytes = patch_bytes;
         stats->arena_bytes = arena_bytes;
         stats->scratch_bytes = scratch_bytes;
-        stats->image_copies = (uint32_t)copies;
+        stats->image_copies = copies;
     }
 out:
     tmrt__kern_pool_fini(pool);
@@ -270,11 +279,13 @@ out:
         free(in), free(b.patches), free(b.attn_scratch), free(b.pos_rows), free(b.matmul_scratch);
         free(pool_mem);
     } else {
-        if (arena && plan && tmem_plan_heap_unbind(arena, plan) != TMEM_OK) rc = -1; /* destroyed next anyway */
+        tmem_status ust = arena && plan ? tmem_plan_heap_unbind(arena, plan) : TMEM_OK; /* destroyed next anyway */
+        if (st == TMEM_OK && ust != TMEM_OK) st = tmrt__fail(err, ust, "vision arena unbind: %s",
+                                                             tmem_status_name(ust));
         tmem_heap_destroy(arena);
         tmem_heap_destroy(scratch);
         tmem_heap_destroy(s.image_heap);
         tmem_plan_destroy(plan);
     }
-    return rc;
+    return st;
 }

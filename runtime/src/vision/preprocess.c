@@ -24,12 +24,13 @@
 #include <string.h>
 #include "vision/vision_internal.h"
 
-int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32_t height,
-                             tmrt_vision_grid *out) {
-    memset(out, 0, sizeof *out);
+tmem_status tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32_t height,
+                                     tmrt_vision_grid *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!c || !out || !c->patch || !c->merge) return TMEM_E_INVALID_ARG;
     double f = (double)c->patch * c->merge, h = height, w = width;
-    if (!width || !height || h < f || w < f) return -1;
-    if ((h > w ? h / w : w / h) > 200.0) return -1;
+    if (!width || !height || h < f || w < f) return TMEM_E_INVALID_ARG;
+    if ((h > w ? h / w : w / h) > 200.0) return TMEM_E_INVALID_ARG;
     /* Python's round(): half to even, which nearbyint does by default. */
     double hb = nearbyint(h / f) * f, wb = nearbyint(w / f) * f;
     if (hb * wb > (double)c->max_pixels) {
@@ -39,22 +40,22 @@ int tmrt_vision_smart_resize(const tmrt_vision_config *c, uint32_t width, uint32
         double beta = sqrt((double)c->min_pixels / (h * w));
         hb = ceil(h * beta / f) * f, wb = ceil(w * beta / f) * f;
     }
-    if (hb > TMEM_SURFACE_MAX_DIM || wb > TMEM_SURFACE_MAX_DIM) return -1;
+    if (hb > TMEM_SURFACE_MAX_DIM || wb > TMEM_SURFACE_MAX_DIM) return TMEM_E_INVALID_ARG;
     out->width = (uint32_t)wb, out->height = (uint32_t)hb;
     out->grid_w = out->width / c->patch, out->grid_h = out->height / c->patch;
     out->n_patches = out->grid_w * out->grid_h;
     out->n_tokens = out->n_patches / (c->merge * c->merge);
-    return 0;
+    return TMEM_OK;
 }
 
-int tmrt_vision_set_pixel_bounds(tmrt_vision *v, uint64_t min_pixels, uint64_t max_pixels) {
-    if (!v) return -1;
+tmem_status tmrt_vision_set_pixel_bounds(tmrt_vision *v, uint64_t min_pixels, uint64_t max_pixels) {
+    if (!v) return TMEM_E_INVALID_ARG;
     uint64_t lo = min_pixels ? min_pixels : v->cfg.min_pixels;
     uint64_t hi = max_pixels ? max_pixels : v->cfg.max_pixels;
     uint64_t token = (uint64_t)v->cfg.patch * v->cfg.merge * v->cfg.patch * v->cfg.merge;
-    if (lo > hi || hi > UINT32_MAX || lo < token) return -1;
+    if (lo > hi || hi > UINT32_MAX || lo < token) return TMEM_E_INVALID_ARG;
     v->cfg.min_pixels = lo, v->cfg.max_pixels = hi;
-    return 0;
+    return TMEM_OK;
 }
 
 void tmrt__vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out) {
@@ -63,8 +64,8 @@ void tmrt__vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out)
     out->filter = TMEM_RESIZE_BILINEAR;
 }
 
-int tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
-                      float *patches, char *err, size_t cap) {
+tmem_status tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+                                    float *patches, tmrt_error *err) {
     const tmrt_vision_config *c = &v->cfg;
     tmem_convert_desc cd;
     tmrt__vis_convert_desc(c, &cd);
@@ -74,10 +75,8 @@ int tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmr
     tmem_tensor_view dst = {
         patches, TMEM_DTYPE_F32, 2, {g->n_patches, cols, 0, 0}, {(int64_t)(cols * 4), 4, 0, 0}};
     tmem_status st = tmem_surface_convert_patches(image, &cd, &pd, &dst);
-    if (st != TMEM_OK)
-        return vis_error(err, cap, "image conversion into patches failed: %s",
-                         tmem_status_name(st));
-    return 0;
+    if (st != TMEM_OK) return tmrt__fail(err, st, "image conversion into patches failed: %s", tmem_status_name(st));
+    return TMEM_OK;
 }
 
 /* ---- naive: a buffer per stage ---- */
@@ -104,25 +103,24 @@ static tap bilinear_tap(uint32_t i, uint32_t out_n, uint32_t in_n) {
  * taps land on whole pixels, weight 0), so the values are the unrounded
  * Y'CbCr -> RGB the fused conversion interpolates. An 8-bit RGB buffer here
  * would round them and the twin would no longer be bit-identical. */
-static int yuv_to_rgb_f32(tmem_surface *image, uint32_t W, uint32_t H, float *rgb, char *err,
-                          size_t cap) {
+static tmem_status yuv_to_rgb_f32(tmem_surface *image, uint32_t W, uint32_t H, float *rgb, tmrt_error *err) {
     tmem_convert_desc cd = {0};
     cd.filter = TMEM_RESIZE_BILINEAR;
     cd.scale = 1.0f;
     for (int k = 0; k < 3; k++) cd.mean[k] = 0.0f, cd.std[k] = 1.0f;
     tmem_tensor_view hwc = {rgb, TMEM_DTYPE_F32, 3, {3, H, W, 0}, {4, (int64_t)W * 12, 12, 0}};
     tmem_status st = tmem_surface_convert(image, &cd, &hwc);
-    if (st != TMEM_OK) return vis_error(err, cap, "YUV -> RGB failed: %s", tmem_status_name(st));
-    return 0;
+    if (st != TMEM_OK) return tmrt__fail(err, st, "YUV -> RGB failed: %s", tmem_status_name(st));
+    return TMEM_OK;
 }
 
 /* Stage 1, a decoded image: its pixels into a packed RGB8 buffer. */
-static int decoded_to_rgb8(tmem_surface *image, tmem_pixel_format f, uint32_t W, uint32_t H,
-                           uint8_t *rgb, char *err, size_t cap) {
+static tmem_status decoded_to_rgb8(tmem_surface *image, tmem_pixel_format f, uint32_t W, uint32_t H, uint8_t *rgb,
+                                   tmrt_error *err) {
     tmem_tensor_view pv;
-    if (tmem_surface_plane_view(image, 0, NULL, &pv) != TMEM_OK ||
-        tmem_surface_lock(image, TMEM_LOCK_READ_ONLY, NULL) != TMEM_OK)
-        return vis_error(err, cap, "cannot read the image surface");
+    tmem_status st = tmem_surface_plane_view(image, 0, NULL, &pv);
+    if (st == TMEM_OK) st = tmem_surface_lock(image, TMEM_LOCK_READ_ONLY, NULL);
+    if (st != TMEM_OK) return tmrt__fail(err, st, "cannot read the image surface: %s", tmem_status_name(st));
     for (uint32_t y = 0; y < H; y++) {
         const uint8_t *s = (const uint8_t *)pv.data + (size_t)y * (size_t)pv.strides[0];
         uint8_t *d = rgb + (size_t)y * W * 3;
@@ -136,9 +134,9 @@ static int decoded_to_rgb8(tmem_surface *image, tmem_pixel_format f, uint32_t W,
                 d[3 * x] = q[0], d[3 * x + 1] = q[1], d[3 * x + 2] = q[2];
         }
     }
-    if (tmem_surface_unlock(image, TMEM_LOCK_READ_ONLY, NULL) != TMEM_OK)
-        return vis_error(err, cap, "cannot unlock the image surface");
-    return 0;
+    if ((st = tmem_surface_unlock(image, TMEM_LOCK_READ_ONLY, NULL)) != TMEM_OK)
+        return tmrt__fail(err, st, "cannot unlock the image surface: %s", tmem_status_name(st));
+    return TMEM_OK;
 }
 
 /* A texel channel of the RGBA "texture": float (YUV sources) or 8-bit. */
@@ -172,30 +170,29 @@ static void resize_normalise(const tmrt_vision_config *c, const void *tex, bool 
     }
 }
 
-int tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
-                      float *patches, char *err, size_t cap) {
+tmem_status tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+                                    float *patches, uint32_t *copies, tmrt_error *err) {
     const tmrt_vision_config *c = &v->cfg;
     tmem_surface_info info;
     if (tmem_surface_get_info(image, &info) != TMEM_OK)
-        return vis_error(err, cap, "bad image surface");
+        return tmrt__fail(err, TMEM_E_INVALID_ARG, "bad image surface");
     tmem_pixel_format f = info.layout.format;
     bool yuv = f == TMEM_FORMAT_NV12 || f == TMEM_FORMAT_I420;
     if (!yuv && f != TMEM_FORMAT_RGB8 && f != TMEM_FORMAT_RGBA8 && f != TMEM_FORMAT_BGRA8 &&
         f != TMEM_FORMAT_GRAY8)
-        return vis_error(err, cap, "--memory naive cannot read %s images",
-                         tmem_pixel_format_name(f));
+        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "--memory naive cannot read %s images",
+                          tmem_pixel_format_name(f));
     uint32_t W = info.layout.width, H = info.layout.height, OW = g->width, OH = g->height;
     size_t n = (size_t)W * H, on = (size_t)OW * OH, texel_bytes = yuv ? sizeof(float) : 1;
     void *rgb = malloc(n * 3 * texel_bytes), *tex = malloc(n * 4 * texel_bytes);
     float *hwc = malloc(on * 3 * sizeof(float)), *chw = malloc(on * 3 * sizeof(float));
-    int rc = -1;
+    tmem_status st;
     if (!rgb || !tex || !hwc || !chw) {
-        vis_error(err, cap, "out of memory (naive image stages)");
+        st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory (naive image stages)");
         goto out;
     }
     /* 1. decoded pixels (or the camera's YUV) -> packed RGB buffer */
-    if ((yuv ? yuv_to_rgb_f32(image, W, H, rgb, err, cap)
-             : decoded_to_rgb8(image, f, W, H, rgb, err, cap)))
+    if ((st = yuv ? yuv_to_rgb_f32(image, W, H, rgb, err) : decoded_to_rgb8(image, f, W, H, rgb, err)))
         goto out;
     /* 2. RGB -> RGBA "texture upload" */
     for (size_t i = 0; i < n; i++) {
@@ -230,8 +227,8 @@ int tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmr
                         dst[fr * pp + ((size_t)k * p + py) * p + px] = val;
                 }
     }
-    rc = 5; /* pixel buffer, texture, HWC, CHW, patches */
+    *copies = 5; /* pixel buffer, texture, HWC, CHW, patches */
 out:
     free(rgb), free(tex), free(hwc), free(chw);
-    return rc;
+    return st;
 }

@@ -7,14 +7,16 @@
  *   memory.c      where the buffers come from: planned heaps or mallocs
  *   attention.c   tiled (flash-style) attention with 2D rotary positions
  *   ops.c         LayerNorm, GELU, bias, position-embedding interpolation
- *   writer.c      random mmproj files (tmem gen --mmproj) and presets */
+ *   writer.c      random mmproj files (tmem gen --mmproj) and presets
+ * What the rest of the runtime may use is vision/writer.h (the converter). */
 #ifndef TMRT_VISION_INTERNAL_H
 #define TMRT_VISION_INTERNAL_H
 
 #include "tmemrt/vision.h"
 #include "kern/kern.h"
-#include "util/errorf.h"
+#include "util/fail.h"
 #include "util/graph_acts.h"
+#include "vision/writer.h"
 
 typedef struct vis_block {
     kern_wmat qkv, out, up, down;
@@ -23,6 +25,7 @@ typedef struct vis_block {
 } vis_block;
 
 struct tmrt_vision {
+    tmrt_memory_mode memory;    /* of the weights and of every encode */
     tmem_context *ctx;
     tmem_gguf *gguf;
     void *naive_bytes;          /* naive open: the file read into malloc */
@@ -75,34 +78,22 @@ typedef struct vis_buffers {
 size_t tmrt__vis_matmul_scratch_bytes(const tmrt_vision *v, uint32_t n_tok, int n_threads);
 /* The forward pass from b->patches to `embeddings`. `between` (may be NULL)
  * is called after the patch embedding (the patch tensor is dead then) and
- * after each block (naive mode frees and mallocs there). */
-typedef int (*vis_hook)(void *arg, int stage);
-int tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings, size_t ld,
-                kern_pool *pool, vis_hook between, void *arg);
+ * after each block (naive mode frees and mallocs there); its failure stops
+ * the pass and is returned. */
+typedef tmem_status (*tmrt__vis_hook)(void *arg, int stage);
+tmem_status tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings,
+                              size_t ld, kern_pool *pool, tmrt__vis_hook between, void *arg);
 
 /* ---- preprocess.c ---- */
 /* The normalisation the conversion applies (scale 1/255, the config's mean/std). */
 void tmrt__vis_convert_desc(const tmrt_vision_config *c, tmem_convert_desc *out);
 /* Typed: one fused conversion of the surface into b->patches (frame-major). */
-int tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
-                      char *err, size_t cap);
+tmem_status tmrt__vis_patches_fused(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+                                    float *patches, tmrt_error *err);
 /* Naive: decoded pixels -> malloc RGB -> RGBA texture -> f32 HWC (resized,
  * normalised) -> CHW -> patches, a malloc and a copy per stage; the result is
- * bit-identical to the fused conversion. Returns the copies made (>= 0) or -1. */
-int tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g, float *patches,
-                      char *err, size_t cap);
-
-/* ---- writer.c ---- */
-/* Fills one row (n floats) of tensor `name` (the tensor's index in the
- * file, its row). `how` is the random filler's kind. 0 or -1 (err set). */
-typedef int (*vis_row_fn)(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
-                          char *err, size_t cap);
-/* Write an mmproj of config c (llama.cpp's names and keys), matrices in ggml
- * type wt, every row from `rows`, streamed. */
-int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
-                     uint64_t *file_bytes, char *err, size_t cap);
-
-/* Errors: snprintf into err; returns -1. */
-#define vis_error tmrt__errorf
+ * bit-identical to the fused conversion. *copies: the copies made. */
+tmem_status tmrt__vis_patches_naive(const tmrt_vision *v, tmem_surface *image, const tmrt_vision_grid *g,
+                                    float *patches, uint32_t *copies, tmrt_error *err);
 
 #endif

@@ -10,7 +10,8 @@
 #include <strings.h>
 #include "vision/vision_internal.h"
 
-int tmrt_vision_preset(const char *name, tmrt_vision_config *out) {
+tmem_status tmrt_vision_preset(const char *name, tmrt_vision_config *out) {
+    if (!name || !out) return TMEM_E_INVALID_ARG;
     static const struct {
         const char *name;
         tmrt_vision_config c;
@@ -27,11 +28,11 @@ int tmrt_vision_preset(const char *name, tmrt_vision_config *out) {
         {"tiny", {2, 64, 4, 128, 16, 2, 2, 96, 16, 1e-6f, {.5f, .5f, .5f}, {.5f, .5f, .5f}, 1024, 1048576}},
     };
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (name && !strcasecmp(name, presets[i].name)) {
+        if (!strcasecmp(name, presets[i].name)) {
             *out = presets[i].c;
-            return 0;
+            return TMEM_OK;
         }
-    return -1;
+    return TMEM_E_NOT_FOUND;
 }
 
 /* splitmix64 -> uniform in [-1, 1) */
@@ -166,23 +167,22 @@ static uint32_t file_type_of(uint32_t t) {
     }
 }
 
-int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, vis_row_fn rows, void *user,
-                     uint64_t *file_bytes, char *err, size_t cap) {
+tmem_status tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char *path, tmrt__vis_row_fn rows,
+                                   void *user, uint64_t *file_bytes, tmrt_error *err) {
     if (file_bytes) *file_bytes = 0;
-    if (!c || !path || !rows) return vis_error(err, cap, "invalid arguments");
+    if (!c || !path || !rows) return tmrt__fail(err, TMEM_E_INVALID_ARG, "mmproj: NULL config, path or rows");
     if (wt != TMEM_GGML_F32 && wt != TMEM_GGML_F16 && wt != TMEM_GGML_BF16 && wt != TMEM_GGML_Q8_0)
-        return vis_error(err, cap, "mmproj weights: f32, f16, bf16 or q8_0");
+        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "mmproj weights: f32, f16, bf16 or q8_0");
     if (wt == TMEM_GGML_Q8_0 && (c->hidden % 32 || c->ff % 32))
-        return vis_error(err, cap, "q8_0 needs hidden and MLP sizes that are multiples of 32");
+        return tmrt__fail(err, TMEM_E_INVALID_ARG, "q8_0 needs hidden and MLP sizes that are multiples of 32");
     specs l = {0};
     tmem_gguf_writer *w = NULL;
     tmem_gguf_stream *s = NULL;
     float *row = NULL;
     void *q = NULL;
-    int rc = -1;
     tmem_status st = TMEM_OK;
     if (!list_tensors(c, wt, &l) || tmem_gguf_writer_create(NULL, 0, &w) != TMEM_OK) {
-        vis_error(err, cap, "out of memory");
+        st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
         goto out;
     }
     if ((st = write_keys(w, c, file_type_of(wt))) != TMEM_OK) goto fail;
@@ -195,7 +195,7 @@ int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char 
     if (st != TMEM_OK) goto fail;
     row = malloc(widest * sizeof(float)), q = malloc(widest * sizeof(float));
     if (!row || !q) {
-        vis_error(err, cap, "out of memory");
+        st = tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
         goto out;
     }
     if ((st = tmem_gguf_stream_begin(w, path, &s)) != TMEM_OK) goto fail;
@@ -204,9 +204,9 @@ int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char 
         uint64_t n_in = t->dims[0] * (t->n_dims == 4 ? t->dims[1] * t->dims[2] : 1);
         uint64_t n_rows = t->n_dims == 1 ? 1 : t->dims[t->n_dims - 1];
         for (uint64_t r = 0; r < n_rows && st == TMEM_OK; r++) {
-            if (rows(user, t->name, (int)t->how, i, r, row, n_in, err, cap) != 0) goto out;
+            if ((st = rows(user, t->name, (int)t->how, i, r, row, n_in, err))) goto out;
             if (!tmrt__kern_quantize_row(t->type, row, q, (int64_t)n_in)) {
-                vis_error(err, cap, "cannot store %s as ggml type %u", t->name, t->type);
+                st = tmrt__fail(err, TMEM_E_UNSUPPORTED, "cannot store %s as ggml type %u", t->name, t->type);
                 goto out;
             }
             st = tmem_gguf_stream_write(s, q, tmrt__kern_row_bytes(t->type, (int64_t)n_in));
@@ -217,15 +217,12 @@ int tmrt__vis_write_mmproj(const tmrt_vision_config *c, uint32_t wt, const char 
         s = NULL;
     }
 fail:
-    if (st != TMEM_OK)
-        vis_error(err, cap, "%s: writing the mmproj failed: %s", path, tmem_status_name(st));
-    else
-        rc = 0;
+    if (st != TMEM_OK) (void)tmrt__fail(err, st, "%s: writing the mmproj failed: %s", path, tmem_status_name(st));
 out:
     tmem_gguf_stream_abort(s);
     tmem_gguf_writer_destroy(w);
     free(l.s), free(row), free(q);
-    return rc;
+    return st;
 }
 
 /* Random rows: a fresh stream per tensor, so a file is reproducible from the seed. */
@@ -235,9 +232,9 @@ typedef struct random_rows {
     bool started;
 } random_rows;
 
-static int random_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out, uint64_t n,
-                      char *err, size_t cap) {
-    (void)name, (void)row, (void)err, (void)cap;
+static tmem_status random_row(void *user, const char *name, int how, size_t tensor, uint64_t row, float *out,
+                              uint64_t n, tmrt_error *err) {
+    (void)name, (void)row, (void)err;
     random_rows *r = user;
     if (!r->started || tensor != r->tensor) {
         r->rng = r->seed * 0x100000001B3ull + tensor * 0x9E3779B97F4A7C15ull;
@@ -245,11 +242,11 @@ static int random_row(void *user, const char *name, int how, size_t tensor, uint
     }
     float scale = how == FILL_MATRIX ? sqrtf(3.0f / (float)n) : how == FILL_POS ? 0.5f : 0.05f;
     for (uint64_t k = 0; k < n; k++) out[k] = (how == FILL_ONE ? 1.0f : 0.0f) + scale * uniform(&r->rng);
-    return 0;
+    return TMEM_OK;
 }
 
-int tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t wt, uint64_t seed, const char *path, char *err,
-                             size_t cap) {
+tmem_status tmrt_vision_write_random(const tmrt_vision_config *c, uint32_t ggml_type, uint64_t seed,
+                                     const char *path, tmrt_error *err) {
     random_rows r = {seed, 0, 0, false};
-    return tmrt__vis_write_mmproj(c, wt, path, random_row, &r, NULL, err, cap);
+    return tmrt__vis_write_mmproj(c, ggml_type, path, random_row, &r, NULL, err);
 }

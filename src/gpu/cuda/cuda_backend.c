@@ -19,7 +19,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "gpu/cuda/cuda_internal.h"
 #include "os/os.h"
 
@@ -237,8 +236,7 @@ static tmem_status cu_memory_info(const tmem__backend *be, const tmem__region *r
         out->property_flags = 2 | 4; /* host visible | coherent, like Vulkan's bits */
         out->heap_index = 1;
         /* host RAM: the heap is the machine's memory; usage is not the driver's to tell */
-        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        out->heap_size = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+        out->heap_size = tmem__os_physical_bytes();
         out->budget = out->heap_size;
         return TMEM_OK;
     }

@@ -4,11 +4,11 @@
  * (cuMemAddressReserve/cuMemCreate/cuMemMap) and POSIX-fd export support,
  * and learn the allocation granularity.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gpu/cuda/cuda_internal.h"
+#include "typedmem/cuda.h"
 
 #define TMEM__STR_(x) #x
 #define TMEM__STR(x) TMEM__STR_(x)
@@ -33,19 +33,18 @@ void tmem__cu_leave(tmem__cu *cu) {
 }
 
 static tmem_status load(tmem__cu *cu) {
-    cu->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cu->lib) return tmem__err(TMEM_E_UNSUPPORTED);
+    if (tmem__os_lib_open("libcuda.so.1", &cu->lib) != TMEM_OK) return tmem__err(TMEM_E_UNSUPPORTED);
     bool ok = true;
 #define TMEM__CU_LOAD(name)                                                                                            \
     {                                                                                                                  \
-        void *sym = dlsym(cu->lib, TMEM__STR(name));                                                                   \
+        void *sym = tmem__os_lib_symbol(cu->lib, TMEM__STR(name));                                                     \
         memcpy(&cu->fn.name, &sym, sizeof sym);                                                                        \
         ok = ok && sym;                                                                                                \
     }
     TMEM__CU_FNS(TMEM__CU_LOAD)
 #undef TMEM__CU_LOAD
     if (!ok) {
-        dlclose(cu->lib);
+        tmem__os_lib_close(cu->lib);
         cu->lib = NULL;
         return tmem__err(TMEM_E_UNSUPPORTED); /* a driver older than this cuda.h */
     }
@@ -157,5 +156,17 @@ tmem_status tmem__cuda_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     tmem__cu_backend_init(gpu);
     gpu->placements = 1u << TMEM_PLACEMENT_DEVICE;
     if (!(desc->flags & TMEM_GPU_DEVICE_ONLY)) gpu->placements |= 1u << TMEM_PLACEMENT_PINNED;
+    return TMEM_OK;
+}
+
+tmem_status tmem_cu_get_native(tmem_gpu *gpu, tmem_cu_native *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!gpu || gpu->magic != TMEM__GPU_MAGIC || gpu->api != TMEM_GPU_CUDA || !out)
+        return tmem__err(TMEM_E_INVALID_ARG);
+    const tmem__cu *cu = tmem__cu_of(gpu);
+    out->device = cu->device;
+    out->context = cu->ctx;
+    out->ordinal = cu->ordinal;
+    out->driver_version = cu->driver_version;
     return TMEM_OK;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gpu/vulkan/vulkan_internal.h"
-#include "surface/surface_internal.h"
+#include "surface/internal.h"
 #include "nv12_to_chw.spv.h"
 #include "nv12_to_chw_f32.spv.h"
 
@@ -174,19 +174,19 @@ tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu, const tmem_vk_surface_memory *sr
         memcpy(&taps[3 * i + 2], &w, sizeof w);
     }
     scratch tap_buf = {0};
-    pthread_mutex_lock(&vk->submit_lock);
+    tmem__os_mutex_lock(&vk->submit_lock);
     st = build_pipeline(vk);
-    pthread_mutex_unlock(&vk->submit_lock);
+    tmem__os_mutex_unlock(&vk->submit_lock);
     if (st == TMEM_OK) st = scratch_create(vk, taps, bytes, &tap_buf);
     free(taps);
     VkResult res = VK_SUCCESS;
     if (st == TMEM_OK) {
-        pthread_mutex_lock(&vk->submit_lock);
+        tmem__os_mutex_lock(&vk->submit_lock);
         VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                            .descriptorPool = vk->conv.pool, .descriptorSetCount = 1,
                                            .pSetLayouts = &vk->conv.set_layout};
         res = vk->fn.vkAllocateDescriptorSets(vk->device, &dai, &job.set);
-        pthread_mutex_unlock(&vk->submit_lock);
+        tmem__os_mutex_unlock(&vk->submit_lock);
         st = tmem__vk_status(res);
     }
     if (st == TMEM_OK) {
@@ -199,9 +199,9 @@ tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu, const tmem_vk_surface_memory *sr
                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[i]};
         vk->fn.vkUpdateDescriptorSets(vk->device, 3, w, 0, NULL);
         st = tmem__vk_submit(vk, record_convert, &job);
-        pthread_mutex_lock(&vk->submit_lock);
+        tmem__os_mutex_lock(&vk->submit_lock);
         (void)vk->fn.vkFreeDescriptorSets(vk->device, vk->conv.pool, 1, &job.set);
-        pthread_mutex_unlock(&vk->submit_lock);
+        tmem__os_mutex_unlock(&vk->submit_lock);
     }
     scratch_destroy(vk, &tap_buf);
     return st;

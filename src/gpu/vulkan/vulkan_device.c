@@ -200,7 +200,7 @@ static void vk_close(tmem__vk *vk) {
     if (vk->own_device && vk->device) vk->fn.vkDestroyDevice(vk->device, NULL);
     if (vk->own_instance && vk->instance) vk->fn.vkDestroyInstance(vk->instance, NULL);
     tmem__vk_unload(vk);
-    pthread_mutex_destroy(&vk->submit_lock);
+    tmem__os_mutex_destroy(&vk->submit_lock);
     free(vk);
 }
 
@@ -299,16 +299,16 @@ static const tmem__gpu_ops vk_ops = {vk_destroy, vk_info, vk_export};
 tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     tmem__vk *vk = calloc(1, sizeof *vk);
     if (!vk) return tmem__err(TMEM_E_NO_MEMORY);
-    if (pthread_mutex_init(&vk->submit_lock, NULL)) {
+    if (tmem__os_mutex_init(&vk->submit_lock, 0)) {
         free(vk);
         return tmem__err(TMEM_E_NO_MEMORY);
     }
-    size_t objects_before = tmem__vk_objects_loaded();
+    size_t objects_before = tmem__os_lib_count();
     tmem_status st = tmem__vk_load(vk);
     if (st == TMEM_OK)
         st = desc->native ? adopt(vk, desc->native)
                           : create_own(vk, desc->device_index, desc->flags & TMEM_GPU_NO_FLOAT64);
-    tmem__vk_pin_objects_since(objects_before); /* the loader and the driver stay mapped */
+    tmem__os_lib_pin_since(objects_before); /* the loader and the driver stay mapped */
     if (st != TMEM_OK) {
         vk_close(vk);
         return st;

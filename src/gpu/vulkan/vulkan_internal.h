@@ -75,7 +75,7 @@ typedef struct tmem__vk {
     uint32_t type_of[TMEM_PLACEMENT_COUNT];      /* memory type per placement */
     uint32_t type_cached;                        /* HOST_CACHED visible type */
     uint32_t buffer_type_bits;                   /* memoryTypeBits of buffers */
-    pthread_mutex_t submit_lock;                 /* the queue and pipeline */
+    tmem__os_mutex submit_lock;                 /* the queue and pipeline */
     tmem__vk_convert conv;
 } tmem__vk;
 
@@ -100,9 +100,6 @@ tmem_status tmem__vk_load(tmem__vk *vk);
 void tmem__vk_load_instance(tmem__vk *vk);
 void tmem__vk_load_device(tmem__vk *vk);
 void tmem__vk_unload(tmem__vk *vk);
-/* Shared objects loaded now; pin (RTLD_NODELETE) those loaded since. */
-size_t tmem__vk_objects_loaded(void);
-void tmem__vk_pin_objects_since(size_t before);
 /* VkResult -> tmem_status. */
 tmem_status tmem__vk_status(VkResult r);
 /* The pool's backend (vulkan_backend.c): fills gpu->backends. */

@@ -1,21 +1,20 @@
 /*
- * Loading Vulkan at run time: dlopen libvulkan.so.1 (the loader) and fetch
- * every entry point through it, so the library links no Vulkan and a
- * program without a Vulkan driver still runs (attach answers UNSUPPORTED).
+ * Loading Vulkan at run time: libvulkan.so.1 (the loader) opened through the
+ * OS layer (tmem__os_lib_open) and every entry point fetched through it, so
+ * the library links no Vulkan and a program without a Vulkan driver still
+ * runs (attach answers UNSUPPORTED).
  */
-#include <dlfcn.h>
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gpu/vulkan/vulkan_internal.h"
 
 tmem_status tmem__vk_load(tmem__vk *vk) {
-    vk->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!vk->lib) vk->lib = dlopen("libvulkan.so", RTLD_NOW | RTLD_LOCAL);
-    if (!vk->lib) return tmem__err(TMEM_E_UNSUPPORTED);
-    void *sym = dlsym(vk->lib, "vkGetInstanceProcAddr");
+    if (tmem__os_lib_open("libvulkan.so.1", &vk->lib) != TMEM_OK &&
+        tmem__os_lib_open("libvulkan.so", &vk->lib) != TMEM_OK)
+        return tmem__err(TMEM_E_UNSUPPORTED);
+    void *sym = tmem__os_lib_symbol(vk->lib, "vkGetInstanceProcAddr");
     if (!sym) {
-        dlclose(vk->lib);
+        tmem__os_lib_close(vk->lib);
         tmem__vk_unload(vk);
         return tmem__err(TMEM_E_UNSUPPORTED);
     }
@@ -24,7 +23,7 @@ tmem_status tmem__vk_load(tmem__vk *vk) {
     vk->fn.vkEnumerateInstanceVersion =
         (PFN_vkEnumerateInstanceVersion)vk->fn.vkGetInstanceProcAddr(NULL, "vkEnumerateInstanceVersion");
     if (!vk->fn.vkCreateInstance) {
-        dlclose(vk->lib);
+        tmem__os_lib_close(vk->lib);
         tmem__vk_unload(vk);
         return tmem__err(TMEM_E_UNSUPPORTED);
     }
@@ -45,50 +44,6 @@ void tmem__vk_load_device(tmem__vk *vk) {
 #define TMEM__VK_LOAD_D(name) vk->fn.name = (PFN_##name)vk->fn.vkGetDeviceProcAddr(vk->device, #name);
     TMEM__VK_DEVICE_FNS(TMEM__VK_LOAD_D)
 #undef TMEM__VK_LOAD_D
-}
-
-/* ---- keeping the driver mapped ----
- * The Vulkan loader unloads the driver (ICD) at vkDestroyInstance. Drivers
- * are not unload-safe (Mesa's lavapipe leaves LLVM, ICU and libxml2 state
- * behind), and a driver unmapped under LeakSanitizer turns its one-time
- * allocations into anonymous reports. So every shared object that appeared
- * while the instance was created is pinned (RTLD_NODELETE). */
-static int count_object(struct dl_phdr_info *info, size_t size, void *data) {
-    (void)info, (void)size;
-    (*(size_t *)data)++;
-    return 0;
-}
-
-size_t tmem__vk_objects_loaded(void) {
-    size_t n = 0;
-    dl_iterate_phdr(count_object, &n);
-    return n;
-}
-
-typedef struct new_objects {
-    size_t skip, seen, n;
-    char *names[32];
-} new_objects;
-
-static int collect_new(struct dl_phdr_info *info, size_t size, void *data) {
-    (void)size;
-    new_objects *o = data;
-    if (o->seen++ >= o->skip && info->dlpi_name && info->dlpi_name[0] && o->n < 32) {
-        size_t len = strlen(info->dlpi_name) + 1;
-        char *copy = malloc(len);
-        if (copy) memcpy(copy, info->dlpi_name, len), o->names[o->n++] = copy;
-    }
-    return 0;
-}
-
-void tmem__vk_pin_objects_since(size_t before) {
-    new_objects o = {before, 0, 0, {0}};
-    dl_iterate_phdr(collect_new, &o);
-    /* dlopen outside the iteration: it holds the dynamic linker's lock */
-    for (size_t i = 0; i < o.n; i++) {
-        (void)dlopen(o.names[i], RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-        free(o.names[i]);
-    }
 }
 
 /* The loader stays mapped: Vulkan drivers (Mesa's LLVM, ICU, libxml2 under

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "gpu/vulkan/vulkan_internal.h"
 #include "core/core.h"
-#include "surface/surface_internal.h"
+#include "surface/internal.h"
 
 static bool is_vk(const tmem_gpu *gpu) { return gpu && gpu->magic == TMEM__GPU_MAGIC && gpu->api == TMEM_GPU_VULKAN; }
 
@@ -112,7 +112,7 @@ tmem_status tmem_vk_surface_import(tmem_gpu *gpu, tmem_surface *surface, tmem_vk
     tmem_status st = tmem_surface_get_info(surface, &info);
     if (st != TMEM_OK) return st;
     void *base = tmem_surface_base(surface);
-    uint64_t size = surface->pix_map_size, a = vk->host_import_align ? vk->host_import_align : 4096;
+    uint64_t size = tmem__surface_map_size(surface), a = vk->host_import_align ? vk->host_import_align : 4096;
     /* Only a whole, aligned mapping can be imported (memfd surfaces are). */
     if (!base || !size || (uintptr_t)base % a || size % a) return tmem__err(TMEM_E_UNSUPPORTED);
     VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
@@ -155,7 +155,7 @@ void tmem_vk_surface_release(tmem_gpu *gpu, tmem_vk_surface_memory *mem) {
 }
 
 tmem_status tmem__vk_submit(tmem__vk *vk, tmem__vk_record_fn record, void *arg) {
-    pthread_mutex_lock(&vk->submit_lock);
+    tmem__os_mutex_lock(&vk->submit_lock);
     VkResult r = VK_SUCCESS;
     if (!vk->conv.cmd_pool) {
         VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -190,7 +190,7 @@ tmem_status tmem__vk_submit(tmem__vk *vk, tmem__vk_record_fn record, void *arg) 
         (void)vk->fn.vkResetFences(vk->device, 1, &vk->conv.fence);
     }
     if (cb) vk->fn.vkFreeCommandBuffers(vk->device, vk->conv.cmd_pool, 1, &cb);
-    pthread_mutex_unlock(&vk->submit_lock);
+    tmem__os_mutex_unlock(&vk->submit_lock);
     return tmem__vk_status(r);
 }
 

@@ -27,7 +27,8 @@
 #include <time.h>
 #include "bench/bench.h"
 #include "typedmem/gpu.h"
-#include "typedmem/plan.h"
+#include "typedmem/plan_heap.h"
+#include "typedmem/plan_io.h"
 
 #ifndef TMEM_HAVE_CUDA
 int tmem_bench_gpu(int argc, char **argv, bool json) {
@@ -36,7 +37,45 @@ int tmem_bench_gpu(int argc, char **argv, bool json) {
     return 77;
 }
 #else
-#include "gpu/cuda/cuda_internal.h"
+#include <dlfcn.h>
+#include "typedmem/cuda.h"
+
+/* The baselines' driver calls, made by the bench itself on the device and
+ * context typedmem uses (tmem_cu_get_native): libcuda.so.1 is already
+ * loaded by the attach, so this dlopen finds it. Each entry point under the
+ * versioned name this cuda.h maps it to (cuMemAlloc -> "cuMemAlloc_v2"). */
+#define BENCH_CU_FNS(X)                                                                                    \
+    X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) X(cuMemAllocAsync) \
+    X(cuMemFreeAsync) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                        \
+    X(cuDeviceGetDefaultMemPool) X(cuMemPoolGetAttribute) X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)
+#define BENCH_STR_(x) #x
+#define BENCH_STR(x) BENCH_STR_(x)
+
+typedef struct bench_cu {
+#define BENCH_CU_DECL(name) __typeof__(&name) name;
+    BENCH_CU_FNS(BENCH_CU_DECL)
+#undef BENCH_CU_DECL
+    CUdevice device;
+    CUcontext ctx;
+} bench_cu;
+
+static bool bench_cu_load(tmem_gpu *gpu, bench_cu *cu) {
+    tmem_cu_native n;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib || tmem_cu_get_native(gpu, &n) != TMEM_OK) return false;
+    bool ok = true;
+#define BENCH_CU_LOAD(name)                                                                                \
+    {                                                                                                      \
+        void *sym = dlsym(lib, BENCH_STR(name));                                                           \
+        memcpy(&cu->name, &sym, sizeof sym);                                                               \
+        ok = ok && sym;                                                                                    \
+    }
+    BENCH_CU_FNS(BENCH_CU_LOAD)
+#undef BENCH_CU_LOAD
+    cu->device = n.device;
+    cu->ctx = n.context;
+    return ok; /* the library stays loaded: typedmem holds it too */
+}
 
 typedef struct ev {
     int64_t t;
@@ -67,7 +106,7 @@ typedef struct gpu_row {
 } gpu_row;
 
 typedef struct replay {
-    tmem__cu *cu;
+    bench_cu *cu;
     const tmem_plan *plan;
     const uint64_t *size;
     const ev *e;
@@ -75,9 +114,9 @@ typedef struct replay {
     uint64_t used0;
 } replay;
 
-static uint64_t used_now(tmem__cu *cu) {
+static uint64_t used_now(bench_cu *cu) {
     size_t f = 0, t = 0;
-    if (cu->fn.cuMemGetInfo(&f, &t) != CUDA_SUCCESS) return 0;
+    if (cu->cuMemGetInfo(&f, &t) != CUDA_SUCCESS) return 0;
     return (uint64_t)(t - f);
 }
 
@@ -132,7 +171,7 @@ static bool run_typed(tmem_context *ctx, const replay *r, int repeat, gpu_row *r
 }
 
 static bool run_malloc(const replay *r, int repeat, gpu_row *row) {
-    tmem__cu *cu = r->cu;
+    bench_cu *cu = r->cu;
     CUdeviceptr *p = calloc(r->n, sizeof *p);
     if (!p) return false;
     bool ok = true;
@@ -144,7 +183,7 @@ static bool run_malloc(const replay *r, int repeat, gpu_row *row) {
         for (uint32_t i = 0; i < r->ne && ok; i++) {
             const ev *e = &r->e[i];
             if (e->kind) {
-                ok = cu->fn.cuMemAlloc(&p[e->idx], (size_t)r->size[e->idx]) == CUDA_SUCCESS;
+                ok = cu->cuMemAlloc(&p[e->idx], (size_t)r->size[e->idx]) == CUDA_SUCCESS;
                 live += r->size[e->idx];
                 if (live > peak_live) peak_live = live;
                 if (sample) {
@@ -152,7 +191,7 @@ static bool run_malloc(const replay *r, int repeat, gpu_row *row) {
                     if (u > peak) peak = u;
                 }
             } else {
-                ok = cu->fn.cuMemFree(p[e->idx]) == CUDA_SUCCESS;
+                ok = cu->cuMemFree(p[e->idx]) == CUDA_SUCCESS;
                 live -= r->size[e->idx];
             }
         }
@@ -169,46 +208,46 @@ static bool run_malloc(const replay *r, int repeat, gpu_row *row) {
 }
 
 static bool run_async(const replay *r, int repeat, gpu_row *row) {
-    tmem__cu *cu = r->cu;
+    bench_cu *cu = r->cu;
     CUmemoryPool pool;
     CUstream st;
-    if (cu->fn.cuDeviceGetDefaultMemPool(&pool, cu->device) != CUDA_SUCCESS) return false;
-    if (cu->fn.cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return false;
+    if (cu->cuDeviceGetDefaultMemPool(&pool, cu->device) != CUDA_SUCCESS) return false;
+    if (cu->cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return false;
     CUdeviceptr *p = calloc(r->n, sizeof *p);
     bool ok = p != NULL;
     double best = 1e30;
     for (int pass = 0; pass <= repeat && ok; pass++) {
         bool sample = pass == repeat;
         cuuint64_t zero = 0;
-        (void)cu->fn.cuMemPoolTrimTo(pool, 0);
-        (void)cu->fn.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero);
+        (void)cu->cuMemPoolTrimTo(pool, 0);
+        (void)cu->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero);
         uint64_t peak = 0;
         double a = now_s();
         for (uint32_t i = 0; i < r->ne && ok; i++) {
             const ev *e = &r->e[i];
             if (e->kind) {
-                ok = cu->fn.cuMemAllocAsync(&p[e->idx], (size_t)r->size[e->idx], st) == CUDA_SUCCESS;
+                ok = cu->cuMemAllocAsync(&p[e->idx], (size_t)r->size[e->idx], st) == CUDA_SUCCESS;
                 if (sample) {
                     uint64_t u = used_now(cu);
                     if (u > peak) peak = u;
                 }
             } else {
-                ok = cu->fn.cuMemFreeAsync(p[e->idx], st) == CUDA_SUCCESS;
+                ok = cu->cuMemFreeAsync(p[e->idx], st) == CUDA_SUCCESS;
             }
         }
-        ok = ok && cu->fn.cuStreamSynchronize(st) == CUDA_SUCCESS;
+        ok = ok && cu->cuStreamSynchronize(st) == CUDA_SUCCESS;
         double d = now_s() - a;
         if (!sample && d < best) best = d;
         if (sample) {
             cuuint64_t high = 0;
-            (void)cu->fn.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &high);
+            (void)cu->cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &high);
             row->async_pool = high;
             row->async_info = above(peak, r->used0);
         }
     }
     row->async_ns = best * 1e9 / r->n;
-    (void)cu->fn.cuMemPoolTrimTo(pool, 0);
-    (void)cu->fn.cuStreamDestroy(st);
+    (void)cu->cuMemPoolTrimTo(pool, 0);
+    (void)cu->cuStreamDestroy(st);
     free(p);
     return ok;
 }
@@ -220,7 +259,7 @@ static uint64_t gpu_bench_clock_ns(void *user) {
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static bool run_graph(tmem_context *ctx, tmem__cu *cu, const char *path, double limit, int repeat, gpu_row *row,
+static bool run_graph(tmem_context *ctx, bench_cu *cu, const char *path, double limit, int repeat, gpu_row *row,
                       uint32_t serial) {
     tmem_plan_problem *pp;
     tmem_plan_error err;
@@ -299,7 +338,13 @@ int tmem_bench_gpu(int argc, char **argv, bool json) {
         tmem_context_destroy(ctx);
         return 77;
     }
-    tmem__cu *cu = tmem__cu_of(gpu);
+    bench_cu cuda, *cu = &cuda;
+    if (!bench_cu_load(gpu, cu)) {
+        fprintf(stderr, "tmem bench gpu: the CUDA driver's entry points are missing\n");
+        tmem_gpu_release(gpu);
+        tmem_context_destroy(ctx);
+        return 1;
+    }
     tmem_gpu_info gi;
     if (tmem_gpu_get_info(gpu, &gi) != TMEM_OK) memset(&gi, 0, sizeof gi);
     DIR *d = opendir(dir);
@@ -316,7 +361,7 @@ int tmem_bench_gpu(int argc, char **argv, bool json) {
     }
     closedir(d);
     qsort(names, nn, sizeof *names, cmp_str);
-    if (!tmem__cu_enter(cu)) return 1;
+    if (cu->cuCtxPushCurrent(cu->ctx) != CUDA_SUCCESS) return 1;
     if (!json)
         printf("tmem bench gpu: %s, %s, chunk %llu; graphs in %s\n"
                "%-38s %5s %9s %7s | %9s %9s %6s | %9s %9s | %9s %9s | %8s %8s %8s %6s\n",
@@ -363,7 +408,8 @@ int tmem_bench_gpu(int argc, char **argv, bool json) {
         printf("typed = planner arena committed in the VMM pool (setup once per graph, not in typed_ns); vs_pt = "
                "typed / per-tensor cuMemGetInfo peak; x_mall = cuMemAlloc time / typed time.\n"
                "reproduce: tmem bench gpu [--graphs DIR] [--time-limit S] [--repeat N]\n");
-    tmem__cu_leave(cu);
+    CUcontext popped;
+    (void)cu->cuCtxPopCurrent(&popped);
     for (uint32_t i = 0; i < nn; i++) free(names[i]);
     tmem_gpu_release(gpu);
     tmem_context_destroy(ctx);

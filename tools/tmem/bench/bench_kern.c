@@ -2,13 +2,13 @@
  *
  * The runtime's matmul kernels against baselines measured in the same run:
  *  - decode (one token, mat-vec, memory-bound): GB/s of weight bytes read by
- *    tmrt__kern_matmul against a plain streaming read of the same bytes with the
+ *    the runtime's matmul (tmemrt/testing.h) against a plain streaming read of the same bytes with the
  *    same thread count (1 and 2), per weight type; the read runs 8
  *    interleaved streams per thread, the fastest plain read we found (one
  *    stream gets ~60% of it). The matrix is larger than the last-level
  *    cache, as the weights of a model are.
  *  - prefill (n_tok tokens, compute-bound) on the Qwen3.5-0.8B projection
- *    shapes: GFLOP/s against the scalar reference tmrt__kern_matmul_ref (one
+ *    shapes: GFLOP/s against the scalar reference (tmrt_testing_matmul_ref, one
  *    thread, by definition) and against the FMA peak estimate of the threads
  *    (2 FMA pipes x 8 lanes x 2 flops per cycle at the measured clock), and
  *    the prefill tok/s the projections alone allow for the 0.8B layer mix.
@@ -20,7 +20,7 @@
 #include <time.h>
 #include "bench/bench.h"
 #include "bench/bench_read.h"
-#include "kern/kern.h"
+#include "tmemrt/testing.h"
 #include "typedmem/model.h"
 
 static double now(void) {
@@ -62,14 +62,14 @@ static timing timing_median(double *wall, double *cpu, int reps) {
     return (timing){median(wall, reps), median(cpu, reps)};
 }
 
-static timing time_read(kern_pool *pool, const void *buf, size_t bytes, int streams, int reps) {
+static timing time_read(tmrt_testing_pool *pool, const void *buf, size_t bytes, int streams, int reps) {
     bench_read_job job = {.words = buf, .streams = streams};
     double t[16], c[16];
     for (int r = 0; r < reps; r++) {
         double c0 = process_cpu(), t0 = now();
-        tmrt__kern_pool_for(pool, (int64_t)(bytes / 4096), 16, bench_read_task, &job);
+        tmrt_testing_pool_for(pool, (int64_t)(bytes / 4096), 16, bench_read_task, &job);
         t[r] = now() - t0;
-        c[r] = (process_cpu() - c0) / tmrt__kern_pool_threads(pool);
+        c[r] = (process_cpu() - c0) / tmrt_testing_pool_threads(pool);
     }
     volatile uint64_t sink = job.sums[0];
     (void)sink;
@@ -107,7 +107,7 @@ static double measure_hz(void) {
 /* ---- matmul timing ---- */
 
 typedef struct mat {
-    kern_wmat w;
+    tmrt_testing_matrix w;
     void *data;
     float *x, *y;
     void *scratch;
@@ -115,12 +115,12 @@ typedef struct mat {
 
 static bool mat_make(mat *m, uint32_t type, int64_t n_in, int64_t n_out, int64_t n_tok) {
     memset(m, 0, sizeof *m);
-    m->w = (kern_wmat){.type = type, .n_in = n_in, .n_out = n_out,
-                       .row_bytes = tmrt__kern_row_bytes(type, n_in)};
+    m->w = (tmrt_testing_matrix){.type = type, .n_in = n_in, .n_out = n_out,
+                                 .row_bytes = tmrt_testing_row_bytes(type, n_in)};
     m->data = alloc64(m->w.row_bytes * (size_t)n_out);
     m->x = alloc64((size_t)(n_in * n_tok) * sizeof(float));
     m->y = alloc64((size_t)(n_out * n_tok) * sizeof(float));
-    size_t sb = tmrt__kern_matmul_scratch_bytes(&m->w, n_tok, 2);
+    size_t sb = tmrt_testing_matmul_scratch_bytes(&m->w, n_tok, 2);
     m->scratch = sb ? alloc64(sb) : NULL;
     if (!m->data || !m->x || !m->y || (sb && !m->scratch)) return false;
     m->w.data = m->data;
@@ -135,7 +135,7 @@ static bool mat_make(mat *m, uint32_t type, int64_t n_in, int64_t n_out, int64_t
                 s = s * 6364136223846793005ull + 1442695040888963407ull;
                 row[i] = (float)((int64_t)(s >> 40) - (1 << 23)) * (0.05f / (1 << 23));
             }
-            (void)tmrt__kern_quantize_row(type, row, dst, n_in);
+            if (tmrt_testing_quantize_row(type, row, dst, n_in) != TMEM_OK) return false;
         } else {
             memcpy(dst, (char *)m->data + (size_t)(o % 16) * m->w.row_bytes, m->w.row_bytes);
         }
@@ -154,15 +154,14 @@ static void mat_free(mat *m) {
     free(m->scratch);
 }
 
-static timing time_matmul(mat *m, int64_t n_tok, kern_pool *pool, int reps, bool ref) {
+static timing time_matmul(mat *m, int64_t n_tok, tmrt_testing_pool *pool, int reps, bool ref) {
     double t[16], c[16];
     for (int r = 0; r < reps; r++) {
         double c0 = process_cpu(), t0 = now();
-        if (ref) tmrt__kern_matmul_ref(&m->w, m->x, (size_t)m->w.n_in, n_tok, m->y, (size_t)m->w.n_out);
-        else tmrt__kern_matmul(&m->w, m->x, (size_t)m->w.n_in, n_tok, m->y, (size_t)m->w.n_out,
-                         m->scratch, pool);
+        if (ref) tmrt_testing_matmul_ref(&m->w, m->x, (size_t)m->w.n_in, n_tok, m->y, (size_t)m->w.n_out);
+        else tmrt_testing_matmul(&m->w, m->x, (size_t)m->w.n_in, n_tok, m->y, (size_t)m->w.n_out, m->scratch, pool);
         t[r] = now() - t0;
-        c[r] = (process_cpu() - c0) / tmrt__kern_pool_threads(pool);
+        c[r] = (process_cpu() - c0) / tmrt_testing_pool_threads(pool);
     }
     return timing_median(t, c, reps);
 }
@@ -210,10 +209,9 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
         return 2;
     }
     const int reps = quick ? 3 : 7;
-    void *pool_mem[2] = {alloc64(tmrt__kern_pool_bytes(1)), alloc64(tmrt__kern_pool_bytes(2))};
-    kern_pool *pools[2] = {NULL, NULL};
-    if (!pool_mem[0] || !pool_mem[1] || tmrt__kern_pool_init(pool_mem[0], 1, &pools[0]) ||
-        tmrt__kern_pool_init(pool_mem[1], 2, &pools[1])) {
+    tmrt_testing_pool *pools[2] = {NULL, NULL};
+    if (tmrt_testing_pool_create(1, &pools[0]) != TMEM_OK || tmrt_testing_pool_create(2, &pools[1]) != TMEM_OK) {
+        tmrt_testing_pool_destroy(pools[0]);
         fprintf(stderr, "tmem bench kern: no thread pool\n");
         return 1;
     }
@@ -233,7 +231,7 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
     int rows = 0;
     for (size_t ti = 0; ti < sizeof dtypes / sizeof dtypes[0]; ti++) {
         const int64_t n_in = 2048;
-        const size_t rb = tmrt__kern_row_bytes(dtypes[ti], n_in);
+        const size_t rb = tmrt_testing_row_bytes(dtypes[ti], n_in);
         const int64_t n_out = (int64_t)((size_t)mb * 1024 * 1024 / rb);
         mat m;
         if (!mat_make(&m, dtypes[ti], n_in, n_out, 1)) {
@@ -326,9 +324,7 @@ int tmem_bench_kern(int argc, char **argv, bool json) {
                    (double)tokens / layer_cpu[ti]);
         printf("reproduce: tmem bench kern%s\n", quick ? " --quick" : "");
     }
-    tmrt__kern_pool_fini(pools[0]);
-    tmrt__kern_pool_fini(pools[1]);
-    free(pool_mem[0]);
-    free(pool_mem[1]);
+    tmrt_testing_pool_destroy(pools[0]);
+    tmrt_testing_pool_destroy(pools[1]);
     return 0;
 }

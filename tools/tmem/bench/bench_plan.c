@@ -26,7 +26,7 @@
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "typedmem/plan.h"
+#include "typedmem/plan_io.h"
 
 typedef struct bbuf { int64_t s, e; uint64_t size, align; uint32_t idx; } bbuf;
 

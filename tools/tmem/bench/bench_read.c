@@ -25,12 +25,12 @@ static double wall_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double bench_read_best_gbs(kern_pool *pool, const void *buf, size_t bytes, int streams, int reps) {
+double bench_read_best_gbs(tmrt_testing_pool *pool, const void *buf, size_t bytes, int streams, int reps) {
     bench_read_job job = {.words = buf, .streams = streams};
     double best = 0;
     for (int r = 0; r < reps; r++) {
         double t0 = wall_s();
-        tmrt__kern_pool_for(pool, (int64_t)(bytes / 4096), 16, bench_read_task, &job);
+        tmrt_testing_pool_for(pool, (int64_t)(bytes / 4096), 16, bench_read_task, &job);
         double dt = wall_s() - t0;
         if (dt > 0 && (double)bytes / dt * 1e-9 > best) best = (double)bytes / dt * 1e-9;
     }

@@ -68,17 +68,15 @@ static run_figures run_child(const char *exe, const char *model, const char *tok
  * larger than the caches, in GB/s (0 if it could not run). */
 static double stream_gbs(unsigned threads) {
     size_t bytes = (size_t)512 << 20;
-    void *pool_mem = aligned_alloc(64, tmrt__kern_pool_bytes((int)threads));
     uint64_t *buf = aligned_alloc(4096, bytes);
-    kern_pool *pool = NULL;
+    tmrt_testing_pool *pool = NULL;
     double best = 0;
-    if (pool_mem && buf && tmrt__kern_pool_init(pool_mem, (int)threads, &pool) == 0) {
+    if (buf && tmrt_testing_pool_create((int)threads, &pool) == TMEM_OK) {
         for (size_t i = 0; i < bytes / 8; i++) buf[i] = i;
         best = bench_read_best_gbs(pool, buf, bytes, BENCH_READ_STREAMS, 5);
     }
-    tmrt__kern_pool_fini(pool);
+    tmrt_testing_pool_destroy(pool);
     free(buf);
-    free(pool_mem);
     return best;
 }
 

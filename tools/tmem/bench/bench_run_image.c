@@ -176,23 +176,25 @@ static char *prompt_ids(const char *model, const char *mmproj, uint32_t w, uint3
     tmem_gguf *g = NULL;
     tmrt_tokenizer *tok = NULL;
     tmrt_vision *v = NULL;
-    char *ids = NULL, err[320] = "";
+    char *ids = NULL;
+    tmrt_error err = {""};
+    tmrt_vision_desc vd = {mmproj, TMRT_MEMORY_TYPED};
     int32_t pad, start, end;
     tmrt_vision_grid grid;
     tmem_gguf_desc gd = {0};
     gd.path = model;
     if (tmem_context_create(&cd, &ctx) != TMEM_OK ||
         tmem_gguf_open(ctx, &gd, &g, NULL) != TMEM_OK ||
-        tmrt_tokenizer_load(ctx, g, &tok, err, sizeof err) != TMEM_OK ||
+        tmrt_tokenizer_load(ctx, g, &tok, &err) != TMEM_OK ||
         tmrt_tokenizer_special(tok, "<|image_pad|>", &pad) != TMEM_OK ||
         tmrt_tokenizer_special(tok, "<|vision_start|>", &start) != TMEM_OK ||
         tmrt_tokenizer_special(tok, "<|vision_end|>", &end) != TMEM_OK ||
-        tmrt_vision_open(ctx, mmproj, &v, err, sizeof err) != 0 ||
-        tmrt_vision_smart_resize(tmrt_vision_get_config(v), w, h, &grid) != 0) {
+        tmrt_vision_open(ctx, &vd, &v, &err) != TMEM_OK ||
+        tmrt_vision_smart_resize(tmrt_vision_get_config(v), w, h, &grid) != TMEM_OK) {
         fprintf(stderr,
                 "tmem bench run --image: %s: no vocabulary with the vision tokens, or no grid for "
                 "%ux%u %s\n",
-                model, w, h, err);
+                model, w, h, err.message);
         goto done;
     }
     uint32_t n_vocab = tmrt_tokenizer_n_vocab(tok);

@@ -34,7 +34,6 @@
 #include "cli/cli.h"
 #include "typedmem/typedmem.h"
 #include "typedmem/surface.h"
-#include "os/os.h"
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -254,7 +253,8 @@ static int cmp_u64(const void *a, const void *b) {
 
 static int handoff(uint32_t count, uint64_t *p50, uint64_t *p99, uint64_t *pmax) {
     int sv[2];
-    if (tmem__os_socketpair(sv) != TMEM_OK) return -1;
+    /* the kind of socket tmem_surface_send wants: a connected Unix pair */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
     pid_t pid = fork();
     if (pid == 0) {
         /* Consumer: receive, import, lock, read; reply with the latency. */
@@ -310,8 +310,8 @@ static int handoff(uint32_t count, uint64_t *p50, uint64_t *p99, uint64_t *pmax)
 done_ctx:
     tmem_context_destroy(ctx);
 done:
-    (void)tmem__os_close(sv[0]);
-    (void)tmem__os_close(sv[1]);
+    close(sv[0]);
+    close(sv[1]);
     int status;
     waitpid(pid, &status, 0);
     free(lat);

@@ -80,10 +80,10 @@ static int measure(const void *img, size_t img_len, const char *text, size_t len
     if (tmem_context_accounted(ctx, &d0, &c0) != TMEM_OK) goto out_g;
     tmrt_tokenizer_desc td = {.flags = copy ? TMRT_TOKENIZER_COPY_STRINGS : 0};
     tmrt_tokenizer *tok;
-    char err[256];
+    tmrt_error err;
     double t0 = now();
-    if (tmrt_tokenizer_load_ex(ctx, g, &td, &tok, err, sizeof err) != TMEM_OK) {
-        fprintf(stderr, "tmem bench tok: %s\n", err);
+    if (tmrt_tokenizer_load_ex(ctx, g, &td, &tok, &err) != TMEM_OK) {
+        fprintf(stderr, "tmem bench tok: %s\n", err.message);
         goto out_g;
     }
     r->load_s = now() - t0;

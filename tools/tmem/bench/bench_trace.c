@@ -5,7 +5,8 @@
  * baseline), started then stopped, recording into the ring, and streaming to
  * a file; each is reported as ns per alloc+free and as a ratio to the
  * baseline measured in the same run. Also: the off-path hook alone (ns per
- * tmem__trace call with no tracer), and how fast a full ring is exported.
+ * call of the library's trace hook with no tracer, through the testing API:
+ * typedmem/testing.h), and how fast a full ring is exported.
  * Times are the thread's CPU time, not wall time. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "core/internal.h"
+#include "typedmem/testing.h"
 #include "typedmem/typedmem.h"
 
 /* CPU time of this thread (user + system): on a shared, loaded machine the
@@ -119,7 +120,7 @@ int tmem_bench_trace(int argc, char **argv, bool json) {
         tmem_type *act = NULL;
         if (tmem_role_get_type(ctx, TMEM_ROLE_ACTIVATION, &act) != TMEM_OK) act = NULL;
         double t0 = now_s();
-        for (uint32_t i = 0; i < CALLS; i++) tmem__trace(ctx, TMEM__TRACE_ALLOC, act, 3, i, i, "x");
+        tmem_testing_trace_hook(ctx, act, CALLS);
         hook_ns = (now_s() - t0) * 1e9 / CALLS;
         tmem_progress_update(&prog, MODE_COUNT * 3 + 1);
         /* A full ring: snapshot and export. */
@@ -180,7 +181,7 @@ int tmem_bench_trace(int argc, char **argv, bool json) {
     printf("  %-24s %10s %10s %12s\n", "tracing", "ns/pair", "vs off", "events");
     for (int m = 0; m < MODE_COUNT; m++)
         printf("  %-24s %10.1f %9.3fx %12llu\n", mode_names[m], ns[m], ns[m] / ns[0], (unsigned long long)recorded[m]);
-    printf("\n  off-path hook alone: %.2f ns per tmem__trace call (no tracer)\n", hook_ns);
+    printf("\n  off-path hook alone: %.2f ns per trace hook call (no tracer)\n", hook_ns);
     if (recorded[MODE_FILE])
         printf("  file stream: %.1f bytes per event\n",
                (double)file_bytes / (double)recorded[MODE_FILE]);

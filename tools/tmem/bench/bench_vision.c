@@ -68,10 +68,10 @@ static int child(int argc, char **argv) {
     s.base = f0.private_dirty;
     atomic_init(&s.stop, false);
     if (pthread_create(&s.th, NULL, sample_loop, &s) != 0) return 1;
-    char err[320];
+    tmrt_error err = {{0}};
     tmrt_vision *v = NULL;
-    int rc = naive ? tmrt_vision_open_naive(path, &v, err, sizeof err)
-                   : tmrt_vision_open(ctx, path, &v, err, sizeof err);
+    tmrt_vision_desc vd = {path, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED};
+    int rc = tmrt_vision_open(ctx, &vd, &v, &err);
     tmem_surface *img = NULL;
     float *emb = NULL;
     if (rc == 0) {
@@ -89,13 +89,13 @@ static int child(int argc, char **argv) {
             rc = -1;
     }
     tmrt_vision_grid g;
-    if (rc == 0) rc = tmrt_vision_image_grid(v, img, &g, err, sizeof err);
+    if (rc == 0) rc = tmrt_vision_image_grid(v, img, &g, &err);
     if (rc == 0) {
         size_t out_h = tmrt_vision_get_config(v)->out_hidden;
         emb = malloc((size_t)g.n_tokens * out_h * sizeof(float));
-        tmrt_vision_encode_desc ed = {naive ? TMRT_VISION_NAIVE : TMRT_VISION_TYPED, threads, false};
+        tmrt_vision_encode_desc ed = {threads, false};
         tmrt_vision_stats st;
-        rc = emb ? tmrt_vision_encode(v, &img, &ed, emb, out_h, &st, err, sizeof err) : -1;
+        rc = emb ? tmrt_vision_encode(v, &img, &ed, emb, out_h, &st, &err) : -1;
         if (rc == 0) {
             r.patch = st.patch_bytes, r.arena = st.arena_bytes, r.copies = st.image_copies;
             r.pre_ms = st.preprocess_ms, r.enc_ms = st.encode_ms;
@@ -106,7 +106,7 @@ static int child(int argc, char **argv) {
     atomic_store(&s.stop, true);
     pthread_join(s.th, NULL);
     r.peak = s.peak;
-    if (rc != 0) fprintf(stderr, "bench vision (%s): %s\n", argv[2], err);
+    if (rc != 0) fprintf(stderr, "bench vision (%s): %s\n", argv[2], err.message);
     printf("%d %llu %llu %llu %llu %llu %.3f %.3f\n", r.ok, (unsigned long long)r.peak,
            (unsigned long long)r.patch, (unsigned long long)r.arena, (unsigned long long)r.weights,
            (unsigned long long)r.copies, r.pre_ms, r.enc_ms);
@@ -151,11 +151,12 @@ int tmem_bench_vision(int argc, char **argv, bool json) {
     }
     uint32_t full_depth = c.depth;
     if (depth && depth < c.depth) c.depth = depth;
-    char dir[] = "/tmp/tmem-bench-vision-XXXXXX", path[128], err[320];
+    char dir[] = "/tmp/tmem-bench-vision-XXXXXX", path[128];
+    tmrt_error err;
     if (!mkdtemp(dir)) return 1;
     snprintf(path, sizeof path, "%s/mmproj.gguf", dir);
-    if (tmrt_vision_write_random(&c, wtype, 1, path, err, sizeof err) != 0) {
-        fprintf(stderr, "tmem bench vision: %s\n", err);
+    if (tmrt_vision_write_random(&c, wtype, 1, path, &err) != TMEM_OK) {
+        fprintf(stderr, "tmem bench vision: %s\n", err.message);
         return 1;
     }
     /* A freshly written file's page-cache pages are dirty until written back,

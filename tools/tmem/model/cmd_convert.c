@@ -45,7 +45,7 @@ static int run(const char *cmd, tmrt_convert_desc *cd, tmrt_gen_desc *gd) {
     tmem_progress bar;
     tmem_progress_begin(&bar, cd ? "converting" : "generating", 0);
     tmrt_convert_result r;
-    tmrt_convert_error e = {{0}};
+    tmrt_error e = {{0}};
     if (cd) {
         cd->progress = on_progress;
         cd->progress_user = &bar;

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "commands.h"
 #include "cli/progress.h"
-#include "typedmem/plan.h"
+#include "typedmem/plan_io.h"
 
 /* The planner has no clock: the tool lends it one, for --time-limit and
  * for the time it reports. */

@@ -178,10 +178,10 @@ int tmem_cmd_run(int argc, char **argv) {
         goto done;
     }
     const tmrt_hparams *hp = tmrt_model_hparams(m);
-    char terr[256] = "";
-    st = tmrt_tokenizer_load(ctx, tmrt_model_gguf(m), &tok, terr, sizeof terr);
+    tmrt_error terr = {""};
+    st = tmrt_tokenizer_load(ctx, tmrt_model_gguf(m), &tok, &terr);
     if (st && st != TMEM_E_NOT_FOUND) {
-        fprintf(stderr, "tmem run: tokenizer: %s\n", terr);
+        fprintf(stderr, "tmem run: tokenizer: %s\n", terr.message);
         /* its tables and scratch did not fit: a refusal before the run
          * started, like the session's, not a runtime error */
         if (st == TMEM_E_BUDGET || st == TMEM_E_FULL) {

@@ -31,16 +31,16 @@ bool run_vision_active(const run_vision *rv) { return rv->mmproj || rv->image ||
 
 int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_tokenizer *tok,
                     const tmrt_hparams *hp) {
-    char err[320];
+    tmrt_error err = {{0}};
     if (!rv->mmproj || (!rv->image == !rv->raw_spec)) {
         fprintf(stderr, "tmem run: an image needs --mmproj FILE and one of --image FILE / --image-raw WxH:fmt FILE\n");
         return -1;
     }
     rv->naive = naive;
-    int rc = naive ? tmrt_vision_open_naive(rv->mmproj, &rv->v, err, sizeof err)
-                   : tmrt_vision_open(ctx, rv->mmproj, &rv->v, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "tmem run: %s\n", err);
+    tmrt_vision_desc vd = {rv->mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED};
+    tmem_status rc = tmrt_vision_open(ctx, &vd, &rv->v, &err);
+    if (rc != TMEM_OK) {
+        fprintf(stderr, "tmem run: %s\n", err.message);
         return -1;
     }
     if ((rv->min_pixels || rv->max_pixels) &&
@@ -66,20 +66,20 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
     if (rv->raw_spec) {
         uint32_t w, h;
         tmem_pixel_format f;
-        (void)tmrt_image_parse_raw_spec(rv->raw_spec, &w, &h, &f);
-        rc = tmrt_image_load_raw(ctx, rv->raw_file, w, h, f, &rv->img, err, sizeof err);
+        TMEM_IGNORE(tmrt_image_parse_raw_spec(rv->raw_spec, &w, &h, &f)); /* checked when parsed */
+        rc = tmrt_image_load_raw(ctx, rv->raw_file, w, h, f, &rv->img, &err);
     } else {
         size_t n = 0;
         const tmrt_image_codec *codecs = NULL;
 #ifdef TMRT_HAVE_IMAGE_CODECS
         codecs = tmrt_image_codecs(&n);
 #endif
-        rc = tmrt_image_load(ctx, rv->image, codecs, n, &rv->img, err, sizeof err);
+        rc = tmrt_image_load(ctx, rv->image, codecs, n, &rv->img, &err);
     }
     tmem_surface_info info;
-    if (rc != 0 || tmrt_vision_image_grid(rv->v, rv->img, &rv->grid, err, sizeof err) != 0 ||
+    if (rc != TMEM_OK || tmrt_vision_image_grid(rv->v, rv->img, &rv->grid, &err) != TMEM_OK ||
         tmem_surface_get_info(rv->img, &info) != TMEM_OK) {
-        fprintf(stderr, "tmem run: %s\n", err);
+        fprintf(stderr, "tmem run: %s\n", err.message);
         return -1;
     }
     rv->image_w = info.layout.width, rv->image_h = info.layout.height;
@@ -145,7 +145,7 @@ int run_vision_layout(run_vision *rv, const int32_t *prompt, uint32_t n_prompt) 
 }
 
 int run_vision_encode(run_vision *rv, tmem_context *ctx, uint32_t n_embd, uint32_t threads) {
-    char err[320];
+    tmrt_error err = {{0}};
     size_t bytes = (size_t)rv->n_tokens * n_embd * sizeof(float);
     if (rv->naive) {
         rv->embd = malloc(bytes);
@@ -164,9 +164,9 @@ int run_vision_encode(run_vision *rv, tmem_context *ctx, uint32_t n_embd, uint32
         fprintf(stderr, "tmem run: no memory for %u image embeddings\n", rv->n_tokens);
         return -1;
     }
-    tmrt_vision_encode_desc d = {rv->naive ? TMRT_VISION_NAIVE : TMRT_VISION_TYPED, (int)threads, false};
-    if (tmrt_vision_encode(rv->v, &rv->img, &d, rv->embd, n_embd, &rv->stats, err, sizeof err) != 0) {
-        fprintf(stderr, "tmem run: vision: %s\n", err);
+    tmrt_vision_encode_desc d = {(int)threads, false};
+    if (tmrt_vision_encode(rv->v, &rv->img, &d, rv->embd, n_embd, &rv->stats, &err) != TMEM_OK) {
+        fprintf(stderr, "tmem run: vision: %s\n", err.message);
         return -1;
     }
     if (rv->embeddings_out) {

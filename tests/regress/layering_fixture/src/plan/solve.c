@@ -1,3 +1,3 @@
-/* fixture: the planner must be pure (base only) */
+/* fixture: the planner may use base and os (its probe thread), never core */
 #include "base/base.h"
 #include "core/internal.h"

@@ -1,8 +1,12 @@
-/* IEEE half <-> float: every half value round-trips; float -> half rounds to
- * nearest even (checked against a double-precision search of the two
- * neighbours), overflow goes to infinity, NaN stays NaN. */
+/* The library's one half/bfloat16 conversion (base/half.h). IEEE half <->
+ * float: every half value round-trips; float -> half rounds to nearest even
+ * (checked against a double-precision search of the two neighbours),
+ * overflow goes to infinity, NaN stays NaN. bfloat16: every value
+ * round-trips; narrowing rounds to nearest even on the dropped 16 bits and
+ * keeps a NaN quiet. (tests/runtime/test_half_twins: the runtime's copy
+ * gives the same bits.) */
 #include "harness.h"
-#include "surface/surface_internal.h"
+#include "base/half.h"
 #include <math.h>
 #include <string.h>
 
@@ -71,8 +75,28 @@ static void test_rounding(void) {
     CHECK(isnan(tmem__f16_to_f32(tmem__f32_to_f16(NAN))));
 }
 
+static void test_bf16(void) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = tmem__bf16_to_f32((uint16_t)h);
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        if (u != h << 16) bad++; /* widening is the top half, exactly */
+        bool nan = ((h >> 7) & 0xFF) == 0xFF && (h & 0x7F);
+        if (!nan && tmem__f32_to_bf16(f) != h) bad++;
+        if (nan && tmem__f32_to_bf16(f) != (h | 0x40u)) bad++; /* quiet, payload kept */
+    }
+    CHECK_MSG(bad == 0, "%d bfloat16 values failed", bad);
+    CHECK(tmem__f32_to_bf16(1.0f) == 0x3F80);
+    CHECK(tmem__f32_to_bf16(ldexpf(1.0f, 0) + ldexpf(1.0f, -8)) == 0x3F80); /* a tie: to even */
+    CHECK(tmem__f32_to_bf16(ldexpf(1.0f, 0) + ldexpf(1.0f, -7) + ldexpf(1.0f, -8)) == 0x3F82); /* tie up */
+    CHECK(tmem__f32_to_bf16(3.4e38f) == 0x7F80);                              /* rounds to inf */
+    CHECK(isnan(tmem__bf16_to_f32(tmem__f32_to_bf16(NAN))));
+}
+
 int main(void) {
     RUN(test_roundtrip_all);
     RUN(test_rounding);
+    RUN(test_bf16);
     return tmem_test_finish();
 }

@@ -1,8 +1,9 @@
 /*
- * IEEE 754 binary16 <-> binary32 in portable C11 (no _Float16, no F16C
- * intrinsics): round to nearest even, subnormals, infinities and NaN kept.
+ * IEEE 754 binary16 and bfloat16 <-> binary32 in portable C11 (no _Float16,
+ * no F16C intrinsics): round to nearest even, subnormals, infinities and NaN
+ * kept (base/half.h).
  */
-#include "surface/surface_internal.h"
+#include "base/half.h"
 #include <string.h>
 
 static uint32_t f32_bits(float f) {
@@ -63,3 +64,14 @@ float tmem__f16_to_f32(uint16_t h) {
     if (exp == 31) return bits_f32(sign | 0x7F800000u | (man << 13));
     return bits_f32(sign | ((exp - 15 + 127) << 23) | (man << 13));
 }
+
+/* bfloat16 is the top half of a binary32: round the low 16 bits to nearest
+ * even; a NaN keeps its top bits and gets the quiet bit (gguf-py's rule). */
+uint16_t tmem__f32_to_bf16(float f) {
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u | 0x00400000u) >> 16);
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float tmem__bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
