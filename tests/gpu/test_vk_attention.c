@@ -6,6 +6,7 @@
  * a permuted block table, key splits (more than there are keys, too), the
  * step buffer. Tolerance 1e-5 of max |ref|. Skips (77) without a device. */
 #include "vk_test_util.h"
+#include "kern/kern_half.h"
 #include "rt_internal.h"
 
 static vkt g;
@@ -24,7 +25,7 @@ static float kv_val(const uint8_t *p, bool f32) {
     }
     uint16_t h;
     memcpy(&h, p, 2);
-    return tmrt__f16_to_f32(h);
+    return kern_f16_to_f32(h);
 }
 
 static void at_check(const at_case *c) {
@@ -53,7 +54,7 @@ static void at_check(const at_case *c) {
             vkt_fill(&g_rng, row_f, dim);
             for (uint32_t i = 0; i < dim; i++) {
                 float f = row_f[i] * (v ? 1.0f : 3.0f);
-                uint16_t h = tmrt__f32_to_f16(f);
+                uint16_t h = kern_f32_to_f16(f);
                 if (c->f32) memcpy(dst + 4 * i, &f, 4);
                 else memcpy(dst + 2 * i, &h, 2);
             }

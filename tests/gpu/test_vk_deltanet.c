@@ -8,6 +8,7 @@
  * outputs and the state, both forms (lavapipe: 1e-7..2e-6). Skips (77)
  * without a Vulkan device. */
 #include "vk_test_util.h"
+#include "kern/kern_half.h"
 #include "rt_internal.h"
 #include "typedmem/model.h"
 
@@ -59,8 +60,8 @@ static void dn_check(const dn_case *c) {
     vkt_buf vb_bias, vb_a;
     REQUIRE(vkt_buf_new(&g, 256, &vb_bias) && vkt_buf_new(&g, 256, &vb_a));
     memcpy(vb_bias.host, bias, Hv * 4);
-    for (uint32_t h = 0; h < Hv; h++) ((uint16_t *)vb_a.host)[h] = tmrt__f32_to_f16(ssa[h]);
-    for (uint32_t h = 0; h < Hv; h++) ssa[h] = tmrt__f16_to_f32(((uint16_t *)vb_a.host)[h]);
+    for (uint32_t h = 0; h < Hv; h++) ((uint16_t *)vb_a.host)[h] = kern_f32_to_f16(ssa[h]);
+    for (uint32_t h = 0; h < Hv; h++) ssa[h] = kern_f16_to_f32(((uint16_t *)vb_a.host)[h]);
     for (size_t i = 0; c->fused && i < (size_t)n * Hv; i++)
         gn[i] = (float)(softplus((double)gt[i] + bias[i % Hv]) * ssa[i % Hv]);
     vkt_fill(&g_rng, st, ns);

@@ -4,6 +4,7 @@
  * functions, on odd shapes; tolerances relative to max |ref|, stated per op.
  * Skips (77) without a Vulkan device. */
 #include "vk_test_util.h"
+#include "kern/kern_half.h"
 #include "kern/kern.h"
 #include "rt_internal.h"
 #include "typedmem/model.h"
@@ -323,7 +324,8 @@ static void test_norm_rope(void) {
 
 /* The KV store into a pool split over two buffers, a permuted block table,
  * slots across block boundaries, one layer of two: f16 rows bit for bit
- * the CPU's tmrt__f32_to_f16, f32 rows exact, every other byte untouched. */
+ * the CPU's kern_f32_to_f16 (NaN, infinity, subnormals and the rounding
+ * edges included), f32 rows exact, every other byte untouched. */
 static void kv_case(bool f32, bool use_step) {
     uint32_t Hkv = 2, hd = 6, dim = Hkv * hd, bt = 4, layers = 2, esz = f32 ? 4 : 2;
     uint32_t row = dim * esz, block = layers * 2 * bt * row, per_buf = 3, n_tok = 7, n_past = 5;
@@ -335,6 +337,11 @@ static void kv_case(bool f32, bool use_step) {
     memcpy(tb.host, table, sizeof table);
     *(uint32_t *)sb.host = n_past;
     for (int i = 0; i < 2; i++) memset(pool[i].host, 0xAB, pool[i].bytes);
+    /* the conversion's edges: NaN (with a payload), infinity, f16 subnormals,
+     * the rounding to infinity, -0, the halfway to zero */
+    static const uint32_t edges[8] = {0x7fc12345u, 0x7f800000u, 0x36490000u, 0x477ff000u,
+                                      0x80000000u, 0x33800000u, 0x33000000u, 0x477fefffu};
+    memcpy(kb.host, edges, sizeof edges);
     tmrt_vk_kv kv = {{pool[0].b, pool[1].b}, 2, per_buf, tb.b, bt, row, block, f32};
     tmrt_vk_kv_store st = {kv, kb.b, vb.b, use_step ? sb.b : (tmrt_vk_buf){0}, 1, n_tok, dim, 16, 16,
                            use_step ? 0 : n_past};
@@ -352,7 +359,7 @@ static void kv_case(bool f32, bool use_step) {
             uint8_t *dst = want[id / per_buf] + (id % per_buf) * block + ((2 * 1 + v) * bt + in) * row;
             const float *src = (const float *)(v ? vb.host : kb.host) + t * 16;
             for (uint32_t i = 0; i < dim; i++) {
-                uint16_t h = tmrt__f32_to_f16(src[i]);
+                uint16_t h = kern_f32_to_f16(src[i]);
                 if (f32) memcpy(dst + 4 * i, &src[i], 4);
                 else memcpy(dst + 2 * i, &h, 2);
             }

@@ -214,8 +214,8 @@ tmem_status tmem_vk_run(tmem_gpu *gpu, tmem_vk_record_fn record, void *user) {
 tmem_status tmem_vk_queue_submit(tmem_gpu *gpu, uint32_t count, const VkSubmitInfo *submits, VkFence fence) {
     if (!is_vk(gpu) || (count && !submits)) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__vk *vk = tmem__vk_of(gpu);
-    pthread_mutex_lock(&vk->submit_lock);
+    tmem__os_mutex_lock(&vk->submit_lock);
     VkResult r = vk->fn.vkQueueSubmit(vk->queue, count, submits, fence);
-    pthread_mutex_unlock(&vk->submit_lock);
+    tmem__os_mutex_unlock(&vk->submit_lock);
     return tmem__vk_status(r);
 }
