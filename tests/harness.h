@@ -18,7 +18,7 @@ extern int tmem_test_checks;
 void tmem_test_fail(const char *file, int line, const char *expr, const char *detail);
 
 #define CHECK(cond) do { tmem_test_checks++; if (!(cond)) tmem_test_fail(__FILE__, __LINE__, #cond, NULL); } while (0)
-#define CHECK_MSG(cond, ...) do { tmem_test_checks++; if (!(cond)) { char m_[256]; snprintf(m_, sizeof m_, __VA_ARGS__); tmem_test_fail(__FILE__, __LINE__, #cond, m_); } } while (0)
+#define CHECK_MSG(cond, ...) do { tmem_test_checks++; if (!(cond)) { char m_[1024]; snprintf(m_, sizeof m_, __VA_ARGS__); tmem_test_fail(__FILE__, __LINE__, #cond, m_); } } while (0)
 /* Expect a status. */
 #define CHECK_ST(expr, want) do { tmem_status s_ = (expr); tmem_test_checks++; if (s_ != (want)) { char m_[160]; snprintf(m_, sizeof m_, "got %s, want %s", tmem_status_name(s_), tmem_status_name(want)); tmem_test_fail(__FILE__, __LINE__, #expr, m_); } } while (0)
 #define CHECK_OK(expr) CHECK_ST(expr, TMEM_OK)
