@@ -104,6 +104,11 @@ void tmem__vk_unload(tmem__vk *vk);
 tmem_status tmem__vk_status(VkResult r);
 /* The pool's backend (vulkan_backend.c): fills gpu->backends. */
 void tmem__vk_backend_init(tmem_gpu *gpu);
+/* Device copies and fills of pool ranges (vulkan_copy.c): backend.h's hooks. */
+tmem_status tmem__vk_copy(const tmem__backend *be, const tmem__region *dst, uint64_t dst_off,
+                          const tmem__region *src, uint64_t src_off, uint64_t size);
+tmem_status tmem__vk_fill(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size,
+                          uint32_t value);
 /* Tear down the conversion pipeline (vulkan_convert.c). */
 void tmem__vk_convert_destroy(tmem__vk *vk);
 /* Run one command buffer to completion on the queue (vulkan_convert.c). */
