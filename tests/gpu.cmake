@@ -35,7 +35,7 @@ if(TMEM_GLSLANG AND TARGET typedmem_gpu)
 endif()
 # The Vulkan test again under the Khronos validation layer, where installed
 # (Debian: vulkan-validationlayers): any spec violation fails it.
-foreach(_n test_vulkan test_vulkan_kv test_vulkan_weights)
+foreach(_n test_vulkan test_vulkan_kv test_vulkan_weights test_vulkan_budget)
   if(TARGET gpu_${_n} AND EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
     add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
     set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600

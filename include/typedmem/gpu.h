@@ -74,7 +74,11 @@ typedef struct tmem_gpu_desc {
     tmem_gpu_api api;
     uint32_t device_index;  /**< among the API's devices, 0 = first */
     uint64_t chunk_size;    /**< bytes of one device memory object (a power of
-                                 two); 0 = 64 MiB (Vulkan) or 2 MiB (CUDA),
+                                 two); 0 = TMEM_GPU_DEFAULT_CHUNK (1 GiB, Vulkan)
+                                 or 2 MiB (CUDA); smaller for drivers that fail
+                                 large allocations; a pool smaller than a chunk
+                                 uses the next power of two of its size (64 KiB
+                                 at least),
                                  raised to the CUDA allocation granularity,
                                  lowered to Vulkan's maxMemoryAllocationSize.
                                  A resource must lie in one chunk on Vulkan:
@@ -87,6 +91,24 @@ typedef struct tmem_gpu_desc {
 } tmem_gpu_desc;
 
 #define TMEM_GPU_MAX_TYPES 8
+
+/** @brief Vulkan's default chunk (tmem_gpu_desc::chunk_size): 1 GiB. */
+#define TMEM_GPU_DEFAULT_CHUNK (1ull << 30)
+
+/** @brief One memory heap of the device, with the driver's figures. */
+typedef struct tmem_gpu_heap {
+    uint32_t index;           /**< VkPhysicalDeviceMemoryProperties heap index */
+    uint32_t flags;           /**< VkMemoryHeapFlags (1 = DEVICE_LOCAL) */
+    uint64_t size;            /**< bytes of the heap */
+    uint64_t budget;          /**< VK_EXT_memory_budget heapBudget: what this
+                                   process may use now; else `size` */
+    uint64_t usage;           /**< heapUsage: this process's bytes on the heap,
+                                   typedmem's and everyone else's; else backend_bytes */
+    uint64_t backend_bytes;   /**< bytes typedmem's pools hold on this heap */
+    bool budget_from_driver;  /**< budget and usage are the driver's */
+    uint32_t placements;      /**< bit (1 << tmem_placement) per placement whose
+                                   memory type lives on this heap */
+} tmem_gpu_heap;
 
 /** @brief Read-back of an attached device. */
 typedef struct tmem_gpu_info {
@@ -144,6 +166,21 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_get_info(tmem_gpu *gpu, tmem_gpu_in
  *  On other failures *level is TMEM_PRESSURE_NORMAL.
  *  @par Threads safe (reads the device budget; the callback runs on this thread) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_pressure *level);
+
+/** @brief Every memory heap of the device, in index order, with its budget
+ *  and usage: the driver's (VK_EXT_memory_budget, enabled at attach when the
+ *  device has it; read on each call, so usage follows allocations and frees
+ *  by anyone in the process), else the heap size and typedmem's own bytes.
+ *  The cheap query (one driver call); tmem_gpu_poll_pressure folds the
+ *  same figures into the context's pressure level.
+ *  @param heaps  room for cap entries (may be NULL when cap is 0).
+ *  @param[out] count  the heaps written; with TMEM_E_FULL the heaps there
+ *                are (nothing written); 0 on other failures.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (cap too small)
+ *          | TMEM_E_UNSUPPORTED (CUDA: tmem_gpu_get_info has cuMemGetInfo's)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_gpu_get_heaps(tmem_gpu *gpu, tmem_gpu_heap *heaps, uint32_t cap,
+                                                       uint32_t *count);
 
 /** @brief Export the device memory object holding [offset, offset + size) of
  *  a heap as a POSIX fd another process can import (Vulkan: OPAQUE_FD of the

@@ -165,6 +165,15 @@ tmem_status tmem_gpu_poll_pressure(tmem_gpu *gpu, tmem_pressure *level) {
     return any ? TMEM_OK : tmem__err(TMEM_E_UNSUPPORTED);
 }
 
+tmem_status tmem_gpu_get_heaps(tmem_gpu *gpu, tmem_gpu_heap *heaps, uint32_t cap, uint32_t *count) {
+    if (count) *count = 0;
+    if (!gpu_valid(gpu) || !count || (!heaps && cap)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (!gpu->ops->heaps) return tmem__err(TMEM_E_UNSUPPORTED);
+    tmem_status st = gpu->ops->heaps(gpu, heaps, cap, count);
+    if (st != TMEM_OK && st != TMEM_E_FULL) *count = 0;
+    return st;
+}
+
 tmem_status tmem_gpu_export_fd(tmem_gpu *gpu, const tmem_heap *heap, uint64_t offset, uint64_t size, int *fd,
                                uint64_t *memory_offset, uint64_t *memory_size) {
     if (fd) *fd = -1;

@@ -17,6 +17,8 @@ typedef struct tmem__gpu_ops {
     void (*destroy)(tmem_gpu *gpu);
     tmem_status (*info)(tmem_gpu *gpu, tmem_gpu_info *out);
     tmem_status (*export_fd)(tmem_gpu *gpu, const tmem_device_span *span, int *fd);
+    /* Per-heap figures (tmem_gpu_get_heaps); NULL = TMEM_E_UNSUPPORTED. */
+    tmem_status (*heaps)(tmem_gpu *gpu, tmem_gpu_heap *out, uint32_t cap, uint32_t *count);
 } tmem__gpu_ops;
 
 struct tmem_gpu {

@@ -733,6 +733,20 @@ static void test_memory_budget(void) {
     vk->fn.vkGetPhysicalDeviceMemoryProperties2 = fake_props2;
     REQUIRE_OK(tmem_type_device_info(t, &mi));
     CHECK(g_props2_calls > 0 && mi.budget_from_driver);
+    /* tmem_gpu_get_heaps reads every heap at its own index */
+    tmem_gpu_heap hs[VK_MAX_MEMORY_HEAPS];
+    uint32_t nh = 0;
+    CHECK_OK(tmem_gpu_get_heaps(g_gpu, hs, VK_MAX_MEMORY_HEAPS, &nh));
+    CHECK(nh == vk->mem.memoryHeapCount);
+    for (uint32_t h = 0; h < nh; h++)
+        CHECK_MSG(hs[h].index == h && hs[h].budget_from_driver && hs[h].budget == g_heap_budget[h] &&
+                      hs[h].usage == g_heap_usage[h] && hs[h].size == vk->mem.memoryHeaps[h].size,
+                  "heap %u: budget %llu usage %llu", h, (unsigned long long)hs[h].budget,
+                  (unsigned long long)hs[h].usage);
+    CHECK_ST(tmem_gpu_get_heaps(g_gpu, hs, 0, &nh), TMEM_E_FULL);
+    CHECK(nh == vk->mem.memoryHeapCount);
+    CHECK_ST(tmem_gpu_get_heaps(g_gpu, NULL, 1, &nh), TMEM_E_INVALID_ARG);
+    CHECK(nh == 0);
     CHECK_MSG(mi.budget == 1000 * MiB && mi.usage == 100 * MiB, "heap %u budget %llu usage %llu",
               heap, (unsigned long long)mi.budget, (unsigned long long)mi.usage);
     char js[1 << 14];

@@ -93,7 +93,7 @@ static tmem_status cu_export(tmem_gpu *gpu, const tmem_device_span *span, int *f
     return tmem__cu_status(r);
 }
 
-static const tmem__gpu_ops cu_ops = {cu_destroy, cu_info, cu_export};
+static const tmem__gpu_ops cu_ops = {cu_destroy, cu_info, cu_export, NULL};
 
 tmem_status tmem__cuda_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     tmem__cu *cu = calloc(1, sizeof *cu);

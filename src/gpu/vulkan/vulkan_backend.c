@@ -71,6 +71,14 @@ static tmem_status vk_reserve(const tmem__backend *be, tmem_placement placement,
     return TMEM_OK;
 }
 
+/* Our bytes on the heap of memory type t (tmem_gpu_get_heaps). */
+static void heap_count(tmem_gpu *gpu, uint32_t t, int64_t bytes) {
+    tmem__vk *vk = tmem__vk_of(gpu);
+    tmem__os_mutex_lock(&gpu->lock);
+    vk->heap_bytes[vk->mem.memoryTypes[t].heapIndex] += (uint64_t)bytes;
+    tmem__os_mutex_unlock(&gpu->lock);
+}
+
 static void free_chunk(tmem_gpu *gpu, tmem__vk_region *vr, uint64_t i) {
     tmem__vk *vk = tmem__vk_of(gpu);
     if (!vr->chunks[i]) return;
@@ -80,6 +88,7 @@ static void free_chunk(tmem_gpu *gpu, tmem__vk_region *vr, uint64_t i) {
     vr->chunks[i] = VK_NULL_HANDLE;
     vr->maps[i] = NULL;
     tmem__gpu_count(gpu, -(int64_t)vr->chunk);
+    heap_count(gpu, vr->memory_type, -(int64_t)vr->chunk);
 }
 
 static void vk_release(const tmem__backend *be, tmem__region *r) {
@@ -127,6 +136,7 @@ static tmem_status alloc_chunk(tmem_gpu *gpu, void *base, tmem__vk_region *vr, u
     vr->chunks[i] = m;
     vr->maps[i] = map;
     tmem__gpu_count(gpu, (int64_t)vr->chunk);
+    heap_count(gpu, vr->memory_type, (int64_t)vr->chunk);
     return TMEM_OK;
 }
 
@@ -163,6 +173,7 @@ static tmem_status import_chunk(tmem_gpu *gpu, void *base, tmem__vk_region *vr, 
     vr->chunks[i] = m;
     vr->maps[i] = p;
     tmem__gpu_count(gpu, (int64_t)vr->chunk);
+    heap_count(gpu, vr->memory_type, (int64_t)vr->chunk);
     return TMEM_OK;
 }
 

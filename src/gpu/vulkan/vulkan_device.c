@@ -294,7 +294,39 @@ static tmem_status vk_export(tmem_gpu *gpu, const tmem_device_span *span, int *f
     return tmem__vk_status(r);
 }
 
-static const tmem__gpu_ops vk_ops = {vk_destroy, vk_info, vk_export};
+/* Every memory heap with the driver's budget and usage (VK_EXT_memory_budget)
+ * or, without it, the heap's size and our own chunks on it. */
+static tmem_status vk_heaps(tmem_gpu *gpu, tmem_gpu_heap *out, uint32_t cap, uint32_t *count) {
+    tmem__vk *vk = tmem__vk_of(gpu);
+    uint32_t n = vk->mem.memoryHeapCount;
+    *count = n;
+    if (n > cap) return tmem__err(TMEM_E_FULL);
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
+    bool drv = vk->has_budget && vk->fn.vkGetPhysicalDeviceMemoryProperties2;
+    if (drv) vk->fn.vkGetPhysicalDeviceMemoryProperties2(vk->physical, &p2);
+    tmem__os_mutex_lock(&gpu->lock);
+    for (uint32_t h = 0; h < n; h++) {
+        tmem_gpu_heap *o = &out[h];
+        memset(o, 0, sizeof *o);
+        o->index = h;
+        o->flags = vk->mem.memoryHeaps[h].flags;
+        o->size = vk->mem.memoryHeaps[h].size;
+        o->backend_bytes = vk->heap_bytes[h];
+        o->budget = drv ? b.heapBudget[h] : o->size;
+        o->usage = drv ? b.heapUsage[h] : o->backend_bytes;
+        o->budget_from_driver = drv;
+        for (unsigned p = TMEM_PLACEMENT_DEVICE; p <= TMEM_PLACEMENT_DEVICE_HOST_VISIBLE; p++) {
+            uint32_t t = vk->type_of[p];
+            if ((gpu->placements >> p & 1) && t != NO_TYPE && vk->mem.memoryTypes[t].heapIndex == h)
+                o->placements |= 1u << p;
+        }
+    }
+    tmem__os_mutex_unlock(&gpu->lock);
+    return TMEM_OK;
+}
+
+static const tmem__gpu_ops vk_ops = {vk_destroy, vk_info, vk_export, vk_heaps};
 
 tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     tmem__vk *vk = calloc(1, sizeof *vk);
@@ -346,7 +378,7 @@ tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     gpu->impl = vk;
     gpu->ops = &vk_ops;
     /* chunks: a power of two no larger than the driver allows in one object */
-    uint64_t chunk = desc->chunk_size ? desc->chunk_size : 64ull << 20;
+    uint64_t chunk = desc->chunk_size ? desc->chunk_size : TMEM_GPU_DEFAULT_CHUNK;
     VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
     if (vk->fn.vkGetPhysicalDeviceProperties2) vk->fn.vkGetPhysicalDeviceProperties2(vk->physical, &p2);

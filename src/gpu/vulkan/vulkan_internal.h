@@ -73,6 +73,7 @@ typedef struct tmem__vk {
     bool has_f64;                                /* shaderFloat64 enabled: exact NV12 division */
     VkDeviceSize host_import_align;
     VkDeviceSize max_alloc;                      /* maxMemoryAllocationSize (0 = unknown) */
+    uint64_t heap_bytes[VK_MAX_MEMORY_HEAPS];    /* our chunks per heap (under gpu->lock) */
     uint32_t type_of[TMEM_PLACEMENT_COUNT];      /* memory type per placement */
     uint32_t type_cached;                        /* HOST_CACHED visible type */
     uint32_t buffer_type_bits;                   /* memoryTypeBits of buffers */
