@@ -26,6 +26,7 @@ static tmem_gpu *g_gpu;
 static const uint8_t *g_map;
 static PFN_vkCmdCopyBuffer g_copy;
 static tmem_heap *g_stage;
+static bool g_imports; /* the driver imports this file mapping */
 static VkBuffer g_stage_buf;
 static uint8_t *g_stage_host;
 
@@ -92,6 +93,16 @@ static void test_import(void) {
     REQUIRE_OK(tmem_vk_import_mapping(g_gpu, &d, &m));
     tmem_vk_mapping_info mi;
     REQUIRE_OK(tmem_vk_mapping_get_info(m, &mi));
+    if (!mi.imported) {
+        /* a driver may refuse read-only file pages: then the upload ran */
+        printf("SKIP part: %s did not import the read-only file mapping (%s): uploaded instead\n", gi.device,
+               tmem_status_name(mi.import_status));
+        CHECK(mi.import_status == TMEM_E_UNSUPPORTED);
+        for (uint32_t i = 0; i < NRANGES; i++) CHECK_MSG(range_right(m, i), "fallback upload: range %u", i);
+        tmem_vk_mapping_destroy(m);
+        return;
+    }
+    g_imports = true;
     printf("import: %u pieces, %llu bytes imported, device_local %d\n", mi.pieces,
            (unsigned long long)mi.imported_bytes, mi.device_local);
     CHECK(mi.imported && mi.import_status == TMEM_OK && mi.device_bytes == 0 && mi.uploaded_bytes == 0);
@@ -225,9 +236,7 @@ static void sweep(uint32_t flags, const char *what) {
 }
 
 static void test_faults(void) {
-    tmem_gpu_info gi;
-    REQUIRE_OK(tmem_gpu_get_info(g_gpu, &gi));
-    if (strstr(gi.features, "external_memory_host")) sweep(TMEM_VK_MAPPING_IMPORT_ONLY, "import");
+    if (g_imports) sweep(TMEM_VK_MAPPING_IMPORT_ONLY, "import");
     sweep(TMEM_VK_MAPPING_UPLOAD, "upload");
 }
 
