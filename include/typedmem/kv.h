@@ -497,7 +497,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_block_offset(tmem_kv_cache *cache, u
  *  caches without host addresses (works on host caches too). The block
  *  table a paged-attention shader reads is offsets / block_stride within
  *  one memory object (tmem_kv_device_info). Same arguments, errors and
- *  validity as tmem_kv_seq_block_ptrs.
+ *  validity as tmem_kv_seq_block_ptrs (no UNSUPPORTED).
+ *  On failure offsets is unchanged and *count is 0 (TMEM_E_FULL: the
+ *  entries needed).
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_block_offsets(tmem_kv_cache *cache, tmem_kv_seq seq,
                                                               uint64_t *offsets, uint32_t cap, uint32_t *count);

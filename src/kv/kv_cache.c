@@ -222,7 +222,8 @@ tmem_status tmem_kv_cache_get_stats(tmem_kv_cache *cache, tmem_kv_cache_stats *o
     out->block_slot_bytes = c->kv_slab.slot;
     out->blocks_used = c->blocks_used;
     out->blocks_shared = c->blocks_shared;
-    out->kv_bytes_allocated = c->kv_slab.packed ? tmem__kv_slab_committed(&c->kv_slab) : c->blocks_used * c->kv_slab.slot;
+    out->kv_bytes_allocated = c->kv_slab.packed ? tmem__kv_slab_committed(&c->kv_slab)
+                                                : c->blocks_used * c->kv_slab.slot;
     out->state_bytes = c->state_slab.packed ? tmem__kv_slab_committed(&c->state_slab)
                                             : (uint64_t)c->live * c->state_slab.slot;
     out->snapshot_bytes = c->snap_slab.packed ? tmem__kv_slab_committed(&c->snap_slab) : c->snap_bytes;

@@ -42,7 +42,8 @@ tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t la
         st = tmem__err(TMEM_E_INVALID_ARG);
     if (st == TMEM_OK && cache->state_slab.device) st = tmem__err(TMEM_E_UNSUPPORTED); /* tmem_kv_seq_state_offset */
     if (st == TMEM_OK) {
-        uint8_t *base = (uint8_t *)tmem__kv_slab_ptr(&cache->state_slab, s->state_off) + (uint64_t)layer * cache->rs.layer_bytes;
+        uint8_t *base = (uint8_t *)tmem__kv_slab_ptr(&cache->state_slab, s->state_off)
+                      + (uint64_t)layer * cache->rs.layer_bytes;
         if (conv) *conv = base;
         if (ssm) *ssm = base + cache->rs.conv_bytes;
         tmem__kv_seq_touch(cache, s);

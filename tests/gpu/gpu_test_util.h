@@ -50,6 +50,27 @@ static inline tmem_status gpu_attach_fresh(const tmem_gpu_desc *desc, const char
     return st;
 }
 
+/* A test's own context (`budget`, no default types) with the first Vulkan
+ * device at `chunk` bytes per memory object (0 = the default): 0 when both
+ * are open, else the exit code: 77 (printed SKIP) without a device, 1. */
+static inline int gpu_main_open(uint64_t budget, uint64_t chunk, tmem_context **ctx, tmem_gpu **gpu) {
+    tmem_context_desc cd = {0};
+    cd.budget = budget;
+    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+    if (tmem_context_create(&cd, ctx) != TMEM_OK) return 1;
+    tmem_gpu_desc gd = {0};
+    gd.chunk_size = chunk;
+    tmem_status st = tmem_gpu_attach(*ctx, &gd, gpu);
+    if (st == TMEM_OK) return 0;
+    if (st == TMEM_E_UNSUPPORTED || st == TMEM_E_NOT_FOUND)
+        printf("SKIP: no Vulkan device (%s): install mesa-vulkan-drivers for lavapipe\n", tmem_status_name(st));
+    else
+        printf("attach failed: %s\n", tmem_status_name(st));
+    tmem_context_destroy(*ctx);
+    *ctx = NULL;
+    return st == TMEM_E_UNSUPPORTED || st == TMEM_E_NOT_FOUND ? 77 : 1;
+}
+
 /* A heap of heap_size over `type` with one allocation of `size` bytes. */
 static inline tmem_status gpu_one_alloc(tmem_context *ctx, tmem_type *type, uint64_t heap_size, uint64_t size,
                                         tmem_heap **heap, tmem_alloc_info *ai, tmem_device_span *span) {

@@ -140,18 +140,8 @@ static void test_chunk_size(void) {
 }
 
 int main(void) {
-    tmem_context_desc cd = {0};
-    cd.budget = 4ull << 30;
-    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
-    if (tmem_context_create(&cd, &g_ctx) != TMEM_OK) return 1;
-    tmem_gpu_desc gd = {0}; /* the default chunk */
-    tmem_status st = tmem_gpu_attach(g_ctx, &gd, &g_gpu);
-    if (st == TMEM_E_UNSUPPORTED || st == TMEM_E_NOT_FOUND) {
-        printf("SKIP: no Vulkan device (%s): install mesa-vulkan-drivers for lavapipe\n", tmem_status_name(st));
-        tmem_context_destroy(g_ctx);
-        return 77;
-    }
-    if (st != TMEM_OK) return 1;
+    int rc = gpu_main_open(4ull << 30, 0, &g_ctx, &g_gpu);
+    if (rc) return rc;
     RUN(test_heaps);
     RUN(test_usage_moves);
     RUN(test_chunk_size);

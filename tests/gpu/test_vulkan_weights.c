@@ -241,19 +241,8 @@ static void test_faults(void) {
 }
 
 int main(void) {
-    tmem_context_desc cd = {0};
-    cd.budget = 1ull << 30;
-    cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
-    if (tmem_context_create(&cd, &g_ctx) != TMEM_OK) return 1;
-    tmem_gpu_desc gd = {0};
-    gd.chunk_size = MiB;
-    tmem_status st = tmem_gpu_attach(g_ctx, &gd, &g_gpu);
-    if (st == TMEM_E_UNSUPPORTED || st == TMEM_E_NOT_FOUND) {
-        printf("SKIP: no Vulkan device (%s): install mesa-vulkan-drivers for lavapipe\n", tmem_status_name(st));
-        tmem_context_destroy(g_ctx);
-        return 77;
-    }
-    if (st != TMEM_OK) return 1;
+    int rc = gpu_main_open(1ull << 30, MiB, &g_ctx, &g_gpu);
+    if (rc) return rc;
     /* the "GGUF": a file mapped read-only */
     char path[] = "/tmp/tmem_weightsXXXXXX";
     int fd = mkstemp(path);

@@ -301,8 +301,10 @@ static tmem_status vk_heaps(tmem_gpu *gpu, tmem_gpu_heap *out, uint32_t cap, uin
     uint32_t n = vk->mem.memoryHeapCount;
     *count = n;
     if (n > cap) return tmem__err(TMEM_E_FULL);
-    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-    VkPhysicalDeviceMemoryProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 p2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2, .pNext = &b};
     bool drv = vk->has_budget && vk->fn.vkGetPhysicalDeviceMemoryProperties2;
     if (drv) vk->fn.vkGetPhysicalDeviceMemoryProperties2(vk->physical, &p2);
     tmem__os_mutex_lock(&gpu->lock);
