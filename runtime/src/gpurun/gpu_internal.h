@@ -1,0 +1,80 @@
+/* gpu_internal.h: what gpurun/'s files share (Vulkan types included). */
+#ifndef TMRT_GPU_INTERNAL_H
+#define TMRT_GPU_INTERNAL_H
+
+#include "gpurun/gpurun.h"
+#include "gpu/vk_ops.h"
+
+/* Memory of one role: a LINEAR heap of a device type, wholly committed and
+ * allocated, with one VkBuffer over it (host: its mapping, host-visible
+ * types only). */
+typedef struct tmrt_gpu_block {
+    tmem_type *type;
+    tmem_heap *heap;
+    VkBuffer buf;
+    uint64_t size;
+    void *host;
+} tmrt_gpu_block;
+
+/* A block of `size` bytes in the type `type_name` (found, or created with
+ * `placement` and `lifetime`), charged to `role`. */
+tmem_status tmrt__gpu_block_create(tmem_context *ctx, tmem_gpu *gpu, const char *type_name, tmem_placement placement,
+                                   tmem_lifetime lifetime, tmem_role role, const char *name, uint64_t size,
+                                   tmrt_gpu_block *out, tmrt_error *err);
+void tmrt__gpu_block_destroy(tmem_gpu *gpu, tmrt_gpu_block *b);
+static inline tmrt_vk_buf tmrt__gpu_sub(const tmrt_gpu_block *b, uint64_t off, uint64_t range) {
+    tmrt_vk_buf v = {b->buf, off, range};
+    return v;
+}
+
+typedef struct tmrt_gpu_layer {
+    tmrt_vk_wmat attn_norm, post_norm, wq, wk, wv, wo, q_norm, k_norm;
+    tmrt_vk_wmat wqkv, wgate, wbeta, walpha, conv1d, dt_bias, ssm_a, ssm_norm, ssm_out;
+    tmrt_vk_wmat ffn_gate, ffn_up, ffn_down;
+} tmrt_gpu_layer;
+
+#define TMRT_GPU_MAX_WBLOCKS 64u
+
+struct tmrt_gpu_model {
+    tmem_gpu *gpu;
+    tmrt_vk *vk;
+    tmrt_gpu_block wblock[TMRT_GPU_MAX_WBLOCKS];
+    uint32_t n_wblocks;
+    uint64_t weight_bytes;
+    bool imported;
+    tmrt_vk_wmat token_embd, output_norm, output;
+    tmrt_gpu_layer layers[TMRT_MAX_LAYERS];
+};
+
+#endif
+
+/* One layer graph on the device: the offset and size of every buffer the
+ * device ops use (by id; size 0 = not in this graph), planned at the
+ * table's lifetimes, and the ops' scratch inside the same plan. */
+typedef struct tmrt_gpu_graph {
+    tmem_model_graph graph;
+    uint64_t off[TMEM_MODEL_BUF_COUNT], size[TMEM_MODEL_BUF_COUNT];
+    uint64_t scratch_off, scratch_size;
+    uint64_t arena;                   /* the plan's height */
+    uint32_t n;                       /* tokens it was planned for */
+} tmrt_gpu_graph;
+
+#define TMRT_GPU_LOGIT_ROWS 8u
+
+struct tmrt_gpu_session {
+    tmrt_model *m;
+    tmrt_gpu_model *gm;
+    uint32_t n_ctx, chunk;
+    tmrt_gpu_graph prefill_attn, decode_attn, prefill_delta, decode_delta;
+    tmrt_gpu_block arena, kv, state, io, logits;
+    tmrt_vk_kv kvd;
+    uint64_t conv_off[TMRT_MAX_LAYERS], ssm_off[TMRT_MAX_LAYERS], conv_bytes, ssm_bytes;
+    uint32_t attn_index[TMRT_MAX_LAYERS];
+    uint64_t io_ids, io_pos, io_rows;  /* offsets in io: token ids, M-RoPE positions, LM-head rows */
+    uint32_t logit_rows;
+    tmrt_vk_rec *rec;
+    uint32_t last_barriers, last_dispatches;
+};
+
+/* gpu_forward.c: record the layers of one step (the caller begins and runs). */
+tmem_status tmrt__gpu_record_layers(tmrt_gpu_session *g, const tmrt_step *st, tmrt_vk_buf *out_rows);
