@@ -55,6 +55,7 @@
 #define TMEMRT_RUNTIME_H
 
 #include <typedmem/typedmem.h>
+#include <typedmem/gpu.h>
 #include <tmemrt/defaults.h>
 #include <tmemrt/error.h>
 
@@ -139,6 +140,11 @@ TMEM_API bool tmrt_device_built(tmrt_device_kind kind);
 /** @brief The device a model runs on (zeroed = CPU for NULL).
  *  @par Threads safe */
 TMEM_API tmrt_device tmrt_model_device(const tmrt_model *m);
+
+/** @brief The library's gpu a Vulkan model attached (its driver budget:
+ *  tmem_gpu_get_info); NULL for a CPU model or NULL. Owned by the model.
+ *  @par Threads safe */
+TMEM_API tmem_gpu *tmrt_model_gpu(const tmrt_model *m);
 
 /** @brief Open a GGUF with llama.cpp's `qwen35` architecture: read the
  *  hyper-parameters, find every tensor and check its shape and type against

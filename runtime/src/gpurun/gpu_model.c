@@ -207,3 +207,5 @@ uint64_t tmrt__gpu_model_weight_bytes(const tmrt_gpu_model *g, bool *imported) {
     if (imported) *imported = g ? g->imported : false;
     return g ? g->weight_bytes : 0;
 }
+
+tmem_gpu *tmrt__gpu_model_gpu(const tmrt_gpu_model *g) { return g ? g->gpu : NULL; }

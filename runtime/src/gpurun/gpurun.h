@@ -25,6 +25,7 @@ tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_err
 void tmrt__gpu_model_close(tmrt_gpu_model *g);
 /* Bytes of weights on the device; whether they were imported (no copy). */
 uint64_t tmrt__gpu_model_weight_bytes(const tmrt_gpu_model *g, bool *imported);
+tmem_gpu *tmrt__gpu_model_gpu(const tmrt_gpu_model *g);
 
 /* A session's device memory for n_ctx tokens, prefill chunks of `chunk`. */
 typedef struct tmrt_gpu_session_desc {

@@ -74,3 +74,12 @@ tmrt_device tmrt_model_device(const tmrt_model *m) {
     tmrt_device d = {0};
     return m ? m->device : d;
 }
+
+tmem_gpu *tmrt_model_gpu(const tmrt_model *m) {
+#if TMRT_HAVE_VULKAN
+    return m && m->gpu ? tmrt__gpu_model_gpu(m->gpu) : NULL;
+#else
+    (void)m;
+    return NULL;
+#endif
+}
