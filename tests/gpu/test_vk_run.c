@@ -6,7 +6,7 @@
  * them f32: 0.2, the bound runtime/test_parity allows the CPU's q8_0 against
  * Hugging Face),
  * for a full prefill, chunked prefills (chunk 1, 7, 16) and a prefill then
- * decode. Then faults: every device allocation of a session's creation and
+ * decode; the naive GPU twin bit-identical to the typed one. Then faults: every device allocation of a session's creation and
  * every compute-layer call (descriptor sets, submissions, waits) of a
  * session's creation and first step failed in turn: a clean status, no
  * device byte, type or host byte left, and the next session right. Skips
@@ -77,11 +77,13 @@ static bool run(tmem_context *ctx, tmrt_model *m, uint32_t chunk, uint32_t decod
     return st == TMEM_OK;
 }
 
-static tmrt_model *open_model(tmem_context *ctx, const char *path, tmrt_device_kind kind, bool *skip) {
+static tmrt_model *open_model_in(tmem_context *ctx, const char *path, tmrt_device_kind kind, bool *skip,
+                                 tmrt_memory_mode mode) {
     tmrt_model *m = NULL;
     tmrt_error e = {{0}};
     tmrt_model_desc md = {0};
     md.path = path;
+    md.memory = mode;
     md.device.kind = kind;
     md.device.chunk_size = 64ull << 20;
     tmem_status st = tmrt_model_open(ctx, &md, &m, &e);
@@ -92,6 +94,9 @@ static tmrt_model *open_model(tmem_context *ctx, const char *path, tmrt_device_k
     }
     CHECK_MSG(st == TMEM_OK, "%s: %s", path, e.message);
     return m;
+}
+static tmrt_model *open_model(tmem_context *ctx, const char *path, tmrt_device_kind kind, bool *skip) {
+    return open_model_in(ctx, path, kind, skip, TMRT_MEMORY_TYPED);
 }
 
 static float max_abs(const float *a, size_t n) {
@@ -144,6 +149,16 @@ static bool parity(const char *file, float rel) {
         printf("   %-26s %-20s max|gpu-cpu| %.3g = %.3g of max|logit| %.3g\n", file, modes[i].what, d, d / mx, mx);
         CHECK_MSG(d <= rel * mx, "%s %s: %g > %g", file, modes[i].what, d, rel * mx);
     }
+    /* the naive twin (a VkDeviceMemory per tensor, weights copied in full)
+     * runs the same shaders: the same logits, bit for bit */
+    tmrt_model *naive = open_model_in(NULL, path, TMRT_DEVICE_VULKAN, NULL, TMRT_MEMORY_NAIVE);
+    for (int i = 0; naive && i < 2; i++) {
+        uint32_t chunk = i ? 7 : 512, from = i ? 9 : 0;
+        if (!run(ctx, gpu, chunk, from, ref) || !run(NULL, naive, chunk, from, got)) continue;
+        CHECK_MSG(memcmp(ref, got, cells * 4) == 0, "%s: typed and naive GPU logits differ (chunk %u)", file, chunk);
+    }
+    if (naive) printf("   %-26s typed and naive GPU runs: bit-identical\n", file);
+    tmrt_model_close(naive);
     free(ref);
     free(got);
     tmrt_model_close(gpu);

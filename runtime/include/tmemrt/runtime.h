@@ -231,7 +231,10 @@ typedef struct tmrt_session_info {
     uint64_t naive_bytes;       /**< naive mode: bytes malloc'd (weights included) */
     uint32_t n_past;            /**< tokens in the sequence now */
     tmrt_device_kind device;    /**< where it runs (the model's device) */
-    uint64_t device_arena;      /**< Vulkan: the device activation arena (largest plan) */
+    uint64_t device_arena;      /**< Vulkan, typed: the device activation arena (largest plan) */
+    uint64_t device_bytes;      /**< Vulkan: device bytes of the model's weights and this
+                                     session's buffers (typed: its blocks; naive: its own
+                                     VkDeviceMemory allocations) */
 } tmrt_session_info;
 
 /** @brief Create a session: size it with tmem_fit for n_ctx tokens at the

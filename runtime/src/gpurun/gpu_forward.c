@@ -51,10 +51,16 @@ static void use(fwd *f, const access *acc, uint32_t n) {
 
 /* Buffer `id` of the graph (the whole planned size), or a part of it. */
 static tmrt_vk_buf act(const fwd *f, tmem_model_buf_id id) {
-    return tmrt__gpu_sub(&f->g->arena, f->gr->off[id], f->gr->size[id]);
+    tmrt_vk_buf b = {f->gr->vb[id], f->gr->off[id], f->gr->size[id]};
+    return b;
 }
 static tmrt_vk_buf act_at(const fwd *f, tmem_model_buf_id id, uint64_t byte) {
-    return tmrt__gpu_sub(&f->g->arena, f->gr->off[id] + byte, f->gr->size[id] - byte);
+    tmrt_vk_buf b = {f->gr->vb[id], f->gr->off[id] + byte, f->gr->size[id] - byte};
+    return b;
+}
+static tmrt_vk_buf scratch_of(const fwd *f) {
+    tmrt_vk_buf b = {f->gr->scratch_vb, f->gr->scratch_off, f->gr->scratch_size ? f->gr->scratch_size : 4};
+    return b;
 }
 #define ACT(ID) act(f, TMEM_MODEL_BUF_##ID)
 
@@ -148,7 +154,7 @@ static void attention(fwd *f, const tmrt_gpu_layer *lw, uint32_t layer, const tm
     a.q_hs = a.gate_hs = 2 * hd;
     a.n_split = tmrt__vk_attention_splits(st->n_past + n, n);
     if (tmrt__vk_attention_scratch_bytes(n, H, hd, a.n_split) > f->gr->scratch_size) a.n_split = 1;
-    tmrt_vk_buf scratch = tmrt__gpu_sub(&g->arena, f->gr->scratch_off, f->gr->scratch_size ? f->gr->scratch_size : 4);
+    tmrt_vk_buf scratch = scratch_of(f);
     if (a.n_split > 1) a.scratch = scratch;
     if (a.n_split > 1) USE(f, RD(a.q), RD(pool), WR(a.out), WR(scratch));
     else USE(f, RD(a.q), RD(pool), WR(a.out));
@@ -165,8 +171,7 @@ static void deltanet(fwd *f, const tmrt_gpu_layer *lw, uint32_t layer, const tmr
     matmul(f, &lw->wgate, ACT(ATTN_NORM), ACT(Z), n);
     matmul(f, &lw->wbeta, ACT(ATTN_NORM), ACT(BETA), n);
     matmul(f, &lw->walpha, ACT(ATTN_NORM), ACT(ALPHA), n);
-    tmrt_vk_buf conv_state = tmrt__gpu_sub(&g->state, g->conv_off[layer], g->conv_bytes);
-    tmrt_vk_buf ssm = tmrt__gpu_sub(&g->state, g->ssm_off[layer], g->ssm_bytes);
+    tmrt_vk_buf conv_state = g->conv[layer], ssm = g->ssm[layer];
     tmrt_vk_conv cv = {0};
     cv.x = ACT(QKV_MIXED);
     cv.out = ACT(CONV_OUT);
@@ -225,7 +230,7 @@ static void deltanet(fwd *f, const tmrt_gpu_layer *lw, uint32_t layer, const tmr
         d.chunked = true;
         d.gate = ACT(GATE);
         d.beta = ACT(BETA);
-        d.scratch = tmrt__gpu_sub(&g->arena, f->gr->scratch_off, f->gr->scratch_size);
+        d.scratch = scratch_of(f);
         USE(f, RD(d.q), RD(d.gate), RD(d.beta), WR(ssm), WR(d.out), WR(d.scratch));
     }
     (void)tmrt__vk_deltanet(f->rec, &d);
@@ -271,7 +276,10 @@ tmem_status tmrt__gpu_record_layers(tmrt_gpu_session *g, const tmrt_step *st, tm
         bool rec = hp->recurrent[il];
         f->gr = st->decode ? (rec ? &g->decode_delta : &g->decode_attn) : (rec ? &g->prefill_delta : &g->prefill_attn);
         const tmrt_gpu_layer *lw = &gm->layers[il];
-        tmrt_vk_buf in = tmrt__gpu_sub(&g->arena, 0, (uint64_t)n * E * 4); /* LAYER_IN = LAYER_OUT: offset 0 */
+        /* LAYER_IN = the previous layer's LAYER_OUT: offset 0 of the arena
+         * in every plan (typed), the one hand-off buffer (naive) */
+        tmrt_vk_buf in = act(f, TMEM_MODEL_BUF_LAYER_IN);
+        in.range = (uint64_t)n * E * 4;
         if (il == 0) {
             USE(f, RD(ids), WR(in));
             tmrt_vk_get_rows gr = {0};
@@ -287,7 +295,8 @@ tmem_status tmrt__gpu_record_layers(tmrt_gpu_session *g, const tmrt_step *st, tm
         ffn(f, lw, n);
     }
     /* the output norm over the last layer's rows, in place */
-    tmrt_vk_buf x = tmrt__gpu_sub(&g->arena, 0, (uint64_t)n * E * 4);
+    tmrt_vk_buf x = act(f, TMEM_MODEL_BUF_LAYER_OUT);
+    x.range = (uint64_t)n * E * 4;
     if (st->logits != TMRT_LOGITS_NONE) rmsnorm_rows(f, x, x, &gm->output_norm, E, n);
     *out_rows = x;
     return tmrt__vk_rec_status(f->rec);

@@ -14,6 +14,8 @@ typedef struct tmrt_gpu_block {
     VkBuffer buf;
     uint64_t size;
     void *host;
+    VkDeviceMemory raw;              /* the naive twin's own allocation (gpu_naive.c) */
+    uint64_t raw_bytes;              /* its VkMemoryRequirements size */
 } tmrt_gpu_block;
 
 /* A block of `size` bytes in the type `type_name` (found, or created with
@@ -22,6 +24,11 @@ tmem_status tmrt__gpu_block_create(tmem_context *ctx, tmem_gpu *gpu, const char 
                                    tmem_lifetime lifetime, tmem_role role, const char *name, uint64_t size,
                                    tmrt_gpu_block *out, tmrt_error *err);
 void tmrt__gpu_block_destroy(tmem_gpu *gpu, tmrt_gpu_block *b);
+/* gpu_naive.c: a block as its own VkDeviceMemory of exactly `size` (the
+ * naive twin; not in the typed accounting). */
+tmem_status tmrt__gpu_raw_create(tmem_gpu *gpu, bool host_visible, const char *name, uint64_t size,
+                                 tmrt_gpu_block *out, tmrt_error *err);
+void tmrt__gpu_raw_destroy(tmem_gpu *gpu, tmrt_gpu_block *b);
 static inline tmrt_vk_buf tmrt__gpu_sub(const tmrt_gpu_block *b, uint64_t off, uint64_t range) {
     tmrt_vk_buf v = {b->buf, off, range};
     return v;
@@ -38,6 +45,10 @@ typedef struct tmrt_gpu_layer {
 struct tmrt_gpu_model {
     tmem_gpu *gpu;
     tmrt_vk *vk;
+    bool naive;                       /* the twin: a VkDeviceMemory per tensor (gpu_naive.c) */
+    tmem_context *own_ctx;            /* naive: the context the gpu is attached to */
+    tmrt_gpu_block *tblocks;          /* naive: one per tensor */
+    uint32_t n_tblocks;
     tmrt_gpu_block wblock[TMRT_GPU_MAX_WBLOCKS];
     uint32_t n_wblocks;
     uint64_t weight_bytes;
@@ -54,7 +65,9 @@ struct tmrt_gpu_model {
 typedef struct tmrt_gpu_graph {
     tmem_model_graph graph;
     uint64_t off[TMEM_MODEL_BUF_COUNT], size[TMEM_MODEL_BUF_COUNT];
+    VkBuffer vb[TMEM_MODEL_BUF_COUNT];  /* typed: the arena's; naive: each its own */
     uint64_t scratch_off, scratch_size;
+    VkBuffer scratch_vb;
     uint64_t arena;                   /* the plan's height */
     uint32_t n;                       /* tokens it was planned for */
 } tmrt_gpu_graph;
@@ -68,7 +81,12 @@ struct tmrt_gpu_session {
     tmrt_gpu_graph prefill_attn, decode_attn, prefill_delta, decode_delta;
     tmrt_gpu_block arena, kv, state, io, logits;
     tmrt_vk_kv kvd;
-    uint64_t conv_off[TMRT_MAX_LAYERS], ssm_off[TMRT_MAX_LAYERS], conv_bytes, ssm_bytes;
+    uint64_t conv_bytes, ssm_bytes;
+    tmrt_vk_buf conv[TMRT_MAX_LAYERS], ssm[TMRT_MAX_LAYERS]; /* each DeltaNet layer's state */
+    bool naive;
+    tmrt_gpu_block *nblocks;          /* naive: every buffer's own allocation */
+    uint32_t n_nblocks, cap_nblocks;
+    uint64_t naive_bytes;             /* naive: device bytes allocated */
     uint32_t attn_index[TMRT_MAX_LAYERS];
     uint64_t io_ids, io_pos, io_rows;  /* offsets in io: token ids, M-RoPE positions, LM-head rows */
     uint32_t logit_rows;

@@ -94,13 +94,18 @@ static tmem_status pack(wref *refs, uint32_t n, uint64_t chunk, uint64_t *sizes,
 
 /* Stream every tensor through the staging ring (copies recorded until the
  * ring is full, then run). */
+static tmrt_gpu_block *block_of(tmrt_gpu_model *g, const wref *r, uint32_t i) {
+    return g->naive ? &g->tblocks[i] : &g->wblock[r->block];
+}
+
 static tmem_status upload(tmrt_model *m, tmrt_gpu_model *g, const wref *refs, uint32_t n, uint64_t total,
                           tmrt_error *err) {
     tmrt_gpu_block stage;
     uint64_t ring = total < STAGING_MAX ? total : STAGING_MAX;
-    tmem_status st = tmrt__gpu_block_create(m->ctx, g->gpu, "gpu-staging", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE,
-                                            TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_SCRATCH, "weight staging", ring,
-                                            &stage, err);
+    tmem_status st = g->naive ? tmrt__gpu_raw_create(g->gpu, true, "weight staging", ring, &stage, err)
+                              : tmrt__gpu_block_create(m->ctx, g->gpu, "gpu-staging", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE,
+                                                       TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_SCRATCH, "weight staging",
+                                                       ring, &stage, err);
     if (st) return st;
     tmrt_vk_rec *rec = NULL;
     if ((st = tmrt__vk_rec_create(g->vk, &(tmrt_vk_rec_desc){.max_dispatches = 16}, &rec)) ||
@@ -117,7 +122,7 @@ static tmem_status upload(tmrt_model *m, tmrt_gpu_model *g, const wref *refs, ui
             if (piece > stage.size - cur) piece = stage.size - cur;
             memcpy((uint8_t *)stage.host + cur, src + off, (size_t)piece);
             tmrt__vk_copy(rec, tmrt__gpu_sub(&stage, cur, piece),
-                          tmrt__gpu_sub(&g->wblock[refs[i].block], refs[i].offset + off, piece), piece);
+                          tmrt__gpu_sub(block_of(g, &refs[i], i), refs[i].offset + off, piece), piece);
             pending = true;
             off += piece;
             cur = align_up(cur + piece, 16);
@@ -132,13 +137,12 @@ static tmem_status upload(tmrt_model *m, tmrt_gpu_model *g, const wref *refs, ui
     (void)pending;
 done:
     tmrt__vk_rec_destroy(rec);
-    tmrt__gpu_block_destroy(g->gpu, &stage);
+    if (g->naive) tmrt__gpu_raw_destroy(g->gpu, &stage);
+    else tmrt__gpu_block_destroy(g->gpu, &stage);
     return st;
 }
 
 tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_error *err) {
-    if (m->memory != TMRT_MEMORY_TYPED || !m->ctx)
-        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "the Vulkan path runs typed models only");
     tmrt_gpu_model *g = calloc(1, sizeof *g);
     wref *refs = calloc(3 + (size_t)m->hp.n_layers * 20, sizeof *refs);
     tmem_status st = TMEM_OK;
@@ -146,11 +150,22 @@ tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_err
         st = tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the device model");
         goto fail;
     }
+    g->naive = m->memory == TMRT_MEMORY_NAIVE;
+    tmem_context *ctx = m->ctx;
+    if (!ctx) { /* naive: a context only to attach the device to */
+        tmem_context_desc cd = {0};
+        cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+        if ((st = tmem_context_create(&cd, &g->own_ctx))) {
+            tmrt__fail(err, st, "context for the device: %s", tmem_strerror(st));
+            goto fail;
+        }
+        ctx = g->own_ctx;
+    }
     tmem_gpu_desc gd = {0};
     gd.api = TMEM_GPU_VULKAN;
     gd.device_index = dev->index;
     gd.chunk_size = dev->chunk_size ? dev->chunk_size : 1ull << 30;
-    if ((st = tmem_gpu_attach(m->ctx, &gd, &g->gpu))) {
+    if ((st = tmem_gpu_attach(ctx, &gd, &g->gpu))) {
         tmrt__fail(err, st, "Vulkan device %u: %s", dev->index, tmem_strerror(st));
         goto fail;
     }
@@ -166,7 +181,18 @@ tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_err
     }
     uint32_t n = collect(m, g, refs);
     uint64_t sizes[TMRT_GPU_MAX_WBLOCKS], total = 0;
-    if ((st = pack(refs, n, gi.chunk_size, sizes, &g->n_wblocks, err))) goto fail;
+    if (g->naive) { /* a VkDeviceMemory per tensor */
+        if (!(g->tblocks = calloc(n, sizeof *g->tblocks))) {
+            st = tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the device model");
+            goto fail;
+        }
+        for (uint32_t i = 0; i < n; i++, g->n_tblocks++) {
+            if ((st = tmrt__gpu_raw_create(g->gpu, false, "weight", refs[i].bytes, &g->tblocks[i], err))) goto fail;
+            g->weight_bytes += g->tblocks[i].raw_bytes;
+        }
+    } else if ((st = pack(refs, n, gi.chunk_size, sizes, &g->n_wblocks, err))) {
+        goto fail;
+    }
     for (uint32_t b = 0; b < g->n_wblocks; b++) {
         if ((st = tmrt__gpu_block_create(m->ctx, g->gpu, "gpu-weights", TMEM_PLACEMENT_DEVICE,
                                          TMEM_LIFETIME_PERSISTENT, TMEM_ROLE_WEIGHTS, "weights", sizes[b],
@@ -177,7 +203,7 @@ tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_err
     for (uint32_t i = 0; i < n; i++) {
         const kern_wmat *s = refs[i].src;
         tmrt_vk_wmat *d = refs[i].dst;
-        d->buf = tmrt__gpu_sub(&g->wblock[refs[i].block], refs[i].offset, align_up(refs[i].bytes, 4));
+        d->buf = tmrt__gpu_sub(block_of(g, &refs[i], i), refs[i].offset, align_up(refs[i].bytes, 4));
         d->type = s->type;
         d->n_in = (uint32_t)s->n_in;
         d->n_out = (uint32_t)s->n_out;
@@ -199,7 +225,10 @@ void tmrt__gpu_model_close(tmrt_gpu_model *g) {
     if (!g) return;
     if (g->vk) tmrt__vk_destroy(g->vk);
     for (uint32_t b = 0; b < g->n_wblocks; b++) tmrt__gpu_block_destroy(g->gpu, &g->wblock[b]);
+    for (uint32_t i = 0; i < g->n_tblocks; i++) tmrt__gpu_raw_destroy(g->gpu, &g->tblocks[i]);
+    free(g->tblocks);
     tmem_gpu_release(g->gpu);
+    tmem_context_destroy(g->own_ctx);
     free(g);
 }
 

@@ -113,9 +113,57 @@ static tmem_status plan_graph(const tmrt_model *m, tmem_model_layer_kind kind, u
     return TMEM_OK;
 }
 
+/* Typed: a block of its own type (gpu_block.c). Naive: its own
+ * VkDeviceMemory, counted in naive_bytes. */
 static tmem_status block(tmrt_gpu_session *g, const char *type, tmem_placement pl, tmem_lifetime lt, tmem_role role,
                          const char *name, uint64_t size, tmrt_gpu_block *out, tmrt_error *err) {
-    return tmrt__gpu_block_create(g->m->ctx, g->gm->gpu, type, pl, lt, role, name, size, out, err);
+    if (!g->naive) return tmrt__gpu_block_create(g->m->ctx, g->gm->gpu, type, pl, lt, role, name, size, out, err);
+    tmem_status st = tmrt__gpu_raw_create(g->gm->gpu, pl == TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, name, size, out, err);
+    if (!st) g->naive_bytes += out->raw_bytes;
+    return st;
+}
+
+/* Naive: one more buffer of its own (kept in nblocks until the session goes). */
+static tmem_status naive_buf(tmrt_gpu_session *g, const char *name, uint64_t size, VkBuffer *out, tmrt_error *err) {
+    if (g->n_nblocks == g->cap_nblocks) {
+        uint32_t cap = g->cap_nblocks ? 2 * g->cap_nblocks : 64;
+        tmrt_gpu_block *nb = realloc(g->nblocks, cap * sizeof *nb);
+        if (!nb) return tmrt__fail(err, TMEM_E_NO_MEMORY, "naive buffers");
+        g->nblocks = nb;
+        g->cap_nblocks = cap;
+    }
+    tmrt_gpu_block *b = &g->nblocks[g->n_nblocks];
+    tmem_status st = block(g, "", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_ACTIVATION, name, size, b, err);
+    if (st) return st;
+    g->n_nblocks++;
+    *out = b->buf;
+    return TMEM_OK;
+}
+
+/* Bind a planned graph: typed, every buffer in the arena at its offset;
+ * naive, each its own allocation (offset 0), layer_in and layer_out the one
+ * hand-off buffer `x`. */
+static tmem_status bind_graph(tmrt_gpu_session *g, tmrt_gpu_graph *gr, VkBuffer x, tmrt_error *err) {
+    for (int id = 0; id < TMEM_MODEL_BUF_COUNT; id++) {
+        if (!gr->size[id]) continue;
+        if (!g->naive) {
+            gr->vb[id] = g->arena.buf;
+            continue;
+        }
+        gr->off[id] = 0;
+        if (id == TMEM_MODEL_BUF_LAYER_IN || id == TMEM_MODEL_BUF_LAYER_OUT) {
+            gr->vb[id] = x;
+            continue;
+        }
+        tmem_status st = naive_buf(g, tmem_model_buf_name((tmem_model_buf_id)id), gr->size[id], &gr->vb[id], err);
+        if (st) return st;
+    }
+    if (!g->naive || !gr->scratch_size) {
+        gr->scratch_vb = g->arena.buf;
+        return TMEM_OK;
+    }
+    gr->scratch_off = 0;
+    return naive_buf(g, "op scratch", gr->scratch_size, &gr->scratch_vb, err);
 }
 
 tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc *d, tmrt_gpu_session **out,
@@ -128,6 +176,7 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
     g->gm = m->gpu;
     g->n_ctx = d->n_ctx;
     g->chunk = d->chunk;
+    g->naive = g->gm->naive;
     tmrt_vk *vk = g->gm->vk;
     const tmrt_vk_limits *lim = tmrt__vk_limits(vk);
     uint64_t align = lim->storage_align > 64 ? lim->storage_align : 64;
@@ -156,10 +205,18 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
     const tmrt_gpu_graph *all[4] = {&g->prefill_attn, &g->decode_attn, &g->prefill_delta, &g->decode_delta};
     for (int i = 0; i < 4; i++)
         if (all[i]->arena > arena) arena = all[i]->arena;
-    if ((st = block(g, "gpu-activations", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_ACTIVATION,
-                    "device activations", arena, &g->arena, err)))
+    tmrt_gpu_graph *bind[4] = {&g->prefill_attn, &g->decode_attn, &g->prefill_delta, &g->decode_delta};
+    VkBuffer x = VK_NULL_HANDLE;
+    if (!g->naive) {
+        if ((st = block(g, "gpu-activations", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_ACTIVATION,
+                        "device activations", arena, &g->arena, err)))
+            goto fail;
+        *arena_bytes = arena;
+    } else if ((st = naive_buf(g, "layer in/out", (uint64_t)g->chunk * hp->n_embd * 4, &x, err))) {
         goto fail;
-    *arena_bytes = arena;
+    }
+    for (int i = 0; i < 4; i++)
+        if (bind[i]->n && (st = bind_graph(g, bind[i], x, err))) goto fail;
     /* KV: the paged cache's block layout, as many blocks as the context needs */
     tmrt_vk_kv *kv = &g->kvd;
     uint32_t n_blocks = 0;
@@ -195,15 +252,30 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
         g->conv_bytes = ((uint64_t)(hp->conv_kernel - 1) * C * 4 + align - 1) / align * align;
         g->ssm_bytes = (uint64_t)hp->ssm_inner * hp->ssm_head_dim * 4; /* v heads x dv x dk */
         g->ssm_bytes = (g->ssm_bytes + align - 1) / align * align;
+        uint64_t conv_off[TMRT_MAX_LAYERS] = {0};
         for (uint32_t il = 0; il < hp->n_layers; il++) {
             if (!hp->recurrent[il]) continue;
-            g->conv_off[il] = state_bytes;
-            g->ssm_off[il] = state_bytes + g->conv_bytes;
+            conv_off[il] = state_bytes;
             state_bytes += g->conv_bytes + g->ssm_bytes;
         }
-        if ((st = block(g, "gpu-state", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_GROWING, TMEM_ROLE_RECURRENT_STATE,
+        if (!g->naive &&
+            (st = block(g, "gpu-state", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_GROWING, TMEM_ROLE_RECURRENT_STATE,
                         "device state", state_bytes, &g->state, err)))
             goto fail;
+        for (uint32_t il = 0; il < hp->n_layers; il++) {
+            if (!hp->recurrent[il]) continue;
+            if (!g->naive) {
+                g->conv[il] = tmrt__gpu_sub(&g->state, conv_off[il], g->conv_bytes);
+                g->ssm[il] = tmrt__gpu_sub(&g->state, conv_off[il] + g->conv_bytes, g->ssm_bytes);
+                continue;
+            }
+            VkBuffer cb, sb;
+            if ((st = naive_buf(g, "conv state", g->conv_bytes, &cb, err)) ||
+                (st = naive_buf(g, "recurrent state", g->ssm_bytes, &sb, err)))
+                goto fail;
+            g->conv[il] = (tmrt_vk_buf){cb, 0, g->conv_bytes};
+            g->ssm[il] = (tmrt_vk_buf){sb, 0, g->ssm_bytes};
+        }
     }
     /* io: ids, positions, LM-head rows, block table */
     uint64_t io = 0;
@@ -237,7 +309,11 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
     /* a fresh sequence's state is zero */
     if (linear) {
         if ((st = tmrt__vk_begin(g->rec))) goto rec_fail;
-        tmrt__vk_fill(g->rec, tmrt__gpu_sub(&g->state, 0, g->state.size), g->state.size, 0);
+        for (uint32_t il = 0; il < hp->n_layers; il++) {
+            if (!hp->recurrent[il]) continue;
+            tmrt__vk_fill(g->rec, g->conv[il], g->conv_bytes, 0);
+            tmrt__vk_fill(g->rec, g->ssm[il], g->ssm_bytes, 0);
+        }
         if ((st = tmrt__vk_run(g->rec))) goto rec_fail;
     }
     *out = g;
@@ -254,6 +330,17 @@ void tmrt__gpu_session_destroy(tmrt_gpu_session *g) {
     tmrt__vk_rec_destroy(g->rec);
     tmem_gpu *gpu = g->gm->gpu;
     tmrt_gpu_block *b[] = {&g->arena, &g->kv, &g->state, &g->io, &g->logits};
-    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) tmrt__gpu_block_destroy(gpu, b[i]);
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+        if (g->naive) tmrt__gpu_raw_destroy(gpu, b[i]);
+        else tmrt__gpu_block_destroy(gpu, b[i]);
+    }
+    for (uint32_t i = 0; i < g->n_nblocks; i++) tmrt__gpu_raw_destroy(gpu, &g->nblocks[i]);
+    free(g->nblocks);
     free(g);
+}
+
+uint64_t tmrt__gpu_session_device_bytes(const tmrt_gpu_session *g) {
+    if (!g) return 0;
+    if (g->naive) return g->naive_bytes;
+    return g->arena.size + g->kv.size + g->state.size + g->io.size + g->logits.size;
 }

@@ -35,6 +35,9 @@ typedef struct tmrt_gpu_session_desc {
 tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc *d, tmrt_gpu_session **out,
                                      uint64_t *arena_bytes, tmrt_error *err);
 void tmrt__gpu_session_destroy(tmrt_gpu_session *g);
+/* Device bytes of the session's buffers (typed: its blocks; naive: its own
+ * allocations). */
+uint64_t tmrt__gpu_session_device_bytes(const tmrt_gpu_session *g);
 
 /* One step (st->n <= chunk tokens at st->n_past) on the device. Logits rows
  * go to st->fn as the CPU path sends them; the last row is copied into

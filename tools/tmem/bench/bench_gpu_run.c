@@ -1,6 +1,7 @@
 /* tmem bench gpu-run MODEL.gguf [--ctx N] [--prompt N] [--gen N] [-t THREADS]
  *                   [--device vulkan[:N]] [--peer llama.cpp=DIR] [--json]
- * The runtime on the GPU vs on the CPU, same file, same run: each variant
+ * The runtime on the GPU (typed, and the naive twin: a VkDeviceMemory per
+ * tensor, weights copied in full) vs on the CPU, same file, same run: each variant
  * is `tmem run --json` in its own child process (its peak is its own), a
  * prompt of --prompt token ids (deterministic, inside the vocabulary) and
  * --gen generated tokens; prefill and decode tok/s, device bytes at the
@@ -22,9 +23,9 @@ typedef struct variant {
 } variant;
 
 static void run_variant(const char *model, const char *tokens, const char *gen, const char *ctx, const char *threads,
-                        const char *device, variant *v) {
+                        const char *device, const char *memory, variant *v) {
     char *args[] = {"tmem", "run", (char *)model, "--tokens", (char *)tokens, "-n", (char *)gen, "--ctx", (char *)ctx,
-                    "-t", (char *)threads, "--device", (char *)device, "--json", NULL};
+                    "-t", (char *)threads, "--device", (char *)device, "--memory", (char *)memory, "--json", NULL};
     static char out[1 << 20];
     v->ok = tmem_bench_child(args, out, sizeof out);
     if (!v->ok || !strstr(out, "\"prefill_tok_s\"")) {
@@ -105,15 +106,17 @@ int tmem_bench_gpu_run(int argc, char **argv, bool json) {
     snprintf(gs, sizeof gs, "%lu", gen);
     snprintf(cs, sizeof cs, "%lu", ctx);
     snprintf(ts, sizeof ts, "%lu", threads);
-    variant v[3];
+    variant v[4];
     memset(v, 0, sizeof v);
     v[0].name = "typed gpu";
-    v[1].name = "typed cpu";
-    v[2].name = "llama.cpp -ngl 99";
-    run_variant(model, tokens, gs, cs, "1", device, &v[0]);
-    run_variant(model, tokens, gs, cs, ts, "cpu", &v[1]);
-    if (peer) run_peer(peer, model, (unsigned)prompt, (unsigned)gen, &v[2]);
-    uint32_t nv = peer ? 3 : 2;
+    v[1].name = "naive gpu";
+    v[2].name = "typed cpu";
+    v[3].name = "llama.cpp -ngl 99";
+    run_variant(model, tokens, gs, cs, "1", device, "typed", &v[0]);
+    run_variant(model, tokens, gs, cs, "1", device, "naive", &v[1]);
+    run_variant(model, tokens, gs, cs, ts, "cpu", "typed", &v[2]);
+    if (peer) run_peer(peer, model, (unsigned)prompt, (unsigned)gen, &v[3]);
+    uint32_t nv = peer ? 4 : 3;
     if (json) {
         printf("{\"bench\": \"gpu-run\", \"model\": \"%s\", \"ctx\": %lu, \"prompt\": %lu, \"gen\": %lu, "
                "\"threads\": %lu, \"variants\": [",
@@ -138,10 +141,13 @@ int tmem_bench_gpu_run(int argc, char **argv, bool json) {
                    v[i].dev > 0 ? v[i].dev / 1048576.0 : 0, v[i].dev_driver > 0 ? v[i].dev_driver / 1048576.0 : 0,
                    v[i].dirty > 0 ? v[i].dirty / 1048576.0 : 0);
         }
-        if (v[0].ok && v[1].ok && v[1].pp > 0 && v[1].tg > 0)
-            printf("  gpu / cpu: prefill %.2fx, decode %.2fx\n", v[0].pp / v[1].pp, v[0].tg / v[1].tg);
-        if (peer && v[0].ok && v[2].ok && v[2].pp > 0 && v[2].tg > 0)
-            printf("  gpu / llama.cpp: prefill %.2fx, decode %.2fx\n", v[0].pp / v[2].pp, v[0].tg / v[2].tg);
+        if (v[0].ok && v[1].ok && v[1].dev > 0)
+            printf("  typed / naive gpu: device bytes %.3fx, host dirty %.3fx\n", v[0].dev / v[1].dev,
+                   v[1].dirty > 0 ? v[0].dirty / v[1].dirty : 0);
+        if (v[0].ok && v[2].ok && v[2].pp > 0 && v[2].tg > 0)
+            printf("  gpu / cpu: prefill %.3fx, decode %.3fx\n", v[0].pp / v[2].pp, v[0].tg / v[2].tg);
+        if (peer && v[0].ok && v[3].ok && v[3].pp > 0 && v[3].tg > 0)
+            printf("  gpu / llama.cpp: prefill %.3fx, decode %.3fx\n", v[0].pp / v[3].pp, v[0].tg / v[3].tg);
     }
     return v[0].ok ? 0 : 1;
 }

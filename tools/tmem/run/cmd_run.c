@@ -113,8 +113,6 @@ static int parse(int argc, char **argv, run_args *a) {
     if (!a->prompt && !a->tokens) return usage_error("no prompt: give -p TEXT or --tokens ID,ID,...", NULL);
     if (a->chat && !a->prompt) return usage_error("--chat needs -p TEXT", NULL);
     if (a->trace && a->naive) return usage_error("--trace records typed memory: not with --memory naive", NULL);
-    if (a->device.kind == TMRT_DEVICE_VULKAN && a->naive)
-        return usage_error("--device vulkan runs typed memory: not with --memory naive", NULL);
     if (a->device.kind == TMRT_DEVICE_VULKAN && run_vision_active(&a->vision))
         return usage_error("--device vulkan runs the text model only (the image path is on the CPU)", NULL);
     return 0;

@@ -117,11 +117,13 @@ static void device_memory(const run_report *r, tmem_context *ctx, bool json) {
         driver = gi.types[0].usage;
         have_driver = gi.types[0].budget_from_driver;
     }
+    if (r->naive) total = total_peak = r->info.device_bytes; /* the twin's own allocations, not typed */
     if (json) {
         printf("], \"device_bytes\": %llu, \"device_bytes_peak\": %llu, \"device_driver_usage\": %lld",
                (unsigned long long)total, (unsigned long long)total_peak, have_driver ? (long long)driver : -1LL);
         return;
     }
+    if (r->naive) fprintf(stderr, "  (naive twin: a VkDeviceMemory per tensor, outside the typed accounting)\n");
     fprintf(stderr, "  %-44s %10.2f %10.2f\n", "all roles", mib(total), mib(total_peak));
     if (have_driver) fprintf(stderr, "  driver heap usage (VK_EXT_memory_budget): %.2f MiB\n", mib(driver));
     else fprintf(stderr, "  driver heap usage: no VK_EXT_memory_budget on this device\n");
