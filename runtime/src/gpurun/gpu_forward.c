@@ -24,6 +24,7 @@ typedef struct fwd {
     tmrt_gpu_session *g;
     tmrt_vk_rec *rec;
     const tmrt_gpu_graph *gr;
+    tmrt_vk_buf step;                 /* n_past from the io buffer (a reused decode recording) */
     access seen[MAX_RANGES];
     uint32_t n_seen;
 } fwd;
@@ -104,6 +105,7 @@ static void attention(fwd *f, const tmrt_gpu_layer *lw, uint32_t layer, const tm
     rope.pos = pos;
     rope.n_rot = hp->n_rot;
     rope.n_past = st->n_past;
+    rope.step = f->step;
     memcpy(rope.sections, hp->rope_sections, sizeof rope.sections);
     rope.freq_base = hp->rope_freq_base;
     tmrt_vk_rmsnorm qn = {0};
@@ -116,7 +118,7 @@ static void attention(fwd *f, const tmrt_gpu_layer *lw, uint32_t layer, const tm
     qn.head_stride = 2 * hd;
     qn.tok_stride = 2 * H * hd;
     qn.rope = &rope;
-    USE(f, RD(pos), WR(qn.x));
+    USE(f, RD(pos), RD(f->step), WR(qn.x));
     (void)tmrt__vk_rmsnorm(f->rec, &qn);
     tmrt_vk_rmsnorm kn = qn;
     kn.x = kn.out = ACT(K);
@@ -135,6 +137,7 @@ static void attention(fwd *f, const tmrt_gpu_layer *lw, uint32_t layer, const tm
     ks.n_tok = n;
     ks.dim = Hkv * hd;
     ks.n_past = st->n_past;
+    ks.step = f->step;
     tmrt_vk_buf pool = tmrt__gpu_sub(&g->kv, 0, g->kv.size);
     USE(f, RD(ks.k), RD(ks.v), WR(pool));
     (void)tmrt__vk_kv_store(f->rec, &ks);
@@ -152,6 +155,9 @@ static void attention(fwd *f, const tmrt_gpu_layer *lw, uint32_t layer, const tm
     a.n_past = st->n_past;
     a.q_ts = a.gate_ts = 2 * H * hd;
     a.q_hs = a.gate_hs = 2 * hd;
+    a.step = f->step;
+    /* a reused recording serves every length with the same split count
+     * (gpu_forward re-records when the count changes: every 128 keys) */
     a.n_split = tmrt__vk_attention_splits(st->n_past + n, n);
     if (tmrt__vk_attention_scratch_bytes(n, H, hd, a.n_split) > f->gr->scratch_size) a.n_split = 1;
     tmrt_vk_buf scratch = scratch_of(f);
@@ -262,13 +268,14 @@ static void ffn(fwd *f, const tmrt_gpu_layer *lw, uint32_t n) {
     add(f, ACT(ATTN_RESIDUAL), ACT(FFN_DOWN), ACT(LAYER_OUT), n * E);
 }
 
-tmem_status tmrt__gpu_record_layers(tmrt_gpu_session *g, const tmrt_step *st, tmrt_vk_buf *out_rows) {
+tmem_status tmrt__gpu_record_layers(tmrt_gpu_session *g, const tmrt_step *st, tmrt_vk_buf step, tmrt_vk_buf *out_rows) {
     const tmrt_hparams *hp = &g->m->hp;
     const tmrt_gpu_model *gm = g->gm;
     uint32_t E = hp->n_embd, n = st->n;
     fwd fs = {0}, *f = &fs;
     f->g = g;
     f->rec = g->rec;
+    f->step = step;
     tmrt_vk_buf ids = tmrt__gpu_sub(&g->io, g->io_ids, (uint64_t)g->chunk * 4);
     tmrt_vk_buf pos = {0};
     if (st->positions) pos = tmrt__gpu_sub(&g->io, g->io_pos, (uint64_t)g->chunk * 16);
@@ -334,17 +341,35 @@ tmem_status tmrt__gpu_forward(tmrt_gpu_session *g, const tmrt_step *st, float *l
     uint32_t *ids = (uint32_t *)((uint8_t *)g->io.host + g->io_ids);
     for (uint32_t t = 0; t < st->n; t++) ids[t] = (uint32_t)st->tokens[t];
     if (st->positions) memcpy((uint8_t *)g->io.host + g->io_pos, st->positions, (size_t)st->n * 16);
-    tmem_status s = tmrt__vk_begin(g->rec);
-    if (s) return tmrt__fail(err, s, "device recorder: %s", tmem_strerror(s));
-    tmrt_vk_buf x;
-    (void)tmrt__gpu_record_layers(g, st, &x);
+    *(uint32_t *)((uint8_t *)g->io.host + g->io_step) = st->n_past;
     uint32_t first = st->logits == TMRT_LOGITS_ALL ? 0 : st->n - 1;
     uint32_t rows = st->logits == TMRT_LOGITS_NONE ? 0 : st->n - first;
     uint32_t batch = rows < g->logit_rows ? rows : g->logit_rows;
-    if (batch) head(g, x, first, batch);
-    g->last_dispatches = tmrt__vk_rec_dispatches(g->rec);
-    g->last_barriers = tmrt__vk_rec_barriers(g->rec);
-    if ((s = run(g, err))) return s;
+    /* a decode step with its last logits: one recording for all of them
+     * (n_past read from io), recorded once, submitted every step */
+    int kind = st->decode && st->logits == TMRT_LOGITS_LAST ? (st->positions ? 2 : 1) : 0;
+    if (kind) kind += 4 * (int)tmrt__vk_attention_splits(st->n_past + 1, 1); /* and the attention's splits */
+    tmem_status s;
+    tmrt_vk_buf x = {0};
+    if (!kind || g->decode_ready != kind) {
+        g->decode_ready = 0;
+        if ((s = tmrt__vk_begin(g->rec))) return tmrt__fail(err, s, "device recorder: %s", tmem_strerror(s));
+        tmrt_vk_buf step = {0};
+        if (kind) step = tmrt__gpu_sub(&g->io, g->io_step, 4);
+        (void)tmrt__gpu_record_layers(g, st, step, &x);
+        if (batch) head(g, x, first, batch);
+        g->last_dispatches = tmrt__vk_rec_dispatches(g->rec);
+        g->last_barriers = tmrt__vk_rec_barriers(g->rec);
+        if ((s = tmrt__vk_end(g->rec))) return tmrt__fail(err, s, "device step: %s", tmrt__vk_rec_error(g->rec));
+        g->decode_ready = kind;
+    } else {
+        uint32_t *idx = (uint32_t *)((uint8_t *)g->io.host + g->io_rows);
+        idx[0] = 0; /* the head's one row, as recorded */
+    }
+    if ((s = tmrt__vk_submit(g->rec)) || (s = tmrt__vk_wait(g->rec, UINT64_MAX))) {
+        g->decode_ready = 0;
+        return tmrt__fail(err, s, "device step: %s", tmrt__vk_rec_error(g->rec));
+    }
     for (uint32_t done = 0; done < rows;) {
         const float *l = g->logits.host;
         for (uint32_t i = 0; i < batch; i++) {

@@ -89,10 +89,16 @@ struct tmrt_gpu_session {
     uint64_t naive_bytes;             /* naive: device bytes allocated */
     uint32_t attn_index[TMRT_MAX_LAYERS];
     uint64_t io_ids, io_pos, io_rows;  /* offsets in io: token ids, M-RoPE positions, LM-head rows */
+    uint64_t io_step;                  /* the step's n_past (word 0), read by a reused recording */
+    int decode_ready;                  /* the recording is a reusable decode step: 1 (text
+                                          positions) or 2 (positions from io), + 4 x its
+                                          attention splits; 0: not */
     uint32_t logit_rows;
     tmrt_vk_rec *rec;
     uint32_t last_barriers, last_dispatches;
 };
 
 /* gpu_forward.c: record the layers of one step (the caller begins and runs). */
-tmem_status tmrt__gpu_record_layers(tmrt_gpu_session *g, const tmrt_step *st, tmrt_vk_buf *out_rows);
+/* step.buffer set: n_past is read from it (a recording reused for every
+ * decode step), else st->n_past is recorded. */
+tmem_status tmrt__gpu_record_layers(tmrt_gpu_session *g, const tmrt_step *st, tmrt_vk_buf step, tmrt_vk_buf *out_rows);

@@ -285,6 +285,8 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
     io += ((uint64_t)g->chunk * 16 + align - 1) / align * align;
     g->io_rows = io;
     io += ((uint64_t)g->chunk * 4 + align - 1) / align * align;
+    g->io_step = io;
+    io += align;
     uint64_t io_table = io;
     io += ((uint64_t)(n_blocks ? n_blocks : 1) * 4 + align - 1) / align * align;
     g->logit_rows = g->chunk < TMRT_GPU_LOGIT_ROWS ? g->chunk : TMRT_GPU_LOGIT_ROWS;
