@@ -6,8 +6,9 @@
  * them f32: 0.2, the bound runtime/test_parity allows the CPU's q8_0 against
  * Hugging Face),
  * for a full prefill, chunked prefills (chunk 1, 7, 16) and a prefill then
- * decode; the naive GPU twin bit-identical to the typed one. Then faults: every device allocation of a session's creation and
- * every compute-layer call (descriptor sets, submissions, waits) of a
+ * decode; the naive GPU twin bit-identical to the typed one. Then faults:
+ * every device allocation of a session's creation and every compute-layer
+ * call (descriptor sets, submissions, waits) of a
  * session's creation and first step failed in turn: a clean status, no
  * device byte, type or host byte left, and the next session right. Skips
  * (77) without a Vulkan device or the data. */

@@ -34,13 +34,14 @@ static uint64_t pow2_ceil(uint64_t x) {
 }
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
+static void add(wref *refs, uint32_t *n, const kern_wmat *src, tmrt_vk_wmat *dst) {
+    if (src->data) refs[(*n)++] = (wref){src, dst, 0, 0, (uint64_t)src->n_out * src->row_bytes};
+}
+
 /* The tensors the forward pass reads: the model's views with data. */
 static uint32_t collect(const tmrt_model *m, tmrt_gpu_model *g, wref *refs) {
     uint32_t n = 0;
-#define ADD(src_, dst_)                                                                                          \
-    do {                                                                                                         \
-        if ((src_).data) refs[n++] = (wref){&(src_), &(dst_), 0, 0, (uint64_t)(src_).n_out * (src_).row_bytes}; \
-    } while (0)
+#define ADD(src_, dst_) add(refs, &n, &(src_), &(dst_))
     ADD(m->w.token_embd, g->token_embd);
     ADD(m->w.output_norm, g->output_norm);
     if (m->w.output.data != m->w.token_embd.data) ADD(m->w.output, g->output);
@@ -102,10 +103,11 @@ static tmem_status upload(tmrt_model *m, tmrt_gpu_model *g, const wref *refs, ui
                           tmrt_error *err) {
     tmrt_gpu_block stage;
     uint64_t ring = total < STAGING_MAX ? total : STAGING_MAX;
-    tmem_status st = g->naive ? tmrt__gpu_raw_create(g->gpu, true, "weight staging", ring, &stage, err)
-                              : tmrt__gpu_block_create(m->ctx, g->gpu, "gpu-staging", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE,
-                                                       TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_SCRATCH, "weight staging",
-                                                       ring, &stage, err);
+    tmem_status st =
+        g->naive ? tmrt__gpu_raw_create(g->gpu, true, "weight staging", ring, &stage, err)
+                 : tmrt__gpu_block_create(m->ctx, g->gpu, "gpu-staging", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE,
+                                          TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_SCRATCH, "weight staging", ring, &stage,
+                                          err);
     if (st) return st;
     tmrt_vk_rec *rec = NULL;
     if ((st = tmrt__vk_rec_create(g->vk, &(tmrt_vk_rec_desc){.max_dispatches = 16}, &rec)) ||

@@ -133,7 +133,8 @@ static tmem_status naive_buf(tmrt_gpu_session *g, const char *name, uint64_t siz
         g->cap_nblocks = cap;
     }
     tmrt_gpu_block *b = &g->nblocks[g->n_nblocks];
-    tmem_status st = block(g, "", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_ACTIVATION, name, size, b, err);
+    tmem_status st =
+        block(g, "", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_ACTIVATION, name, size, b, err);
     if (st) return st;
     g->n_nblocks++;
     *out = b->buf;
