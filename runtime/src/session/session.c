@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
+#if TMRT_HAVE_VULKAN
+#include "gpurun/gpurun.h"
+#endif
 
 static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, uint32_t chunk, uint64_t budget,
                               uint64_t scratch, tmem_fit_result *out) {
@@ -263,14 +266,36 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     s->run.model = m;
     for (uint32_t il = 0, a = 0; il < m->hp.n_layers; il++)
         if (!m->hp.recurrent[il]) s->run.attn_index[il] = a++;
+    tmem_status st;
 
+#if TMRT_HAVE_VULKAN
+    if (m->gpu) {
+        /* the device path: activations, KV, state on the device (gpurun/);
+         * the host keeps the logits row, the sampler's scratch and the tokens */
+        s->chunk = s->info.chunk = chunk;
+        s->info.threads = 1;
+        s->info.device = TMRT_DEVICE_VULKAN;
+        size_t sc = (size_t)m->hp.n_vocab * 8;
+        s->info.scratch_bytes = sc;
+        tmrt_gpu_session_desc gd = {s->n_ctx, chunk, s->kv_dtype == TMEM_KV_DTYPE_F32};
+        if ((st = tmrt__gpu_session_create(m, &gd, &s->gpu, &s->info.device_arena, err)) ||
+            (st = buffers_create(s, sc, err)))
+            goto fail;
+        s->info.device_bytes = tmrt__gpu_session_device_bytes(s->gpu) + tmrt__gpu_model_weight_bytes(m->gpu, NULL);
+        tmem_gguf_info gi;
+        if (s->memory == TMRT_MEMORY_NAIVE && tmem_gguf_get_info(m->gguf, &gi) == TMEM_OK)
+            s->info.naive_bytes += gi.file_size; /* the twin's host copy of the file */
+        if (info) *info = s->info;
+        *out = s;
+        return TMEM_OK;
+    }
+#endif
     uint64_t budget = desc->budget;
     if (!budget && s->memory == TMRT_MEMORY_TYPED) {
         tmem_budget_info bi;
         if (tmem_context_budget(s->ctx, &bi) == TMEM_OK) budget = bi.budget;
     }
     /* admission: the fit at the asked chunk, then smaller chunks */
-    tmem_status st;
     size_t pool_bytes = tmrt__kern_pool_bytes((int)s->info.threads);
     size_t scratch = session_scratch(s, chunk, (int)s->info.threads);
     if ((st = fit_at(s, chunk, budget, scratch + pool_bytes, &s->info.fit))) {
@@ -314,6 +339,9 @@ fail:
 
 void tmrt_session_destroy(tmrt_session *s) {
     if (!s) return;
+#if TMRT_HAVE_VULKAN
+    tmrt__gpu_session_destroy(s->gpu);
+#endif
     tmrt__kern_pool_fini(s->run.pool);
     tmem_kv_cache_destroy(s->cache);
     free(s->run.kv.blocks);
@@ -377,7 +405,7 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
     tmem_status st;
     for (uint32_t done = 0; done < b->n_tokens;) {
         uint32_t n = b->n_tokens - done < s->chunk ? b->n_tokens - done : s->chunk;
-        if ((st = grow(s, n, err)) || (st = reset_scratch(s))) return st;
+        if (!s->gpu && ((st = grow(s, n, err)) || (st = reset_scratch(s)))) return st;
         tmrt_step step = {0};
         step.tokens = b->tokens ? b->tokens + done : NULL;
         step.embd_rows = b->embd_rows;
@@ -393,6 +421,11 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
                       : b->logits == TMRT_LOGITS_LAST && last ? TMRT_LOGITS_LAST : TMRT_LOGITS_NONE;
         step.fn = fn;
         step.user = user;
+#if TMRT_HAVE_VULKAN
+        if (s->gpu) {
+            if ((st = tmrt__gpu_forward(s->gpu, &step, s->run.logits, err))) return st;
+        } else
+#endif
         if ((st = tmrt__forward(&s->run, &step))) return tmrt__fail(err, st, "logits consumer: %s", tmem_strerror(st));
         for (uint32_t i = 0; i < n; i++) s->tokens[s->n_past + i] = b->tokens ? b->tokens[done + i] : -1;
         s->n_past += n;
@@ -404,13 +437,13 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
 
 tmem_status tmrt_session_snapshot(tmrt_session *s) {
     if (!s) return TMEM_E_INVALID_ARG;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     return tmem_kv_snapshot_take(s->cache, s->seq, NULL);
 }
 
 tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens) {
     if (!s) return TMEM_E_INVALID_ARG;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     tmem_status st = tmem_kv_seq_rollback(s->cache, s->seq, n_tokens);
     if (!st) {
         s->n_past = n_tokens;
