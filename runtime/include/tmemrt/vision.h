@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <typedmem/typedmem.h>
 #include <tmemrt/runtime.h>
+#include <typedmem/gpu.h>
 
 TMEM_EXTERN_C_BEGIN
 
@@ -66,6 +67,10 @@ typedef struct tmrt_vision_desc {
     tmrt_memory_mode memory;    /**< TYPED: mapped into the WEIGHTS role's FILE type, encodes
                                      on planned heaps; NAIVE: read into malloc'd memory, encodes
                                      with a malloc per tensor and a copy per image stage */
+    tmem_gpu *gpu;              /**< NULL: encode on the CPU. A Vulkan gpu attached to ctx (typed
+                                     mode only): the weights are uploaded to a DEVICE type at open
+                                     and every encode runs there (docs/vision.md, "The GPU image
+                                     path"); must outlive the handle */
 } tmrt_vision_desc;
 
 /** @brief Open an mmproj GGUF and check it against its config (every
@@ -146,7 +151,10 @@ typedef struct tmrt_vision_stats {
     uint64_t arena_bytes;     /**< the planned activation arena (typed) or the
                                    sum of the block's tensors (naive) */
     uint64_t scratch_bytes;   /**< attention tiles, matmul scratch */
-    uint32_t image_copies;    /**< copies of the image on its way to patches */
+    uint32_t image_copies;    /**< copies of the image on its way to patches (GPU: 1 for an
+                                   imported NV12 frame, the shader's conversion) */
+    uint64_t device_bytes;    /**< GPU: the device arena, the embeddings' and staging buffers */
+    uint32_t frame_tries;     /**< GPU, NV12: conversions run until one saw the frame unchanged */
 } tmrt_vision_stats;
 
 /** @brief The grid an image surface will get (no work done).

@@ -37,7 +37,7 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
         return -1;
     }
     rv->naive = naive;
-    tmrt_vision_desc vd = {rv->mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED};
+    tmrt_vision_desc vd = {rv->mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED, NULL};
     tmem_status rc = tmrt_vision_open(ctx, &vd, &rv->v, &err);
     if (rc != TMEM_OK) {
         fprintf(stderr, "tmem run: %s\n", err.message);
