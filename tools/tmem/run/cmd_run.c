@@ -25,7 +25,7 @@
 static const char usage_text[] =
     "usage: tmem run MODEL.gguf [-p TEXT | --tokens ID,ID,...] [-n N] [-t THREADS] [--ctx N]\n"
     "                [--chunk N] [--budget SIZE] [--seed S] [--temp T] [--top-k K] [--top-p P]\n"
-    "                [--chat] [--memory typed|naive] [--trace FILE] [--json]\n"
+    "                [--chat] [--memory typed|naive] [--device cpu|vulkan] [--trace FILE] [--json]\n"
     "                [--logits-out FILE] [--logits last|all] [--decode-from N]\n"
     "  -n N             tokens to generate (default 16; 0 = evaluate the prompt only)\n"
     "  --logits-out F   raw little-endian f32 rows of n_vocab: the last prompt position\n"
@@ -36,6 +36,9 @@ static const char usage_text[] =
     "                   vision encoder; `<image>` in -p marks its place (else it goes first);\n"
     "                   with --tokens give the expanded ids (<|image_pad|> once per token)\n"
     "  --min-pixels N --max-pixels N   the smart resize's bounds (default: the mmproj's)\n"
+    "  --device cpu|vulkan  where the vision encoder runs (default cpu; vulkan: weights and\n"
+    "                   activations in device memory, an NV12 frame imported and converted\n"
+    "                   by a shader; the text model stays on the CPU)\n"
     "exit: 0 ok, 1 runtime error, 2 usage, 3 does not fit the budget\n";
 
 typedef struct run_args {
@@ -84,6 +87,9 @@ static int parse(int argc, char **argv, run_args *a) {
         else if (!strcmp(o, "--logits")) {
             ok = v && (!strcmp(v, "last") || !strcmp(v, "all"));
             a->logits_all = ok && !strcmp(v, "all");
+        } else if (!strcmp(o, "--device")) { /* the vision encoder's device (the text runs on the CPU) */
+            ok = v && (!strcmp(v, "cpu") || !strcmp(v, "vulkan"));
+            a->vision.vulkan = ok && !strcmp(v, "vulkan");
         } else if (!strcmp(o, "--memory")) {
             ok = v && (!strcmp(v, "typed") || !strcmp(v, "naive"));
             a->naive = ok && !strcmp(v, "naive");
