@@ -151,7 +151,11 @@ static int bench_encode(tmrt_vision *gv, tmrt_vision *cv, uint32_t w, uint32_t h
 }
 
 static int bench_frames(tmrt_vision *gv, uint32_t w, uint32_t h, int frames, double fps, uint64_t pixels) {
-    if (tmrt_vision_set_pixel_bounds(gv, 0, pixels) != TMEM_OK) return fprintf(stderr, "pixel bounds\n"), -1;
+    const tmrt_vision_config *c = tmrt_vision_get_config(gv);
+    uint64_t lo = c->min_pixels < pixels ? c->min_pixels : pixels;
+    if (tmrt_vision_set_pixel_bounds(gv, lo, pixels) != TMEM_OK)
+        return fprintf(stderr, "pixel bounds %llu..%llu refused\n", (unsigned long long)lo,
+                       (unsigned long long)pixels), -1;
     tmem_surface *s = surface(TMEM_FORMAT_NV12, w, h);
     if (!s) return -1;
     float *emb = NULL;
