@@ -32,6 +32,7 @@
 #include "tmemrt/vision.h"
 #include "typedmem/model.h"
 #include "typedmem/vulkan.h"
+#include "gpu_test_util.h"
 
 static double now_ms(void) {
     struct timespec ts;
@@ -51,19 +52,6 @@ static double pct(double *v, int n, double p) {
 
 static tmem_context *g_ctx;
 
-typedef struct counters {
-    uint64_t committed, allocs;
-} counters;
-static counters heap_counters(void) {
-    counters c = {0, 0};
-    for (uint32_t i = 0; i < tmem_type_count(g_ctx); i++) {
-        tmem_type *t;
-        tmem_type_stats ts;
-        if (tmem_type_at(g_ctx, i, &t) == TMEM_OK && tmem_type_get_stats(t, &ts) == TMEM_OK)
-            c.committed += ts.committed.current, c.allocs += ts.alloc_count;
-    }
-    return c;
-}
 
 /* Fill a surface's planes: a gradient moving with `frame`. */
 static int fill(tmem_surface *s, uint32_t planes, uint32_t frame) {
@@ -163,7 +151,7 @@ static int bench_frames(tmrt_vision *gv, uint32_t w, uint32_t h, int frames, dou
     tmrt_vision_stats st;
     if (encode(gv, s, &emb, &n, &st, 1)) return -1; /* warm-up */
     double *lat = calloc((size_t)frames, sizeof(double)), *enc = calloc((size_t)frames, sizeof(double));
-    counters c0 = heap_counters();
+    gpu_counters c0 = gpu_heap_counters(g_ctx);
     double start = now_ms(), period = fps > 0 ? 1000.0 / fps : 0;
     int late = 0, tries = 0;
     for (int i = 0; i < frames; i++) {
@@ -188,7 +176,7 @@ static int bench_frames(tmrt_vision *gv, uint32_t w, uint32_t h, int frames, dou
         tries += (int)st.frame_tries - 1;
     }
     double secs = (now_ms() - start) / 1e3;
-    counters c1 = heap_counters();
+    gpu_counters c1 = gpu_heap_counters(g_ctx);
     printf("frames %ux%u nv12 -> grid %ux%u (%u tokens), %d frames at %s%.0f fps: sustained %.1f frames/s, %d late; "
            "write->conversion done p50 %.3f ms p99 %.3f ms max %.3f ms; encode p50 %.2f ms p99 %.2f ms; "
            "retried conversions %d; heaps: committed %llu -> %llu bytes, allocations %llu -> %llu (%s)\n",

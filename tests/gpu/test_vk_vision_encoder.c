@@ -23,6 +23,7 @@
 #include "tmemrt/image.h"
 #include "tmemrt/vision.h"
 #include "typedmem/vulkan.h"
+#include "gpu_test_util.h"
 
 static tmem_context *g_ctx;
 static tmem_gpu *g_gpu;
@@ -103,21 +104,6 @@ static tmem_surface *nv12(uint32_t w, uint32_t h, uint64_t seed) {
     return s;
 }
 
-/* Committed bytes and allocations made, summed over the context's types. */
-typedef struct counters {
-    uint64_t committed, allocs;
-} counters;
-static counters heap_counters(void) {
-    counters c = {0, 0};
-    for (uint32_t i = 0; i < tmem_type_count(g_ctx); i++) {
-        tmem_type *t;
-        tmem_type_stats ts;
-        if (tmem_type_at(g_ctx, i, &t) == TMEM_OK && tmem_type_get_stats(t, &ts) == TMEM_OK)
-            c.committed += ts.committed.current, c.allocs += ts.alloc_count;
-    }
-    return c;
-}
-
 static void compare(const char *what, tmem_surface *s, uint32_t want_copies) {
     tmrt_vision_stats sc, sg;
     size_t n, n2;
@@ -131,9 +117,9 @@ static void compare(const char *what, tmem_surface *s, uint32_t want_copies) {
     CHECK_MSG(e <= 1e-4, "%s: GPU vs CPU %.2e", what, e);
     CHECK_MSG(sg.image_copies == want_copies, "%s: %u image copies, want %u", what, sg.image_copies, want_copies);
     /* again: the cached recording, the same bits, no heap activity */
-    counters c0 = heap_counters();
+    gpu_counters c0 = gpu_heap_counters(g_ctx);
     float *again = encode(g_dev, s, &sg, &n2);
-    counters c1 = heap_counters();
+    gpu_counters c1 = gpu_heap_counters(g_ctx);
     REQUIRE(again);
     CHECK_MSG(memcmp(again, gpu, n * 4) == 0, "%s: a second encode differs", what);
     CHECK_MSG(c0.committed == c1.committed && c0.allocs == c1.allocs,

@@ -48,10 +48,10 @@ void load_w(uint rb, uint k, bool ok, out float w[8]) {
 
 #ifdef X_CHW
 // the first pixel of token t's patch in a plane
+#include "vis_pos.glsl"
 uint patch_base(uint t) {
-    uint m2 = pc.merge * pc.merge, blk = t / m2, in_blk = t % m2, across = pc.grid_w / pc.merge;
-    uint row = (blk / across) * pc.merge + in_blk / pc.merge, col = (blk % across) * pc.merge + in_blk % pc.merge;
-    return row * pc.psize * pc.ow + col * pc.psize;
+    uvec2 rc = vis_token_pos(t, pc.grid_w, pc.merge);
+    return rc.x * pc.psize * pc.ow + rc.y * pc.psize;
 }
 // 8 values of the patch at xb from k on: (c, py, px) of k in the image
 void load_x(uint xb, uint k, bool ok, out float v[8]) {

@@ -13,6 +13,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 256u;
 #include "common.glsl"
 #include "vecw.glsl"
+#include "vis_pos.glsl"
 layout(std430, set = 0, binding = 0) readonly buffer T { uint t32[]; };
 VEC_W(tab, t32)
 layout(std430, set = 0, binding = 1) buffer X { float x[]; };
@@ -30,8 +31,8 @@ float linspace_at(uint i, uint steps, float step, float end) {
 void main() {
     uint e = group_id() * WG + gl_LocalInvocationID.x, i = e % pc.H, t = e / pc.H;
     if (t >= pc.n_tok) return;
-    uint m2 = pc.merge * pc.merge, blk = t / m2, in_blk = t % m2, across = pc.grid_w / pc.merge;
-    uint r = (blk / across) * pc.merge + in_blk / pc.merge, c = (blk % across) * pc.merge + in_blk % pc.merge;
+    uvec2 rc = vis_token_pos(t, pc.grid_w, pc.merge);
+    uint r = rc.x, c = rc.y;
     float end = float(pc.side - 1u);
     float hi = linspace_at(r, pc.grid_h, pc.step_h, end), wi = linspace_at(c, pc.grid_w, pc.step_w, end);
     uint h0 = uint(hi), w0 = uint(wi);

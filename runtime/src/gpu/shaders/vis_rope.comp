@@ -12,6 +12,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 64u;
 #include "common.glsl"
 #include "ffloat.glsl"
+#include "vis_pos.glsl"
 layout(std430, set = 0, binding = 0) buffer X { float x[]; };
 #define MAX_FREQ 24u
 layout(push_constant) uniform P {
@@ -24,8 +25,8 @@ void main() {
     uint e = group_id() * WG + gl_LocalInvocationID.x, i = e % half_, rest = e / half_;
     uint h = rest % (2u * pc.heads), t = rest / (2u * pc.heads); // h: q heads, then k heads
     if (t >= pc.n_tok) return;
-    uint m2 = pc.merge * pc.merge, blk = t / m2, in_blk = t % m2, across = pc.grid_w / pc.merge;
-    uint row = (blk / across) * pc.merge + in_blk / pc.merge, col = (blk % across) * pc.merge + in_blk % pc.merge;
+    uvec2 rc = vis_token_pos(t, pc.grid_w, pc.merge);
+    uint row = rc.x, col = rc.y;
     precise float a = i < quarter ? float(row) * pc.inv_freq[i] : float(col) * pc.inv_freq[i - quarter];
     vec2 cs = ff_cos_sin(a);
     uint o = t * pc.ld + (h / pc.heads) * pc.H + (h % pc.heads) * pc.hd + i;
