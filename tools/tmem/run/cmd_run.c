@@ -36,6 +36,9 @@ static const char usage_text[] =
     "                   vision encoder; `<image>` in -p marks its place (else it goes first);\n"
     "                   with --tokens give the expanded ids (<|image_pad|> once per token)\n"
     "  --min-pixels N --max-pixels N   the smart resize's bounds (default: the mmproj's)\n"
+    "  --device cpu|vulkan  where the vision encoder runs (default cpu; vulkan: weights and\n"
+    "                   activations in device memory, an NV12 frame imported and converted\n"
+    "                   by a shader; the text model stays on the CPU)\n"
     "exit: 0 ok, 1 runtime error, 2 usage, 3 does not fit the budget\n";
 
 typedef struct run_args {
@@ -93,6 +96,7 @@ static int parse(int argc, char **argv, run_args *a) {
                 if (v[6] == ':') ok = tmem_arg_u64(v + 7, &idx) && idx < 64;
                 else ok = v[6] == 0;
                 a->device.index = (uint32_t)idx;
+                a->vision.vulkan = ok; /* the vision encoder on the same device */
             }
         } else if (!strcmp(o, "--memory")) {
             ok = v && (!strcmp(v, "typed") || !strcmp(v, "naive"));
