@@ -238,10 +238,15 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     }
     o->arena_from_planner = planned;
     /* the last position's f32 logits per sequence (a step's output, transient),
-     * and the token ids of the context (the output ring, int32) */
-    uint64_t logits, tokens;
-    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits) ||
-        tmem__mul_overflow(ctx * 4, r->n_seqs, &tokens))
+     * and the token ids of the context (the output ring, int32). */
+    /* Each of these is its own heap, which commits whole granules of its
+     * type's pool (a page): the lines are what the heaps commit, so a budget
+     * of exactly total_dirty admits a run that fits in it. */
+    uint64_t logits, tokens, act;
+    uint64_t g_act = role_granule(r->ctx, TMEM_ROLE_ACTIVATION), g_tok = role_granule(r->ctx, TMEM_ROLE_OUTPUT_TOKENS);
+    if (!round_to((uint64_t)m->n_vocab * 4, g_act, &logits) || !round_to(ctx * 4, g_tok, &tokens) ||
+        !round_to(o->activation_arena, g_act, &act) || tmem__mul_overflow(logits, r->n_seqs, &logits) ||
+        tmem__mul_overflow(tokens, r->n_seqs, &tokens))
         return tmem__err(TMEM_E_OVERFLOW);
 
     item(r, o, TMEM_FIT_ITEM_WEIGHTS_TEXT, TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
@@ -252,7 +257,7 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     uint64_t snaps;
     if (tmem__mul_overflow(state, r->snapshots, &snaps)) return tmem__err(TMEM_E_OVERFLOW);
     if (linear && snaps) item(r, o, TMEM_FIT_ITEM_STATE_SNAPSHOTS, TMEM_ROLE_RECURRENT_STATE, false, snaps, &ovf);
-    item(r, o, TMEM_FIT_ITEM_ACTIVATIONS, TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
+    item(r, o, TMEM_FIT_ITEM_ACTIVATIONS, TMEM_ROLE_ACTIVATION, false, act, &ovf);
     if (image) {
         item(r, o, TMEM_FIT_ITEM_VISION_ACTIVATIONS, TMEM_ROLE_VISION_INTERMEDIATE, false, o->vision_arena, &ovf);
         item(r, o, TMEM_FIT_ITEM_VISION_EMBEDDINGS, TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);

@@ -248,9 +248,10 @@ TMEM_API void tmrt_session_destroy(tmrt_session *s);
  *  @par Threads as the session (one thread at a time) */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out);
 
-/** @brief The fit of this session (same model, chunk, dtypes, scratch) at
- *  `n_tokens` of context instead of n_ctx: what a run that reached n_tokens
- *  holds (the paged cache commits only the blocks it uses).
+/** @brief The fit of this session (same model, chunk, dtypes, scratch,
+ *  tokenizer) with the KV line of `n_tokens` instead of n_ctx: what a run
+ *  that reached n_tokens holds (the paged cache commits only the blocks it
+ *  uses; every other buffer was made whole at creation).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | the errors of tmem_fit; *out as
  *          tmem_fit leaves it on failure
  *  @par Threads as the session */

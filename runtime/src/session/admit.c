@@ -32,9 +32,22 @@ static uint32_t default_ctx(const tmrt_hparams *hp, uint32_t n_ctx_min) {
     return n_ctx_min > c ? n_ctx_min : c;
 }
 
-/* Per-op scratch and the thread pool's memory at this chunk: the "scratch" line. */
-static uint64_t scratch_at(const tmrt_model *m, uint32_t chunk, uint32_t threads) {
-    return (uint64_t)tmrt__scratch_bytes(m, chunk, (int)threads) + tmrt__kern_pool_bytes((int)threads);
+/* What a LINEAR heap of `bytes` in `role`'s type commits (session.c's
+ * linear_block: 64-byte multiples, whole granules of the pool). */
+static uint64_t heap_commit(tmem_context *typed, tmem_role role, uint64_t bytes) {
+    tmem_type *t;
+    uint64_t c;
+    bytes = (bytes + 63) / 64 * 64;
+    if (typed && tmem_role_get_type(typed, role, &t) == TMEM_OK && tmem_type_heap_bytes(t, bytes, &c) == TMEM_OK)
+        return c;
+    return bytes;
+}
+
+/* The "scratch" line at this chunk: the per-op scratch heap and the thread
+ * pool's heap, as committed. */
+static uint64_t scratch_at(const tmrt_model *m, tmem_context *typed, uint32_t chunk, uint32_t threads) {
+    return heap_commit(typed, TMEM_ROLE_SCRATCH, tmrt__scratch_bytes(m, chunk, (int)threads)) +
+           heap_commit(typed, TMEM_ROLE_SCRATCH, tmrt__kern_pool_bytes((int)threads));
 }
 
 tmem_status tmrt_session_admit(const tmrt_model *m, const tmrt_session_desc *desc, tmrt_session_info *out,
@@ -62,14 +75,14 @@ tmem_status tmrt_session_admit(const tmrt_model *m, const tmrt_session_desc *des
         if (tmem_context_budget(typed, &bi) == TMEM_OK) budget = bi.budget;
     }
     /* the fit at the asked chunk, then smaller chunks */
-    uint64_t scratch = scratch_at(m, chunk, out->threads);
+    uint64_t scratch = scratch_at(m, typed, chunk, out->threads);
     tmem_status st = tmrt__session_fit(m, typed, kv, out->n_ctx, chunk, budget, scratch, out->tokenizer_bytes,
                                        &out->fit);
     if (st) return tmrt__fail(err, st, "fit: %s", tmem_strerror(st));
     if (!out->fit.fits && !(desc->flags & TMRT_SESSION_NO_CHUNK_SHRINK)) {
         for (uint32_t c = chunk / 2; c >= TMRT_MIN_CHUNK; c /= 2) {
             tmem_fit_result r;
-            uint64_t sc = scratch_at(m, c, out->threads);
+            uint64_t sc = scratch_at(m, typed, c, out->threads);
             if (tmrt__session_fit(m, typed, kv, out->n_ctx, c, budget, sc, out->tokenizer_bytes, &r) == TMEM_OK &&
                 r.fits) {
                 out->fit = r;

@@ -18,16 +18,16 @@ static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, tmem_fit
 
 tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens, tmem_fit_result *out) {
     if (!s || !out || !n_tokens) return TMEM_E_INVALID_ARG;
-    /* the prefill chunk of the session, even when n_tokens is smaller: its arena is what was bound */
-    tmem_status st = fit_tokens(s, n_tokens < s->chunk ? s->chunk : n_tokens, out);
-    if (st || n_tokens >= s->chunk) return st;
-    /* ...with the KV and token lines of n_tokens */
+    /* the session's fit (its arena, buffers and token ring were made for
+     * n_ctx at its chunk) with the KV line of n_tokens: the paged cache is
+     * the one thing that grows */
+    tmem_status st = fit_tokens(s, s->n_ctx, out);
     tmem_fit_result small;
-    if ((st = fit_tokens(s, n_tokens, &small))) return st;
+    if (st || (st = fit_tokens(s, n_tokens, &small))) return st;
     out->total = out->total_dirty = 0;
     for (uint32_t i = 0; i < out->item_count; i++) {
-        tmem_fit_item_kind k = out->items[i].kind;
-        if (k == TMEM_FIT_ITEM_KV_CACHE || k == TMEM_FIT_ITEM_TOKENS) out->items[i].bytes = tmem_fit_bytes(&small, k);
+        if (out->items[i].kind == TMEM_FIT_ITEM_KV_CACHE)
+            out->items[i].bytes = tmem_fit_bytes(&small, TMEM_FIT_ITEM_KV_CACHE);
         out->total += out->items[i].bytes;
         if (!out->items[i].clean) out->total_dirty += out->items[i].bytes;
     }
@@ -249,7 +249,7 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     s->run.model = m;
     for (uint32_t il = 0, a = 0; il < m->hp.n_layers; il++)
         if (!m->hp.recurrent[il]) s->run.attn_index[il] = a++;
-    size_t scratch = (size_t)(admitted.scratch_bytes - tmrt__kern_pool_bytes((int)admitted.threads));
+    size_t scratch = tmrt__scratch_bytes(m, admitted.chunk, (int)admitted.threads); /* in the "scratch" line */
     if ((st = tmrt__acts_create(s, err)) || (st = kv_create(s, &s->info.fit, err)) ||
         (st = buffers_create(s, scratch, err))) {
         tmrt_session_destroy(s);

@@ -638,10 +638,8 @@ tmem_status tmrt_tokenizer_load_ex(tmem_context *ctx, const tmem_gguf *g, const 
 /* What a heap of `size` bytes of `type` commits at most: whole pages of its
  * pool (the last chunk is clipped at the carved range: heap/commit.c). */
 static tmem_status heap_bytes(const tmem_type *type, uint64_t size, uint64_t *out) {
-    tmem_size_align sa;
-    tmem_status st = size ? tmem_type_size_and_align(type, size, 1, &sa) : TMEM_OK;
-    *out = size && st == TMEM_OK ? sa.size : 0;
-    return st;
+    *out = 0;
+    return size ? tmem_type_heap_bytes(type, size, out) : TMEM_OK;
 }
 
 tmem_status tmrt_tokenizer_memory_bytes(tmem_context *ctx, const tmem_gguf *g, const tmrt_tokenizer_desc *desc,
