@@ -197,7 +197,19 @@ int tmem_cmd_run(int argc, char **argv) {
     const tmrt_hparams *hp = tmrt_model_hparams(m);
     rep.gpu = tmrt_model_gpu(m);
     tmrt_error terr = {""};
-    st = tmrt_tokenizer_load(ctx, tmrt_model_gguf(m), &tok, &terr);
+    /* Text runs: the encode scratch sized for this prompt (none for
+     * --tokens), and the tokenizer a line of the session's admission (issue
+     * 21: a fixed 16 MiB heap the prediction did not contain). An image's
+     * prompt keeps the default scratch, its tables reported beside the fit. */
+    bool text_run = !run_vision_active(&a.vision);
+    tmrt_tokenizer_desc tkd = {0};
+    if (text_run) {
+        tkd.flags = TMRT_TOKENIZER_SCRATCH_EXACT;
+        tkd.scratch_bytes = a.prompt ? tmrt_tokenizer_scratch_bytes(strlen(a.prompt), a.chat) : 0;
+    }
+    uint64_t tokenizer_bytes = 0;
+    st = text_run ? tmrt_tokenizer_memory_bytes(ctx, tmrt_model_gguf(m), &tkd, &tokenizer_bytes, &terr) : TMEM_OK;
+    if (st == TMEM_OK) st = tmrt_tokenizer_load_ex(ctx, tmrt_model_gguf(m), &tkd, &tok, &terr);
     if (st && st != TMEM_E_NOT_FOUND) {
         fprintf(stderr, "tmem run: tokenizer: %s\n", terr.message);
         /* its tables and scratch did not fit: a refusal before the run
@@ -208,10 +220,9 @@ int tmem_cmd_run(int argc, char **argv) {
         }
         goto done;
     }
-    if (tok) {
-        tmrt_tokenizer_info ti;
-        if (tmrt_tokenizer_get_info(tok, &ti) == TMEM_OK) rep.tokenizer_bytes = ti.table_bytes;
-    }
+    if (!tok) tokenizer_bytes = 0;
+    tmrt_tokenizer_info ti;
+    if (tok && !text_run && tmrt_tokenizer_get_info(tok, &ti) == TMEM_OK) rep.tokenizer_bytes = ti.table_bytes;
 
     double t_prompt = now_s(); /* TTFT counts from here: image decode, encode, prefill */
     bool image = run_vision_active(&a.vision);
@@ -262,6 +273,7 @@ int tmem_cmd_run(int argc, char **argv) {
     if (prefill_span < (sd.chunk ? sd.chunk : TMRT_DEFAULT_CHUNK)) sd.chunk = prefill_span;
     sd.threads = (uint32_t)a.threads;
     sd.budget = a.budget;
+    sd.tokenizer_bytes = tokenizer_bytes; /* the fit's "tokenizer" line */
     /* --ctx absent: the session's default rule (tmemrt/defaults.h), grown to
      * what this request needs; rep.info.n_ctx reads back what it decided */
     uint64_t need = (uint64_t)n_prompt + a.n_gen;
