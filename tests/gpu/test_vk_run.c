@@ -160,6 +160,18 @@ static bool parity(const char *file, float rel) {
     }
     if (naive) printf("   %-26s typed and naive GPU runs: bit-identical\n", file);
     tmrt_model_close(naive);
+    /* the weights uploaded rather than imported: the same bytes, the same logits */
+    tmrt_model_desc ud = {0};
+    ud.path = path;
+    ud.device.kind = TMRT_DEVICE_VULKAN;
+    ud.device.weights = TMRT_WEIGHTS_UPLOAD;
+    ud.device.gpu = tmrt_model_gpu(gpu); /* one gpu for the context's device types */
+    tmrt_model *up = NULL;
+    tmrt_error ue = {{0}};
+    CHECK_MSG(tmrt_model_open(ctx, &ud, &up, &ue) == TMEM_OK, "upload: %s", ue.message);
+    if (up && run(ctx, gpu, 16, 20, ref) && run(ctx, up, 16, 20, got))
+        CHECK_MSG(memcmp(ref, got, cells * 4) == 0, "%s: uploaded and imported weights differ", file);
+    tmrt_model_close(up);
     free(ref);
     free(got);
     tmrt_model_close(gpu);

@@ -40,17 +40,15 @@ typedef struct tmrt_gpu_layer {
     tmrt_vk_wmat ffn_gate, ffn_up, ffn_down;
 } tmrt_gpu_layer;
 
-#define TMRT_GPU_MAX_WBLOCKS 64u
-
 struct tmrt_gpu_model {
     tmem_gpu *gpu;
+    bool own_gpu;                     /* attached here (else tmrt_device::gpu) */
     tmrt_vk *vk;
     bool naive;                       /* the twin: a VkDeviceMemory per tensor (gpu_naive.c) */
     tmem_context *own_ctx;            /* naive: the context the gpu is attached to */
     tmrt_gpu_block *tblocks;          /* naive: one per tensor */
     uint32_t n_tblocks;
-    tmrt_gpu_block wblock[TMRT_GPU_MAX_WBLOCKS];
-    uint32_t n_wblocks;
+    tmem_vk_mapping *map;             /* typed: the weights, imported or uploaded (vulkan.h) */
     uint64_t weight_bytes;
     bool imported;
     tmrt_vk_wmat token_embd, output_norm, output;
