@@ -216,8 +216,8 @@ static void faults(const char *file) {
             break;
         }
         alloc_faults++;
-        CHECK_MSG(st == TMEM_E_NO_MEMORY && !s && e.message[0], "alloc %lld: %s (%s)", (long long)nth,
-                  tmem_status_name(st), e.message);
+        CHECK_MSG(st != TMEM_OK && !s && e.message[0], "alloc %lld: %s (%s)", (long long)nth, tmem_status_name(st),
+                  e.message);
         uint64_t dirty, clean;
         CHECK_OK(tmem_context_accounted(ctx, &dirty, &clean));
         CHECK_MSG(tmem__gpu_device_bytes(gpu) == dev0 && tmem_type_count(ctx) == types0 && dirty == dirty0,
