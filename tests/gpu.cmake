@@ -40,7 +40,7 @@ foreach(_n test_vulkan test_vulkan_kv test_vulkan_weights)
     add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
     set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
       FAIL_REGULAR_EXPRESSION "Validation Error"
-      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
   endif()
 endforeach()
 # The runtime's ops again with the fallbacks forced (shared-memory
@@ -53,12 +53,12 @@ foreach(_t ${TMEM_GPU_TESTS})
   endif()
   add_test(NAME gpu/${_n}_fallback COMMAND gpu_${_n})
   set_tests_properties(gpu/${_n}_fallback PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "TMRT_VK_TEST_FLAGS=3;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+    ENVIRONMENT "TMRT_VK_TEST_FLAGS=3;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
   if(EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
     add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
     set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
       FAIL_REGULAR_EXPRESSION "Validation Error"
-      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
   endif()
 endforeach()
 # The runtime's Vulkan op benchmark (tests/gpu/bench_vk_ops.c: the 0.8B's

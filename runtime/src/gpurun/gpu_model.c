@@ -116,6 +116,10 @@ static tmem_status place(tmrt_model *m, tmrt_gpu_model *g, const tmrt_device *de
     md.range_count = n;
     md.flags = dev->weights == TMRT_WEIGHTS_UPLOAD ? TMEM_VK_MAPPING_UPLOAD
                : dev->weights == TMRT_WEIGHTS_IMPORT ? TMEM_VK_MAPPING_IMPORT_ONLY : 0;
+    tmem_gpu_info ginfo;
+    if (dev->weights == TMRT_WEIGHTS_AUTO && tmem_gpu_get_info(g->gpu, &ginfo) == TMEM_OK && ginfo.type_count &&
+        !(ginfo.types[0].property_flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+        md.flags = TMEM_VK_MAPPING_UPLOAD; /* memory apart from the host: an import would be read over the bus */
     st = tmem_vk_import_mapping(g->gpu, &md, &g->map);
     tmem_vk_mapping_info mi = {0};
     if (!st) st = tmem_vk_mapping_get_info(g->map, &mi);
