@@ -24,6 +24,22 @@ foreach(src ${TMEM_GPU_TESTS})
   set_tests_properties(gpu/${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "TMEM_SHARED_DIR=${CMAKE_SOURCE_DIR}/../shared;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
 endforeach()
+# The GPU vision encoder's benchmark (tests/gpu/bench_vk_vision.c: encode
+# time at 1024x1024, the 1080p NV12 frame loop; /work/notes/device/gpuvis.sh
+# runs it on the H200) and its smoke run on the tiny preset.
+if(TARGET gpu_test_vk_vision)
+  add_executable(gpu_bench_vk_vision ${CMAKE_SOURCE_DIR}/tests/gpu/bench_vk_vision.c)
+  target_link_libraries(gpu_bench_vk_vision PRIVATE tmem_testlib typedmem_gpu typedmem_runtime_link)
+  set_target_properties(gpu_bench_vk_vision PROPERTIES TMEM_TESTING ON)
+  add_test(NAME gpu/bench_vk_vision_quick COMMAND gpu_bench_vk_vision --quick)
+  set_tests_properties(gpu/bench_vk_vision_quick PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "encode nv12.*image copies 1.*encode rgb8.*frames .*heaps.*flat"
+    ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+endif()
+# The GPU vision encoder's test reads the committed PNG where a decoder was built.
+if(TARGET gpu_test_vk_vision_encoder AND TARGET typedmem_runtime_codecs)
+  target_link_libraries(gpu_test_vk_vision_encoder PRIVATE typedmem_runtime_codecs)
+endif()
 # The committed SPIR-V must be what the committed GLSL compiles to.
 if(TMEM_GLSLANG AND TARGET typedmem_gpu)
   add_test(NAME gpu/spirv_committed_fresh

@@ -14,7 +14,7 @@ typedef struct run_report {
     tmrt_session_info info;
     tmem_fit_result used;          /* the fit at the tokens the run reached */
     uint32_t n_samples;
-    uint64_t tokenizer_bytes;      /* the tokenizer's resident tables */
+    uint64_t tokenizer_bytes;      /* the tokenizer's tables when no fit line has them (image runs) */
     uint64_t baseline_dirty;       /* Private_Dirty before the model was opened */
     uint64_t peak_dirty, peak_rss; /* sampled maxima */
     uint32_t prompt_tokens, generated_tokens, decoded_tokens;
