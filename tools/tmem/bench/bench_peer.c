@@ -96,7 +96,8 @@ bench_peer_mtmd bench_peer_run_mtmd(const bench_peer *p, const char *model, cons
     tmem_bench_sample s;
     bool ran = tmem_bench_sampled(argv, true, out, sizeof out, &s);
     static const char enc[] = "slice encoded in ";
-    for (const char *at = strstr(out, enc); at; at = strstr(at + 1, enc)) r.encode_ms += strtod(at + sizeof enc - 1, NULL);
+    for (const char *at = strstr(out, enc); at; at = strstr(at + 1, enc))
+        r.encode_ms += strtod(at + sizeof enc - 1, NULL);
     r.prefill_tok_s = perf_tok_s(out, "prompt eval time");
     const char *ev = strstr(out, "prompt eval time");
     r.decode_tok_s = ev ? perf_tok_s(ev + 1, " eval time") : 0;
