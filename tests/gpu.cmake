@@ -56,7 +56,7 @@ foreach(_n test_vulkan test_vulkan_kv test_vulkan_weights test_vulkan_budget)
     add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
     set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
       FAIL_REGULAR_EXPRESSION "Validation Error"
-      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
   endif()
 endforeach()
 # The runtime's ops again with the fallbacks forced (shared-memory

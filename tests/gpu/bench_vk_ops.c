@@ -140,7 +140,8 @@ static const char *tname(uint32_t t) {
 /* One matmul shape at n_tok tokens: seconds per op (or < 0). */
 static double bench_matmul(bench *B, uint32_t type, const shape *s, uint32_t n_tok, dbuf *w, dbuf *x, dbuf *y) {
     uint64_t rb = tmrt__vk_row_bytes(type, s->n_in);
-    mm_arg a = {{{{w->vb, 0, (uint64_t)s->n_out * rb}, type, s->n_in, s->n_out, rb}, x->b, y->b, {0}, 0, 0, n_tok, 0}};
+    mm_arg a = {{{{w->vb, 0, (uint64_t)s->n_out * rb}, type, s->n_in, s->n_out, rb},
+                 x->b, y->b, {0}, 0, 0, n_tok, 0, NULL}};
     uint64_t bytes = (uint64_t)s->n_out * rb;
     uint32_t R = bytes * n_tok > (1u << 28) ? 10 : (bytes > (1u << 24) ? 40 : 200);
     if (B->quick) R = 2;

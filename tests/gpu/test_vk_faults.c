@@ -39,7 +39,7 @@ static tmem_status graph_record(tmrt_vk_rec *rec, graph *gr) {
     tmem_status st = tmrt__vk_begin(rec);
     if (st != TMEM_OK) return st;
     if (g_ts) tmrt__vk_timestamp(rec, 0);
-    tmrt_vk_matmul m = {{gr->w.b, TMEM_GGML_F16, 64, 64, 128}, gr->x.b, gr->y.b, {0}, 0, 0, 1, 0};
+    tmrt_vk_matmul m = {{gr->w.b, TMEM_GGML_F16, 64, 64, 128}, gr->x.b, gr->y.b, {0}, 0, 0, 1, 0, NULL};
     tmrt__vk_matmul(rec, &m);
     tmrt__vk_barrier(rec);
     tmrt_vk_rmsnorm r = {0};
@@ -124,7 +124,7 @@ static void test_device_lost(void) {
     REQUIRE_OK(tmrt__vk_rec_create(vk, NULL, &rec));
     REQUIRE_OK(graph_record(rec, &gr)); /* pipelines built */
     REQUIRE_OK(tmrt__vk_begin(rec));
-    tmrt_vk_matmul m = {{gr.w.b, TMEM_GGML_F16, 64, 64, 128}, gr.x.b, gr.y.b, {0}, 0, 0, 1, 0};
+    tmrt_vk_matmul m = {{gr.w.b, TMEM_GGML_F16, 64, 64, 128}, gr.x.b, gr.y.b, {0}, 0, 0, 1, 0, NULL};
     CHECK_OK(tmrt__vk_matmul(rec, &m));
     CHECK_OK(tmrt__vk_end(rec));
     CHECK_OK(tmrt__vk_submit(rec));

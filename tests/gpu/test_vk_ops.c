@@ -93,7 +93,7 @@ static void mm_check(const mm_case *c) {
     for (size_t i = 0; i < (size_t)c->n_tok * ldy; i++) y[i] = -999.0f;
     REQUIRE_OK(tmrt__vk_begin(g.rec));
     tmrt_vk_buf xbind = vkt_sub(&xb, 0, (uint64_t)nx * ldx * 4), ybind = vkt_sub(&yb, 0, (uint64_t)c->n_tok * ldy * 4);
-    tmrt_vk_matmul m = {wt.w, xbind, ybind, c->gather ? rb.b : (tmrt_vk_buf){0}, ldx, ldy, c->n_tok, c->mv_max};
+    tmrt_vk_matmul m = {wt.w, xbind, ybind, c->gather ? rb.b : (tmrt_vk_buf){0}, ldx, ldy, c->n_tok, c->mv_max, NULL};
     CHECK_OK(tmrt__vk_matmul(g.rec, &m));
     CHECK(vkt_run(&g));
     float *ref = calloc((size_t)c->n_tok * c->n_out, sizeof *ref), *got = calloc((size_t)c->n_tok * c->n_out, 4);
@@ -215,7 +215,7 @@ static void test_matmul_split(void) {
     vkt_buf xb;
     REQUIRE(vkt_buf_new(&g, 16400 * 4, &xb));
     REQUIRE_OK(tmrt__vk_begin(g.rec));
-    tmrt_vk_matmul m = {wt.w, vkt_sub(&xb, 0, 16400 * 4 - 256), vkt_sub(&xb, 0, 64), {0}, 0, 0, 1, 0};
+    tmrt_vk_matmul m = {wt.w, vkt_sub(&xb, 0, 16400 * 4 - 256), vkt_sub(&xb, 0, 64), {0}, 0, 0, 1, 0, NULL};
     m.x.range = 65536;
     CHECK_ST(tmrt__vk_matmul(g.rec, &m), TMEM_E_INVALID_ARG);
     CHECK(tmrt__vk_rec_dispatches(g.rec) == 0);

@@ -111,12 +111,27 @@ typedef enum tmrt_device_kind {
     TMRT_DEVICE_VULKAN          /**< Vulkan compute (docs/runtime.md, "The GPU path") */
 } tmrt_device_kind;
 
+/** @brief How the weights reach a Vulkan device (typed mode). */
+typedef enum tmrt_weights_mode {
+    TMRT_WEIGHTS_AUTO = 0,      /**< import the mapped file's pages where that is device-local
+                                     memory (integrated GPUs, lavapipe), else upload */
+    TMRT_WEIGHTS_IMPORT,        /**< import (VK_EXT_external_memory_host) or fail */
+    TMRT_WEIGHTS_UPLOAD         /**< upload into DEVICE memory through one staging buffer <= 64 MiB */
+} tmrt_weights_mode;
+
 /** @brief A device for the forward pass. Zeroed = the CPU. */
 typedef struct tmrt_device {
     tmrt_device_kind kind;
+    tmrt_weights_mode weights;  /**< Vulkan, typed mode: how the weights get there */
     uint32_t index;             /**< among the API's devices (tmem info lists them), 0 = first */
     uint64_t chunk_size;        /**< Vulkan: bytes of one device memory object; 0 = 1 GiB
                                      (lowered to the driver's maxMemoryAllocationSize) */
+    /** Vulkan: a gpu already attached to the model's context (another
+     *  model's tmrt_model_gpu, or the application's), used instead of
+     *  attaching one; it must outlive the model. NULL = attach index. A
+     *  context's device types draw from the gpu attached last, so two
+     *  Vulkan models in one context share one gpu this way. */
+    tmem_gpu *gpu;
 } tmrt_device;
 
 /** @brief Describes a model to open. Zeroed = defaults. */
@@ -129,7 +144,8 @@ typedef struct tmrt_model_desc {
      *  are placed in device memory at open (the file's pages imported where
      *  the device can, else uploaded through one bounded staging ring: never
      *  a dequantised or second host copy); every session of the model then
-     *  runs on the device. Typed mode only. */
+     *  runs on the device. Naive mode: the twin (the file in malloc, a
+     *  VkDeviceMemory per tensor). */
     tmrt_device device;
 } tmrt_model_desc;
 
@@ -240,6 +256,8 @@ typedef struct tmrt_session_info {
     uint64_t device_bytes;      /**< Vulkan: device bytes of the model's weights and this
                                      session's buffers (typed: its blocks; naive: its own
                                      VkDeviceMemory allocations) */
+    uint64_t device_weights;    /**< Vulkan: bytes of the model's weights on the device */
+    bool weights_imported;      /**< Vulkan: they are the mapped file's pages (no copy) */
 } tmrt_session_info;
 
 /** @brief Create a session: admit it (tmrt_session_admit: tmem_fit for

@@ -12,24 +12,31 @@
 
 static atomic_uint block_serial;
 
-tmem_status tmrt__gpu_block_create(tmem_context *ctx, tmem_gpu *gpu, const char *type_name, tmem_placement placement,
-                                   tmem_lifetime lifetime, tmem_role role, const char *name, uint64_t size,
-                                   tmrt_gpu_block *out, tmrt_error *err) {
-    memset(out, 0, sizeof *out);
-    size = (size + 255) / 256 * 256;
-    if (!size) size = 256;
+tmem_status tmrt__gpu_type_create(tmem_context *ctx, const char *type_name, tmem_placement placement,
+                                  tmem_lifetime lifetime, uint64_t reserve, tmem_type **out, tmrt_error *err) {
     char tn[64];
     snprintf(tn, sizeof tn, "/memory/%.40s-%u", type_name, atomic_fetch_add(&block_serial, 1u));
     tmem_type_desc td = {0};
     td.name = tn;
     td.placement = placement;
     td.lifetime = lifetime;
-    td.reserve = size;
-    tmem_type *t;
-    tmem_status st = tmem_type_create(ctx, &td, &t);
-    out->type = t;
-    if (st) return tmrt__fail(err, st, "device type for %s (%llu bytes): %s", name, (unsigned long long)size,
+    td.reserve = reserve;
+    tmem_status st = tmem_type_create(ctx, &td, out);
+    if (st) return tmrt__fail(err, st, "device type %s (%llu bytes): %s", tn, (unsigned long long)reserve,
                               tmem_strerror(st));
+    return TMEM_OK;
+}
+
+tmem_status tmrt__gpu_block_create(tmem_context *ctx, tmem_gpu *gpu, const char *type_name, tmem_placement placement,
+                                   tmem_lifetime lifetime, tmem_role role, const char *name, uint64_t size,
+                                   tmrt_gpu_block *out, tmrt_error *err) {
+    memset(out, 0, sizeof *out);
+    size = (size + 255) / 256 * 256;
+    if (!size) size = 256;
+    tmem_type *t;
+    tmem_status st = tmrt__gpu_type_create(ctx, type_name, placement, lifetime, size, &t, err);
+    out->type = t;
+    if (st) return st;
     tmem_heap_desc hd = {0};
     hd.kind = TMEM_HEAP_LINEAR;
     hd.type = t;

@@ -338,6 +338,10 @@ tmem_status tmrt__gpu_forward(tmrt_gpu_session *g, const tmrt_step *st, float *l
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "device step of %u tokens at %u", st->n, st->n_past);
     if (st->embd_rows && st->embd_count)
         return tmrt__fail(err, TMEM_E_UNSUPPORTED, "input embeddings (vision) are not on the device path yet");
+    bool moved;
+    tmem_status s = tmrt__gpu_session_grow(g, st->n_past, st->n, &moved, err);
+    if (s) return s;
+    if (moved) g->decode_ready = 0; /* a new KV memory object: bind it */
     uint32_t *ids = (uint32_t *)((uint8_t *)g->io.host + g->io_ids);
     for (uint32_t t = 0; t < st->n; t++) ids[t] = (uint32_t)st->tokens[t];
     if (st->positions) memcpy((uint8_t *)g->io.host + g->io_pos, st->positions, (size_t)st->n * 16);
@@ -349,7 +353,6 @@ tmem_status tmrt__gpu_forward(tmrt_gpu_session *g, const tmrt_step *st, float *l
      * (n_past read from io), recorded once, submitted every step */
     int kind = st->decode && st->logits == TMRT_LOGITS_LAST ? (st->positions ? 2 : 1) : 0;
     if (kind) kind += 4 * (int)tmrt__vk_attention_splits(st->n_past + 1, 1); /* and the attention's splits */
-    tmem_status s;
     tmrt_vk_buf x = {0};
     if (!kind || g->decode_ready != kind) {
         g->decode_ready = 0;

@@ -18,6 +18,11 @@ typedef struct tmrt_gpu_block {
     uint64_t raw_bytes;              /* its VkMemoryRequirements size */
 } tmrt_gpu_block;
 
+/* A device type of its own ("/memory/<type_name>-<serial>", reserved at
+ * `reserve`: one memory object of the next power of two below the gpu's
+ * chunk). */
+tmem_status tmrt__gpu_type_create(tmem_context *ctx, const char *type_name, tmem_placement placement,
+                                  tmem_lifetime lifetime, uint64_t reserve, tmem_type **out, tmrt_error *err);
 /* A block of `size` bytes in the type `type_name` (found, or created with
  * `placement` and `lifetime`), charged to `role`. */
 tmem_status tmrt__gpu_block_create(tmem_context *ctx, tmem_gpu *gpu, const char *type_name, tmem_placement placement,
@@ -40,17 +45,15 @@ typedef struct tmrt_gpu_layer {
     tmrt_vk_wmat ffn_gate, ffn_up, ffn_down;
 } tmrt_gpu_layer;
 
-#define TMRT_GPU_MAX_WBLOCKS 64u
-
 struct tmrt_gpu_model {
     tmem_gpu *gpu;
+    bool own_gpu;                     /* attached here (else tmrt_device::gpu) */
     tmrt_vk *vk;
     bool naive;                       /* the twin: a VkDeviceMemory per tensor (gpu_naive.c) */
     tmem_context *own_ctx;            /* naive: the context the gpu is attached to */
     tmrt_gpu_block *tblocks;          /* naive: one per tensor */
     uint32_t n_tblocks;
-    tmrt_gpu_block wblock[TMRT_GPU_MAX_WBLOCKS];
-    uint32_t n_wblocks;
+    tmem_vk_mapping *map;             /* typed: the weights, imported or uploaded (vulkan.h) */
     uint64_t weight_bytes;
     bool imported;
     tmrt_vk_wmat token_embd, output_norm, output;
@@ -83,6 +86,16 @@ struct tmrt_gpu_session {
     tmrt_vk_kv kvd;
     uint64_t conv_bytes, ssm_bytes;
     tmrt_vk_buf conv[TMRT_MAX_LAYERS], ssm[TMRT_MAX_LAYERS]; /* each DeltaNet layer's state */
+    /* typed: the library's paged cache on device types (kv.h, "Device memory") */
+    tmem_kv_cache *cache;
+    tmem_kv_seq seq;
+    tmem_type *kv_type, *state_type, *snap_type;
+    tmem_kv_device_info dev;
+    VkBuffer kv_buf[TMRT_VK_KV_MAX_POOL];  /* one per memory object of the KV heap, made when committed */
+    VkBuffer state_buf;                    /* the sequence's recurrent slot */
+    uint64_t *offs;                        /* the sequence's block offsets (n_ctx / block_tokens) */
+    uint32_t cap_blocks;
+    uint64_t io_table;
     bool naive;
     tmrt_gpu_block *nblocks;          /* naive: every buffer's own allocation */
     uint32_t n_nblocks, cap_nblocks;
@@ -97,6 +110,11 @@ struct tmrt_gpu_session {
     tmrt_vk_rec *rec;
     uint32_t last_barriers, last_dispatches;
 };
+
+/* gpu_session.c: room for n more tokens (typed: the cache's append, its
+ * block table into io, a buffer per newly committed memory object; *changed
+ * when the bindings moved: a recording must be made again). */
+tmem_status tmrt__gpu_session_grow(tmrt_gpu_session *g, uint32_t n_past, uint32_t n, bool *changed, tmrt_error *err);
 
 /* gpu_forward.c: record the layers of one step (the caller begins and runs). */
 /* step.buffer set: n_past is read from it (a recording reused for every

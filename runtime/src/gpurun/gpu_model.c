@@ -1,41 +1,35 @@
 /* gpu_model.c: a model's weights in device memory.
  *
  * The device is attached to the model's context; each tensor the forward
- * pass reads (model/weights.c's views) gets a place in one of a few weight
- * blocks (gpu_block.c: one VkDeviceMemory each, at most the gpu's chunk),
- * packed in file order at 256-byte offsets, and its bytes are streamed from
- * the mapped file through one staging ring of at most 64 MiB
- * (DEVICE_HOST_VISIBLE, its own type, freed after the upload): the host
- * never holds a second copy, and nothing is dequantised. A tied LM head is
- * the embedding's block range. */
+ * pass reads (model/weights.c's views) is one range of the mapped GGUF
+ * handed to the library's tmem_vk_import_mapping: where the device imports
+ * host memory as device-local memory (integrated GPUs, lavapipe) the file's
+ * pages are the weights, no copy, still clean; where an import would be
+ * host memory read over the bus (a discrete GPU: the H200) the library
+ * uploads the ranges into DEVICE heaps (role weights) through its one
+ * staging buffer of at most 64 MiB, so the host never holds a second copy.
+ * Nothing is dequantised. tmrt_device::weights forces either. A tied LM
+ * head is the embedding's range.
+ *
+ * The naive twin instead reads the file into malloc (model.c) and gives
+ * every tensor its own VkDeviceMemory (gpu_naive.c), filled through a
+ * staging ring of its own. */
 #include <stdlib.h>
 #include <string.h>
 #include "gpurun/gpu_internal.h"
 
 #define STAGING_MAX (64ull << 20)
-#define WEIGHT_ALIGN 256ull
 
 typedef struct wref {
     const kern_wmat *src;
     tmrt_vk_wmat *dst;
-    uint32_t block;
-    uint64_t offset, bytes;
+    uint64_t bytes;
 } wref;
 
-static uint64_t pow2_floor(uint64_t x) {
-    uint64_t p = 1;
-    while (p <= x / 2) p *= 2;
-    return p;
-}
-static uint64_t pow2_ceil(uint64_t x) {
-    uint64_t p = 1;
-    while (p < x) p *= 2;
-    return p;
-}
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 static void add(wref *refs, uint32_t *n, const kern_wmat *src, tmrt_vk_wmat *dst) {
-    if (src->data) refs[(*n)++] = (wref){src, dst, 0, 0, (uint64_t)src->n_out * src->row_bytes};
+    if (src->data) refs[(*n)++] = (wref){src, dst, (uint64_t)src->n_out * src->row_bytes};
 }
 
 /* The tensors the forward pass reads: the model's views with data. */
@@ -60,54 +54,12 @@ static uint32_t collect(const tmrt_model *m, tmrt_gpu_model *g, wref *refs) {
     return n;
 }
 
-/* Blocks in file order: a block closes when the next tensor does not fit
- * its capacity: the chunk, or less near the end (the pool of a block
- * smaller than the chunk is the next power of two: the capacity follows the
- * bytes left so the last blocks are not half empty). */
-static tmem_status pack(wref *refs, uint32_t n, uint64_t chunk, uint64_t *sizes, uint32_t *n_blocks,
-                        tmrt_error *err) {
-    uint64_t left = 0;
-    for (uint32_t i = 0; i < n; i++) left += align_up(refs[i].bytes, WEIGHT_ALIGN);
-    uint32_t b = 0;
-    uint64_t used = 0, cap = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t sz = align_up(refs[i].bytes, WEIGHT_ALIGN);
-        if (sz > chunk)
-            return tmrt__fail(err, TMEM_E_UNSUPPORTED, "a tensor of %llu bytes passes the device chunk of %llu",
-                              (unsigned long long)sz, (unsigned long long)chunk);
-        if (!cap || used + sz > cap) {
-            if (cap) sizes[b++] = used;
-            if (b == TMRT_GPU_MAX_WBLOCKS) return tmrt__fail(err, TMEM_E_FULL, "too many weight blocks");
-            uint64_t c = pow2_floor(left);
-            if (c < pow2_ceil(sz)) c = pow2_ceil(sz);
-            cap = c < chunk ? c : chunk;
-            used = 0;
-        }
-        refs[i].block = b;
-        refs[i].offset = used;
-        used += sz;
-        left -= sz;
-    }
-    if (cap) sizes[b++] = used;
-    *n_blocks = b;
-    return TMEM_OK;
-}
-
-/* Stream every tensor through the staging ring (copies recorded until the
- * ring is full, then run). */
-static tmrt_gpu_block *block_of(tmrt_gpu_model *g, const wref *r, uint32_t i) {
-    return g->naive ? &g->tblocks[i] : &g->wblock[r->block];
-}
-
-static tmem_status upload(tmrt_model *m, tmrt_gpu_model *g, const wref *refs, uint32_t n, uint64_t total,
-                          tmrt_error *err) {
+/* The naive twin: stream every tensor into its own allocation through a
+ * staging ring (copies recorded until the ring is full, then run). */
+static tmem_status naive_upload(tmrt_gpu_model *g, const wref *refs, uint32_t n, uint64_t total, tmrt_error *err) {
     tmrt_gpu_block stage;
     uint64_t ring = total < STAGING_MAX ? total : STAGING_MAX;
-    tmem_status st =
-        g->naive ? tmrt__gpu_raw_create(g->gpu, true, "weight staging", ring, &stage, err)
-                 : tmrt__gpu_block_create(m->ctx, g->gpu, "gpu-staging", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE,
-                                          TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_SCRATCH, "weight staging", ring, &stage,
-                                          err);
+    tmem_status st = tmrt__gpu_raw_create(g->gpu, true, "weight staging", ring, &stage, err);
     if (st) return st;
     tmrt_vk_rec *rec = NULL;
     if ((st = tmrt__vk_rec_create(g->vk, &(tmrt_vk_rec_desc){.max_dispatches = 16}, &rec)) ||
@@ -124,7 +76,7 @@ static tmem_status upload(tmrt_model *m, tmrt_gpu_model *g, const wref *refs, ui
             if (piece > stage.size - cur) piece = stage.size - cur;
             memcpy((uint8_t *)stage.host + cur, src + off, (size_t)piece);
             tmrt__vk_copy(rec, tmrt__gpu_sub(&stage, cur, piece),
-                          tmrt__gpu_sub(block_of(g, &refs[i], i), refs[i].offset + off, piece), piece);
+                          tmrt__gpu_sub(&g->tblocks[i], off, piece), piece);
             pending = true;
             off += piece;
             cur = align_up(cur + piece, 16);
@@ -139,9 +91,57 @@ static tmem_status upload(tmrt_model *m, tmrt_gpu_model *g, const wref *refs, ui
     (void)pending;
 done:
     tmrt__vk_rec_destroy(rec);
-    if (g->naive) tmrt__gpu_raw_destroy(g->gpu, &stage);
-    else tmrt__gpu_block_destroy(g->gpu, &stage);
+    tmrt__gpu_raw_destroy(g->gpu, &stage);
     return st;
+}
+
+/* Typed: the tensors as ranges of the mapped file, imported or uploaded
+ * by the library. */
+static tmem_status place(tmrt_model *m, tmrt_gpu_model *g, const tmrt_device *dev, const wref *refs, uint32_t n,
+                         tmrt_error *err) {
+    tmem_gguf_tensor t0;
+    tmem_gguf_info gi;
+    tmem_status st;
+    if ((st = tmem_gguf_get_info(m->gguf, &gi)) || (st = tmem_gguf_tensor_at(m->gguf, 0, &t0)))
+        return tmrt__fail(err, st, "GGUF: %s", tmem_strerror(st));
+    const uint8_t *base = (const uint8_t *)t0.data - gi.data_offset - t0.offset; /* the mapping of the file */
+    tmem_vk_range *r = calloc(n, sizeof *r);
+    if (!r) return tmrt__fail(err, TMEM_E_NO_MEMORY, "weight ranges");
+    for (uint32_t i = 0; i < n; i++)
+        r[i] = (tmem_vk_range){(uint64_t)((const uint8_t *)refs[i].src->data - base), refs[i].bytes};
+    tmem_vk_mapping_desc md = {0};
+    md.base = base;
+    md.size = gi.file_size;
+    md.ranges = r;
+    md.range_count = n;
+    md.flags = dev->weights == TMRT_WEIGHTS_UPLOAD ? TMEM_VK_MAPPING_UPLOAD
+               : dev->weights == TMRT_WEIGHTS_IMPORT ? TMEM_VK_MAPPING_IMPORT_ONLY : 0;
+    tmem_gpu_info ginfo;
+    if (dev->weights == TMRT_WEIGHTS_AUTO && tmem_gpu_get_info(g->gpu, &ginfo) == TMEM_OK && ginfo.type_count &&
+        !(ginfo.types[0].property_flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+        md.flags = TMEM_VK_MAPPING_UPLOAD; /* memory apart from the host: an import would be read over the bus */
+    st = tmem_vk_import_mapping(g->gpu, &md, &g->map);
+    tmem_vk_mapping_info mi = {0};
+    if (!st) st = tmem_vk_mapping_get_info(g->map, &mi);
+    if (!st && dev->weights == TMRT_WEIGHTS_AUTO && mi.imported && !mi.device_local) {
+        /* host memory over the bus: every decode step would read it there */
+        tmem_vk_mapping_destroy(g->map);
+        g->map = NULL;
+        md.flags = TMEM_VK_MAPPING_UPLOAD;
+        st = tmem_vk_import_mapping(g->gpu, &md, &g->map);
+        if (!st) st = tmem_vk_mapping_get_info(g->map, &mi);
+    }
+    free(r);
+    if (st) return tmrt__fail(err, st, "weights on the device: %s", tmem_strerror(st));
+    g->imported = mi.imported;
+    g->weight_bytes = mi.imported ? mi.imported_bytes : mi.device_bytes;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        tmem_vk_span sp;
+        if ((st = tmem_vk_mapping_span(g->map, i, &sp))) return tmrt__fail(err, st, "weight span %u", i);
+        tmrt_vk_wmat *d = refs[i].dst;
+        d->buf = (tmrt_vk_buf){sp.buffer, sp.offset, align_up(sp.size, 4)};
+    }
+    return TMEM_OK;
 }
 
 tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_error *err) {
@@ -167,23 +167,33 @@ tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_err
     gd.api = TMEM_GPU_VULKAN;
     gd.device_index = dev->index;
     gd.chunk_size = dev->chunk_size ? dev->chunk_size : 1ull << 30;
-    if ((st = tmem_gpu_attach(ctx, &gd, &g->gpu))) {
+    if (dev->gpu) {
+        g->gpu = dev->gpu;
+    } else if ((st = tmem_gpu_attach(ctx, &gd, &g->gpu))) {
         tmrt__fail(err, st, "Vulkan device %u: %s", dev->index, tmem_strerror(st));
         goto fail;
+    } else {
+        g->own_gpu = true;
     }
     char msg[200];
     if ((st = tmrt__vk_create(g->gpu, NULL, &g->vk, msg, sizeof msg))) {
         tmrt__fail(err, st, "Vulkan compute: %s", msg);
         goto fail;
     }
-    tmem_gpu_info gi;
-    if ((st = tmem_gpu_get_info(g->gpu, &gi))) {
-        tmrt__fail(err, st, "Vulkan device info: %s", tmem_strerror(st));
-        goto fail;
-    }
     uint32_t n = collect(m, g, refs);
-    uint64_t sizes[TMRT_GPU_MAX_WBLOCKS], total = 0;
-    if (g->naive) { /* a VkDeviceMemory per tensor */
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const kern_wmat *s = refs[i].src;
+        tmrt_vk_wmat *d = refs[i].dst;
+        d->type = s->type;
+        d->n_in = (uint32_t)s->n_in;
+        d->n_out = (uint32_t)s->n_out;
+        d->row_bytes = s->row_bytes;
+        total += refs[i].bytes;
+    }
+    if (!g->naive) {
+        if ((st = place(m, g, dev, refs, n, err))) goto fail;
+    } else { /* a VkDeviceMemory per tensor */
         if (!(g->tblocks = calloc(n, sizeof *g->tblocks))) {
             st = tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the device model");
             goto fail;
@@ -191,29 +201,11 @@ tmem_status tmrt__gpu_model_open(tmrt_model *m, const tmrt_device *dev, tmrt_err
         for (uint32_t i = 0; i < n; i++, g->n_tblocks++) {
             if ((st = tmrt__gpu_raw_create(g->gpu, false, "weight", refs[i].bytes, &g->tblocks[i], err))) goto fail;
             g->weight_bytes += g->tblocks[i].raw_bytes;
+            refs[i].dst->buf = tmrt__gpu_sub(&g->tblocks[i], 0, align_up(refs[i].bytes, 4));
         }
-    } else if ((st = pack(refs, n, gi.chunk_size, sizes, &g->n_wblocks, err))) {
-        goto fail;
-    }
-    for (uint32_t b = 0; b < g->n_wblocks; b++) {
-        if ((st = tmrt__gpu_block_create(m->ctx, g->gpu, "gpu-weights", TMEM_PLACEMENT_DEVICE,
-                                         TMEM_LIFETIME_PERSISTENT, TMEM_ROLE_WEIGHTS, "weights", sizes[b],
-                                         &g->wblock[b], err)))
-            goto fail;
-        g->weight_bytes += g->wblock[b].size;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        const kern_wmat *s = refs[i].src;
-        tmrt_vk_wmat *d = refs[i].dst;
-        d->buf = tmrt__gpu_sub(block_of(g, &refs[i], i), refs[i].offset, align_up(refs[i].bytes, 4));
-        d->type = s->type;
-        d->n_in = (uint32_t)s->n_in;
-        d->n_out = (uint32_t)s->n_out;
-        d->row_bytes = s->row_bytes;
-        total += refs[i].bytes;
+        if ((st = naive_upload(g, refs, n, total, err))) goto fail;
     }
     if (m->w.output.data == m->w.token_embd.data) g->output = g->token_embd;
-    if ((st = upload(m, g, refs, n, total, err))) goto fail;
     free(refs);
     m->gpu = g;
     return TMEM_OK;
@@ -225,11 +217,11 @@ fail:
 
 void tmrt__gpu_model_close(tmrt_gpu_model *g) {
     if (!g) return;
-    if (g->vk) tmrt__vk_destroy(g->vk);
-    for (uint32_t b = 0; b < g->n_wblocks; b++) tmrt__gpu_block_destroy(g->gpu, &g->wblock[b]);
+    if (g->vk) tmrt__vk_destroy(g->vk); /* waits for the device */
+    tmem_vk_mapping_destroy(g->map);
     for (uint32_t i = 0; i < g->n_tblocks; i++) tmrt__gpu_raw_destroy(g->gpu, &g->tblocks[i]);
     free(g->tblocks);
-    tmem_gpu_release(g->gpu);
+    if (g->own_gpu) tmem_gpu_release(g->gpu);
     tmem_context_destroy(g->own_ctx);
     free(g);
 }

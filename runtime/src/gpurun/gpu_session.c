@@ -167,6 +167,168 @@ static tmem_status bind_graph(tmrt_gpu_session *g, tmrt_gpu_graph *gr, VkBuffer 
     return naive_buf(g, "op scratch", gr->scratch_size, &gr->scratch_vb, err);
 }
 
+/* The naive twin's KV (one max-length buffer, the block table the
+ * identity) and state (a buffer per layer's conv and delta state). */
+static tmem_status naive_kv_state(tmrt_gpu_session *g, const tmrt_gpu_session_desc *d, uint32_t full, uint32_t linear,
+                                  uint64_t align, uint32_t *n_blocks_out, tmrt_error *err) {
+    const tmrt_hparams *hp = &g->m->hp;
+    const tmrt_vk_limits *lim = tmrt__vk_limits(g->gm->vk);
+    tmem_status st = TMEM_OK;
+    tmrt_vk_kv *kv = &g->kvd;
+    uint32_t n_blocks = 0;
+    if (full) {
+        kv->block_tokens = TMEM_KV_DEFAULT_BLOCK_TOKENS;
+        kv->f32 = d->kv_f32;
+        kv->row_bytes = hp->n_head_kv * hp->head_dim * (d->kv_f32 ? 4u : 2u);
+        kv->block_bytes = full * 2u * kv->block_tokens * kv->row_bytes;
+        n_blocks = (g->n_ctx + kv->block_tokens - 1) / kv->block_tokens;
+        uint64_t bytes = (uint64_t)n_blocks * kv->block_bytes;
+        if ((st = block(g, "gpu-kv", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_GROWING, TMEM_ROLE_KV_CACHE, "device KV",
+                        bytes, &g->kv, err)))
+            return st;
+        uint64_t per = lim->max_storage_range / kv->block_bytes;
+        if (per > n_blocks) per = n_blocks;
+        if (!per || (n_blocks + per - 1) / per > TMRT_VK_KV_MAX_POOL) {
+            return tmrt__fail(err, TMEM_E_UNSUPPORTED, "KV pool of %llu bytes: more than %u bindings",
+                              (unsigned long long)bytes, TMRT_VK_KV_MAX_POOL);
+        }
+        kv->blocks_per_buf = (uint32_t)per;
+        kv->n_pool = (uint32_t)((n_blocks + per - 1) / per);
+        for (uint32_t i = 0; i < kv->n_pool; i++) {
+            uint64_t lo = (uint64_t)i * per * kv->block_bytes, hi = lo + per * kv->block_bytes;
+            if (hi > bytes) hi = bytes;
+            kv->pool[i] = tmrt__gpu_sub(&g->kv, lo, hi - lo);
+        }
+    }
+    /* state: per DeltaNet layer the conv history and the recurrent state */
+    if (linear) {
+        uint32_t C = 2 * hp->ssm_k_heads * hp->ssm_head_dim + hp->ssm_inner;
+        g->conv_bytes = ((uint64_t)(hp->conv_kernel - 1) * C * 4 + align - 1) / align * align;
+        g->ssm_bytes = (uint64_t)hp->ssm_inner * hp->ssm_head_dim * 4; /* v heads x dv x dk */
+        g->ssm_bytes = (g->ssm_bytes + align - 1) / align * align;
+        for (uint32_t il = 0; il < hp->n_layers; il++) {
+            if (!hp->recurrent[il]) continue;
+            VkBuffer cb, sb;
+            if ((st = naive_buf(g, "conv state", g->conv_bytes, &cb, err)) ||
+                (st = naive_buf(g, "recurrent state", g->ssm_bytes, &sb, err)))
+                return st;
+            g->conv[il] = (tmrt_vk_buf){cb, 0, g->conv_bytes};
+            g->ssm[il] = (tmrt_vk_buf){sb, 0, g->ssm_bytes};
+        }
+    }
+    *n_blocks_out = n_blocks;
+    return TMEM_OK;
+}
+
+/* Typed: the library's paged KV cache with its state slot, on device types
+ * of their own (kv.h, "Device memory"): blocks named by heap offsets, one
+ * VkBuffer per memory object (made as the cache commits them: grow), the
+ * sequence's slot one VkBuffer, zeroed by the cache, updated in place. */
+static tmem_status cache_create(tmrt_gpu_session *g, const tmrt_gpu_session_desc *d, uint32_t full, uint32_t linear,
+                                tmrt_error *err) {
+    const tmrt_model *m = g->m;
+    const tmrt_hparams *hp = &m->hp;
+    const tmrt_vk_limits *lim = tmrt__vk_limits(g->gm->vk);
+    tmem_kv_layout kl = {0};
+    tmem_recurrent_layout rl = {0};
+    tmem_recurrent_sizes rs = {0};
+    tmem_kv_dtype dt = d->kv_f32 ? TMEM_KV_DTYPE_F32 : TMEM_KV_DTYPE_F16;
+    tmem_status st;
+    if (full && (st = tmem_model_kv_layout(&m->mdesc, dt, 0, &kl))) return tmrt__fail(err, st, "KV layout");
+    if (linear && ((st = tmem_model_recurrent_layout(&m->mdesc, TMEM_KV_DTYPE_F32, &rl)) ||
+                   (st = tmem_recurrent_layout_sizes(&rl, &rs))))
+        return tmrt__fail(err, st, "recurrent layout");
+    uint64_t bb = 0;
+    if (full && (st = tmem_kv_layout_block_bytes(&kl, &bb))) return tmrt__fail(err, st, "KV block size");
+    uint32_t bt = kl.block_tokens ? kl.block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
+    g->cap_blocks = full ? (g->n_ctx + bt - 1) / bt : 0;
+    uint64_t slack = 64ull << 10; /* the blocks raised to the device's buffer alignment */
+    tmem_kv_cache_desc cd = {0};
+    cd.kv = kl;
+    cd.recurrent = rl;
+    cd.max_sequences = 1;
+    cd.max_tokens = g->n_ctx;
+    if (full && (st = tmrt__gpu_type_create(m->ctx, "gpu-kv", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_GROWING,
+                                            (uint64_t)g->cap_blocks * ((bb + 255) / 256 * 256) + slack, &g->kv_type,
+                                            err)))
+        return st;
+    if (linear && ((st = tmrt__gpu_type_create(m->ctx, "gpu-state", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_GROWING,
+                                               rs.total_bytes + slack, &g->state_type, err)) ||
+                   (st = tmrt__gpu_type_create(m->ctx, "gpu-snapshots", TMEM_PLACEMENT_DEVICE,
+                                               TMEM_LIFETIME_GROWING, rs.total_bytes + slack, &g->snap_type, err))))
+        return st;
+    cd.kv_type = g->kv_type;
+    cd.state_type = g->state_type;
+    cd.snapshot_type = g->snap_type;
+    if ((st = tmem_kv_cache_create(m->ctx, &cd, &g->cache)))
+        return tmrt__fail(err, st, "device KV cache: %s", tmem_strerror(st));
+    if ((st = tmem_kv_seq_create(g->cache, &g->seq)) || (st = tmem_kv_seq_pin(g->cache, g->seq, true)) ||
+        (st = tmem_kv_cache_get_device(g->cache, &g->dev)))
+        return tmrt__fail(err, st, "device KV sequence: %s", tmem_strerror(st));
+    if (!(g->offs = calloc(g->cap_blocks ? g->cap_blocks : 1, sizeof *g->offs)))
+        return tmrt__fail(err, TMEM_E_NO_MEMORY, "KV block table");
+    tmrt_vk_kv *kv = &g->kvd;
+    if (full) {
+        if (g->dev.memory_bytes > lim->max_storage_range ||
+            (uint64_t)g->dev.blocks_per_memory * g->dev.block_stride > g->dev.memory_bytes)
+            return tmrt__fail(err, TMEM_E_UNSUPPORTED, "KV memory objects of %llu bytes do not bind",
+                              (unsigned long long)g->dev.memory_bytes);
+        kv->block_tokens = bt;
+        kv->f32 = d->kv_f32;
+        kv->row_bytes = hp->n_head_kv * hp->head_dim * (d->kv_f32 ? 4u : 2u);
+        kv->block_bytes = (uint32_t)g->dev.block_stride;
+        kv->blocks_per_buf = g->dev.blocks_per_memory;
+    }
+    if (linear) {
+        tmem_heap *sh;
+        uint64_t off;
+        if ((st = tmem_kv_seq_state_offset(g->cache, g->seq, &sh, &off)) ||
+            (st = tmem_vk_buffer_create(g->gm->gpu, sh, off, rs.total_bytes,
+                                        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                        &g->state_buf)))
+            return tmrt__fail(err, st, "device state slot: %s", tmem_strerror(st));
+        if (rs.conv_bytes % lim->storage_align || rs.layer_bytes % lim->storage_align)
+            return tmrt__fail(err, TMEM_E_UNSUPPORTED, "state rows not aligned to the device's bindings");
+        g->conv_bytes = rs.conv_bytes;
+        g->ssm_bytes = rs.ssm_bytes;
+        for (uint32_t il = 0, l = 0; il < hp->n_layers; il++) {
+            if (!hp->recurrent[il]) continue;
+            g->conv[il] = (tmrt_vk_buf){g->state_buf, (uint64_t)l * rs.layer_bytes, rs.conv_bytes};
+            g->ssm[il] = (tmrt_vk_buf){g->state_buf, (uint64_t)l * rs.layer_bytes + rs.conv_bytes, rs.ssm_bytes};
+            l++;
+        }
+    }
+    return TMEM_OK;
+}
+
+tmem_status tmrt__gpu_session_grow(tmrt_gpu_session *g, uint32_t n_past, uint32_t n, bool *changed, tmrt_error *err) {
+    *changed = false;
+    if (g->naive || !g->cap_blocks) return TMEM_OK;
+    uint32_t nb = 0;
+    tmem_status st = tmem_kv_seq_append(g->cache, g->seq, n);
+    if (!st) st = tmem_kv_seq_make_private(g->cache, g->seq, n_past, n);
+    if (!st) st = tmem_kv_seq_block_offsets(g->cache, g->seq, g->offs, g->cap_blocks, &nb);
+    if (st) return tmrt__fail(err, st, "KV cache cannot grow by %u tokens: %s", n, tmem_strerror(st));
+    uint32_t *table = (uint32_t *)((uint8_t *)g->io.host + g->io_table);
+    tmrt_vk_kv *kv = &g->kvd;
+    for (uint32_t b = 0; b < nb; b++) {
+        uint64_t k = g->offs[b] / g->dev.memory_bytes;
+        if (k >= TMRT_VK_KV_MAX_POOL)
+            return tmrt__fail(err, TMEM_E_UNSUPPORTED, "KV blocks in more than %u memory objects", TMRT_VK_KV_MAX_POOL);
+        if (!g->kv_buf[k]) {
+            if ((st = tmem_vk_buffer_create(g->gm->gpu, g->dev.kv_heap, k * g->dev.memory_bytes, g->dev.memory_bytes,
+                                            VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                            &g->kv_buf[k])))
+                return tmrt__fail(err, st, "KV memory object %llu: %s", (unsigned long long)k, tmem_strerror(st));
+            kv->pool[k] = (tmrt_vk_buf){g->kv_buf[k], 0, g->dev.memory_bytes};
+            if (k + 1 > kv->n_pool) kv->n_pool = (uint32_t)k + 1;
+            *changed = true;
+        }
+        table[b] = (uint32_t)(k * g->dev.blocks_per_memory + g->offs[b] % g->dev.memory_bytes / g->dev.block_stride);
+    }
+    return TMEM_OK;
+}
+
 tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc *d, tmrt_gpu_session **out,
                                      uint64_t *arena_bytes, tmrt_error *err) {
     *out = NULL;
@@ -218,65 +380,15 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
     }
     for (int i = 0; i < 4; i++)
         if (bind[i]->n && (st = bind_graph(g, bind[i], x, err))) goto fail;
-    /* KV: the paged cache's block layout, as many blocks as the context needs */
+    /* KV and state: typed, the library's paged cache on device types;
+     * naive, one max-length KV buffer and a buffer per state */
     tmrt_vk_kv *kv = &g->kvd;
     uint32_t n_blocks = 0;
-    if (full) {
-        kv->block_tokens = TMEM_KV_DEFAULT_BLOCK_TOKENS;
-        kv->f32 = d->kv_f32;
-        kv->row_bytes = hp->n_head_kv * hp->head_dim * (d->kv_f32 ? 4u : 2u);
-        kv->block_bytes = full * 2u * kv->block_tokens * kv->row_bytes;
-        n_blocks = (g->n_ctx + kv->block_tokens - 1) / kv->block_tokens;
-        uint64_t bytes = (uint64_t)n_blocks * kv->block_bytes;
-        if ((st = block(g, "gpu-kv", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_GROWING, TMEM_ROLE_KV_CACHE, "device KV",
-                        bytes, &g->kv, err)))
-            goto fail;
-        uint64_t per = lim->max_storage_range / kv->block_bytes;
-        if (per > n_blocks) per = n_blocks;
-        if (!per || (n_blocks + per - 1) / per > TMRT_VK_KV_MAX_POOL) {
-            st = tmrt__fail(err, TMEM_E_UNSUPPORTED, "KV pool of %llu bytes: more than %u bindings",
-                            (unsigned long long)bytes, TMRT_VK_KV_MAX_POOL);
-            goto fail;
-        }
-        kv->blocks_per_buf = (uint32_t)per;
-        kv->n_pool = (uint32_t)((n_blocks + per - 1) / per);
-        for (uint32_t i = 0; i < kv->n_pool; i++) {
-            uint64_t lo = (uint64_t)i * per * kv->block_bytes, hi = lo + per * kv->block_bytes;
-            if (hi > bytes) hi = bytes;
-            kv->pool[i] = tmrt__gpu_sub(&g->kv, lo, hi - lo);
-        }
-    }
-    /* state: per DeltaNet layer the conv history, then the recurrent state */
-    uint64_t state_bytes = 0;
-    if (linear) {
-        uint32_t C = 2 * hp->ssm_k_heads * hp->ssm_head_dim + hp->ssm_inner;
-        g->conv_bytes = ((uint64_t)(hp->conv_kernel - 1) * C * 4 + align - 1) / align * align;
-        g->ssm_bytes = (uint64_t)hp->ssm_inner * hp->ssm_head_dim * 4; /* v heads x dv x dk */
-        g->ssm_bytes = (g->ssm_bytes + align - 1) / align * align;
-        uint64_t conv_off[TMRT_MAX_LAYERS] = {0};
-        for (uint32_t il = 0; il < hp->n_layers; il++) {
-            if (!hp->recurrent[il]) continue;
-            conv_off[il] = state_bytes;
-            state_bytes += g->conv_bytes + g->ssm_bytes;
-        }
-        if (!g->naive &&
-            (st = block(g, "gpu-state", TMEM_PLACEMENT_DEVICE, TMEM_LIFETIME_GROWING, TMEM_ROLE_RECURRENT_STATE,
-                        "device state", state_bytes, &g->state, err)))
-            goto fail;
-        for (uint32_t il = 0; il < hp->n_layers; il++) {
-            if (!hp->recurrent[il]) continue;
-            if (!g->naive) {
-                g->conv[il] = tmrt__gpu_sub(&g->state, conv_off[il], g->conv_bytes);
-                g->ssm[il] = tmrt__gpu_sub(&g->state, conv_off[il] + g->conv_bytes, g->ssm_bytes);
-                continue;
-            }
-            VkBuffer cb, sb;
-            if ((st = naive_buf(g, "conv state", g->conv_bytes, &cb, err)) ||
-                (st = naive_buf(g, "recurrent state", g->ssm_bytes, &sb, err)))
-                goto fail;
-            g->conv[il] = (tmrt_vk_buf){cb, 0, g->conv_bytes};
-            g->ssm[il] = (tmrt_vk_buf){sb, 0, g->ssm_bytes};
-        }
+    if (!g->naive) {
+        if ((st = cache_create(g, d, full, linear, err))) goto fail;
+        n_blocks = g->cap_blocks;
+    } else {
+        if ((st = naive_kv_state(g, d, full, linear, align, &n_blocks, err))) goto fail;
     }
     /* io: ids, positions, LM-head rows, block table */
     uint64_t io = 0;
@@ -288,7 +400,7 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
     io += ((uint64_t)g->chunk * 4 + align - 1) / align * align;
     g->io_step = io;
     io += align;
-    uint64_t io_table = io;
+    g->io_table = io;
     io += ((uint64_t)(n_blocks ? n_blocks : 1) * 4 + align - 1) / align * align;
     g->logit_rows = g->chunk < TMRT_GPU_LOGIT_ROWS ? g->chunk : TMRT_GPU_LOGIT_ROWS;
     if ((st = block(g, "gpu-io", TMEM_PLACEMENT_DEVICE_HOST_VISIBLE, TMEM_LIFETIME_TRANSIENT, TMEM_ROLE_SCRATCH,
@@ -298,9 +410,9 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
                     err)))
         goto fail;
     if (full) {
-        uint32_t *table = (uint32_t *)((uint8_t *)g->io.host + io_table);
-        for (uint32_t b = 0; b < n_blocks; b++) table[b] = b;
-        kv->table = tmrt__gpu_sub(&g->io, io_table, (uint64_t)n_blocks * 4);
+        uint32_t *table = (uint32_t *)((uint8_t *)g->io.host + g->io_table);
+        for (uint32_t b = 0; g->naive && b < n_blocks; b++) table[b] = b;
+        kv->table = tmrt__gpu_sub(&g->io, g->io_table, (uint64_t)n_blocks * 4);
     }
     /* the recorder: every dispatch of a step, with room */
     uint32_t per_layer = 40;
@@ -309,8 +421,8 @@ tmem_status tmrt__gpu_session_create(tmrt_model *m, const tmrt_gpu_session_desc 
         tmrt__fail(err, st, "device recorder: %s", tmem_strerror(st));
         goto fail;
     }
-    /* a fresh sequence's state is zero */
-    if (linear) {
+    /* a fresh sequence's state is zero (typed: the cache zeroed its slot) */
+    if (linear && g->naive) {
         if ((st = tmrt__vk_begin(g->rec))) goto rec_fail;
         for (uint32_t il = 0; il < hp->n_layers; il++) {
             if (!hp->recurrent[il]) continue;
@@ -339,11 +451,21 @@ void tmrt__gpu_session_destroy(tmrt_gpu_session *g) {
     }
     for (uint32_t i = 0; i < g->n_nblocks; i++) tmrt__gpu_raw_destroy(gpu, &g->nblocks[i]);
     free(g->nblocks);
+    for (uint32_t k = 0; k < TMRT_VK_KV_MAX_POOL; k++)
+        if (g->kv_buf[k]) tmem_vk_buffer_destroy(gpu, g->kv_buf[k]);
+    if (g->state_buf) tmem_vk_buffer_destroy(gpu, g->state_buf);
+    tmem_kv_cache_destroy(g->cache);
+    tmem_type *types[] = {g->kv_type, g->state_type, g->snap_type};
+    for (int i = 0; i < 3; i++)
+        if (types[i]) (void)!tmem_type_destroy(types[i]);
+    free(g->offs);
     free(g);
 }
 
 uint64_t tmrt__gpu_session_device_bytes(const tmrt_gpu_session *g) {
     if (!g) return 0;
     if (g->naive) return g->naive_bytes;
-    return g->arena.size + g->kv.size + g->state.size + g->io.size + g->logits.size;
+    tmem_kv_cache_stats ks = {0};
+    if (g->cache && tmem_kv_cache_get_stats(g->cache, &ks) != TMEM_OK) memset(&ks, 0, sizeof ks);
+    return g->arena.size + ks.kv_bytes_allocated + ks.state_bytes + g->io.size + g->logits.size;
 }

@@ -273,7 +273,8 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
             tmrt_session_destroy(s);
             return st;
         }
-        s->info.device_bytes = tmrt__gpu_session_device_bytes(s->gpu) + tmrt__gpu_model_weight_bytes(m->gpu, NULL);
+        s->info.device_weights = tmrt__gpu_model_weight_bytes(m->gpu, &s->info.weights_imported);
+        s->info.device_bytes = tmrt__gpu_session_device_bytes(s->gpu) + s->info.device_weights;
         tmem_gguf_info gi;
         if (s->memory == TMRT_MEMORY_NAIVE && tmem_gguf_get_info(m->gguf, &gi) == TMEM_OK)
             s->info.naive_bytes += gi.file_size; /* the twin's host copy of the file */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench/bench.h"
+#include "bench/bench_peer.h"
 #include "run/run_report.h"
 #include "tmemrt/runtime.h"
 
@@ -39,31 +40,20 @@ static void run_variant(const char *model, const char *tokens, const char *gen, 
     v->dirty = run_report_json_num(out, "os_private_dirty_peak");
 }
 
-/* llama-bench -o json: avg_ts of the pp and the tg entries. */
-static void run_peer(const char *dir, const char *model, unsigned prompt, unsigned gen, variant *v) {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s/llama-bench' -m '%s' -p %u -n %u -ngl 99 -r 2 -o json 2>/dev/null", dir, model,
-             prompt, gen);
-    FILE *p = popen(cmd, "r");
-    if (!p) return;
-    static char out[1 << 16];
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    v->ok = pclose(p) == 0 && n > 0;
-    for (const char *s = out; v->ok && (s = strstr(s, "\"n_prompt\":"));) {
-        unsigned np = (unsigned)strtoul(s + 11, NULL, 10);
-        const char *ng = strstr(s, "\"n_gen\":"), *ts = strstr(s, "\"avg_ts\":");
-        if (!ng || !ts) break;
-        unsigned g = (unsigned)strtoul(ng + 8, NULL, 10);
-        double t = strtod(ts + 9, NULL);
-        if (np && !g) v->pp = t;
-        if (g && !np) v->tg = t;
-        s = ts;
-    }
+/* llama-bench -ngl 99 (bench_peer.c): pp then tg, each its own run. */
+static void run_peer(const bench_peer *peer, const char *model, unsigned threads, unsigned prompt, unsigned gen,
+                     variant *v) {
+    double d1 = 0, d2 = 0;
+    v->ok = bench_peer_llama_bench(peer, model, threads, prompt, 0, 0, &v->pp, &d1) &&
+            bench_peer_llama_bench(peer, model, threads, 0, gen, 0, &v->tg, &d2);
+    v->dirty = d1 > d2 ? d1 : d2;
+    v->dev = v->dev_driver = -1; /* llama-bench does not say */
 }
 
 int tmem_bench_gpu_run(int argc, char **argv, bool json) {
-    const char *model = NULL, *device = "vulkan", *peer = NULL;
+    const char *model = NULL, *device = "vulkan";
+    bench_peer peer;
+    bool have_peer = false;
     unsigned long ctx = 4096, prompt = 512, gen = 128, threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -73,7 +63,12 @@ int tmem_bench_gpu_run(int argc, char **argv, bool json) {
         else if (val && !strcmp(o, "--gen")) gen = strtoul(val, NULL, 10), i++;
         else if (val && !strcmp(o, "-t")) threads = strtoul(val, NULL, 10), i++;
         else if (val && !strcmp(o, "--device")) device = val, i++;
-        else if (val && !strcmp(o, "--peer") && !strncmp(val, "llama.cpp=", 10)) peer = val + 10, i++;
+        else if (val && !strcmp(o, "--peer")) {
+            if (!bench_peer_parse(val, &peer)) return 2;
+            peer.ngl = 99;
+            have_peer = true;
+            i++;
+        }
         else if (!model && o[0] != '-') model = o;
         else {
             fprintf(stderr, "tmem bench gpu-run: unknown option %s\n", o);
@@ -115,8 +110,8 @@ int tmem_bench_gpu_run(int argc, char **argv, bool json) {
     run_variant(model, tokens, gs, cs, "1", device, "typed", &v[0]);
     run_variant(model, tokens, gs, cs, "1", device, "naive", &v[1]);
     run_variant(model, tokens, gs, cs, ts, "cpu", "typed", &v[2]);
-    if (peer) run_peer(peer, model, (unsigned)prompt, (unsigned)gen, &v[3]);
-    uint32_t nv = peer ? 4 : 3;
+    if (have_peer) run_peer(&peer, model, (unsigned)threads, (unsigned)prompt, (unsigned)gen, &v[3]);
+    uint32_t nv = have_peer ? 4 : 3;
     if (json) {
         printf("{\"bench\": \"gpu-run\", \"model\": \"%s\", \"ctx\": %lu, \"prompt\": %lu, \"gen\": %lu, "
                "\"threads\": %lu, \"variants\": [",
@@ -146,7 +141,7 @@ int tmem_bench_gpu_run(int argc, char **argv, bool json) {
                    v[1].dirty > 0 ? v[0].dirty / v[1].dirty : 0);
         if (v[0].ok && v[2].ok && v[2].pp > 0 && v[2].tg > 0)
             printf("  gpu / cpu: prefill %.3fx, decode %.3fx\n", v[0].pp / v[2].pp, v[0].tg / v[2].tg);
-        if (peer && v[0].ok && v[3].ok && v[3].pp > 0 && v[3].tg > 0)
+        if (have_peer && v[0].ok && v[3].ok && v[3].pp > 0 && v[3].tg > 0)
             printf("  gpu / llama.cpp: prefill %.3fx, decode %.3fx\n", v[0].pp / v[3].pp, v[0].tg / v[3].tg);
     }
     return v[0].ok ? 0 : 1;

@@ -21,6 +21,7 @@ bool bench_peer_parse(const char *spec, bench_peer *p) {
         return false;
     }
     const char *dir = spec + sizeof prefix - 1;
+    p->ngl = 0;
     int n = snprintf(p->bin, sizeof p->bin, "%s", dir);
     if (n > 0 && (size_t)n < sizeof p->bin && tool_path(p, "llama-bench", probe, sizeof probe)) return true;
     n = snprintf(p->bin, sizeof p->bin, "%s/bin", dir);
@@ -41,15 +42,16 @@ static double json_num(const char *text, const char *key) {
 bool bench_peer_llama_bench(const bench_peer *p, const char *model, unsigned threads,
                             unsigned n_prompt, unsigned n_gen, unsigned n_depth, double *tok_s,
                             double *peak_dirty) {
-    char exe[1100], t[16], np[16], ng[16], nd[16];
+    char exe[1100], t[16], np[16], ng[16], nd[16], ngl[16];
     static char out[1 << 16];
     if (!tool_path(p, "llama-bench", exe, sizeof exe)) return false;
     snprintf(t, sizeof t, "%u", threads);
     snprintf(np, sizeof np, "%u", n_prompt);
     snprintf(ng, sizeof ng, "%u", n_gen);
     snprintf(nd, sizeof nd, "%u", n_depth);
+    snprintf(ngl, sizeof ngl, "%u", p->ngl);
     char *const argv[] = {exe, "-m", (char *)model, "-t", t, "-p", np, "-n", ng, "-d", nd,
-                          "-r", "1", "-o", "json", NULL};
+                          "-r", "1", "-o", "json", p->ngl ? "-ngl" : NULL, ngl, NULL};
     tmem_bench_sample s;
     bool ran = tmem_bench_sampled(argv, false, out, sizeof out, &s);
     double ts = json_num(out, "avg_ts");
@@ -94,7 +96,8 @@ bench_peer_mtmd bench_peer_run_mtmd(const bench_peer *p, const char *model, cons
     tmem_bench_sample s;
     bool ran = tmem_bench_sampled(argv, true, out, sizeof out, &s);
     static const char enc[] = "slice encoded in ";
-    for (const char *at = strstr(out, enc); at; at = strstr(at + 1, enc)) r.encode_ms += strtod(at + sizeof enc - 1, NULL);
+    for (const char *at = strstr(out, enc); at; at = strstr(at + 1, enc))
+        r.encode_ms += strtod(at + sizeof enc - 1, NULL);
     r.prefill_tok_s = perf_tok_s(out, "prompt eval time");
     const char *ev = strstr(out, "prompt eval time");
     r.decode_tok_s = ev ? perf_tok_s(ev + 1, " eval time") : 0;

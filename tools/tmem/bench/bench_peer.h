@@ -9,10 +9,11 @@
 
 typedef struct bench_peer {
     char bin[1024]; /* the directory holding llama-bench, llama-mtmd-cli */
+    unsigned ngl;   /* llama-bench -ngl (layers on its GPU backend); 0 = not passed */
 } bench_peer;
 
 /* Parse "llama.cpp=DIR" (DIR or DIR/bin holding an executable llama-bench)
- * into *p. false, with a message on stderr, if the spec or the directory is
+ * into *p (ngl 0). false, with a message on stderr, if the spec or the directory is
  * wrong; *p is then unspecified. */
 bool bench_peer_parse(const char *spec, bench_peer *p);
 

@@ -119,10 +119,15 @@ static void device_memory(const run_report *r, tmem_context *ctx, bool json) {
     }
     if (r->naive) total = total_peak = r->info.device_bytes; /* the twin's own allocations, not typed */
     if (json) {
-        printf("], \"device_bytes\": %llu, \"device_bytes_peak\": %llu, \"device_driver_usage\": %lld",
-               (unsigned long long)total, (unsigned long long)total_peak, have_driver ? (long long)driver : -1LL);
+        printf("], \"device_bytes\": %llu, \"device_bytes_peak\": %llu, \"device_driver_usage\": %lld, "
+               "\"device_weights\": %llu, \"weights_imported\": %s",
+               (unsigned long long)total, (unsigned long long)total_peak, have_driver ? (long long)driver : -1LL,
+               (unsigned long long)r->info.device_weights, r->info.weights_imported ? "true" : "false");
         return;
     }
+    if (r->info.weights_imported)
+        fprintf(stderr, "  weights: the mapped file's pages imported (%.2f MiB, clean, no copy: not device bytes)\n",
+                mib(r->info.device_weights));
     if (r->naive) fprintf(stderr, "  (naive twin: a VkDeviceMemory per tensor, outside the typed accounting)\n");
     fprintf(stderr, "  %-44s %10.2f %10.2f\n", "all roles", mib(total), mib(total_peak));
     if (have_driver) fprintf(stderr, "  driver heap usage (VK_EXT_memory_budget): %.2f MiB\n", mib(driver));

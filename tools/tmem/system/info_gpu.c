@@ -28,6 +28,35 @@ static void placements(uint32_t bits, bool json) {
     }
 }
 
+/* The devices of an API by index (what `tmem run --device vulkan:N` takes):
+ * a JSON array of names, or one text line each. */
+static void devices(tmem_gpu_api api, bool json) {
+    if (json) printf(",\"devices\":[");
+    for (uint32_t idx = 0; idx < 16; idx++) {
+        tmem_context *ctx = NULL;
+        tmem_context_desc cd = {0};
+        cd.flags = TMEM_CONTEXT_NO_DEFAULT_TYPES;
+        tmem_gpu *gpu = NULL;
+        tmem_gpu_desc gd = {0};
+        gd.api = api;
+        gd.device_index = idx;
+        tmem_gpu_info gi;
+        tmem_status st = tmem_context_create(&cd, &ctx);
+        if (st == TMEM_OK) st = tmem_gpu_attach(ctx, &gd, &gpu);
+        if (st == TMEM_OK) st = tmem_gpu_get_info(gpu, &gi);
+        if (st == TMEM_OK && json) {
+            if (idx) printf(",");
+            json_str(gi.device);
+        } else if (st == TMEM_OK) {
+            printf("          device %s:%u  %s\n", tmem_gpu_api_name(api), idx, gi.device);
+        }
+        tmem_gpu_release(gpu);
+        tmem_context_destroy(ctx);
+        if (st != TMEM_OK) break;
+    }
+    if (json) printf("]");
+}
+
 void tmem_info_gpu(bool json) {
     if (json) printf("[");
     else printf("\ngpu backends (typedmem_gpu)\n");
@@ -74,6 +103,7 @@ void tmem_info_gpu(bool json) {
                     printf("]}");
                 }
                 printf("]");
+                devices((tmem_gpu_api)api, true);
             }
             printf("}");
         } else if (st != TMEM_OK) {
@@ -95,6 +125,7 @@ void tmem_info_gpu(bool json) {
                 placements(m->placements, false);
                 printf("\n");
             }
+            devices((tmem_gpu_api)api, false);
         }
         tmem_gpu_release(gpu);
         tmem_context_destroy(ctx);
