@@ -51,12 +51,14 @@ if(TMEM_GLSLANG AND TARGET typedmem_gpu)
 endif()
 # The Vulkan test again under the Khronos validation layer, where installed
 # (Debian: vulkan-validationlayers): any spec violation fails it.
-if(TARGET gpu_test_vulkan AND EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
-  add_test(NAME gpu/test_vulkan_validation COMMAND gpu_test_vulkan)
-  set_tests_properties(gpu/test_vulkan_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    FAIL_REGULAR_EXPRESSION "Validation Error"
-    ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
-endif()
+foreach(_n test_vulkan test_vulkan_kv test_vulkan_weights)
+  if(TARGET gpu_${_n} AND EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
+    add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
+    set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+      FAIL_REGULAR_EXPRESSION "Validation Error"
+      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+  endif()
+endforeach()
 # The runtime's ops again with the fallbacks forced (shared-memory
 # reductions, 32-bit-word reads: TMRT_VK_NO_SUBGROUP | TMRT_VK_NO_STORAGE16),
 # and under the validation layer.
