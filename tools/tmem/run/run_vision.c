@@ -39,7 +39,7 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
     }
     rv->naive = naive;
     tmem_status rc;
-    if (rv->vulkan) {
+    if (rv->vulkan && !rv->gpu) { /* the text model is on the CPU: a gpu of our own */
         if (naive) {
             fprintf(stderr, "tmem run: --device vulkan places the encoder in typed device memory: not with "
                             "--memory naive\n");
@@ -57,6 +57,7 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
             fprintf(stderr, "tmem run: --device vulkan: no Vulkan device (%s)\n", tmem_status_name(rc));
             return -1;
         }
+        rv->own_gpu = true;
     }
     tmrt_vision_desc vd = {rv->mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED, rv->gpu};
     rc = tmrt_vision_open(ctx, &vd, &rv->v, &err);
@@ -252,7 +253,7 @@ void run_vision_free(run_vision *rv) {
     tmem_heap_destroy(rv->embd_heap);
     tmem_surface_release(rv->img);
     tmrt_vision_close(rv->v);
-    tmem_gpu_release(rv->gpu);
+    if (rv->own_gpu) tmem_gpu_release(rv->gpu);
     free(rv->positions);
     memset(rv, 0, sizeof *rv);
 }
