@@ -189,7 +189,13 @@ int tmem_cmd_run(int argc, char **argv) {
     md.path = a.model;
     md.memory = a.naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED;
     md.device = a.device;
-    if (run_vision_active(&a.vision)) md.device.kind = TMRT_DEVICE_CPU; /* text on the CPU beside the image */
+    if (run_vision_active(&a.vision) && a.device.kind == TMRT_DEVICE_VULKAN) {
+        /* the GPU text path takes no input embeddings yet: with an image the
+         * encoder runs on the GPU, the text on the CPU */
+        md.device = (tmrt_device){0};
+        fprintf(stderr, "tmem run: --device vulkan with an image: the vision encoder on the GPU, the text model "
+                        "on the CPU (the GPU text path takes no image rows yet)\n");
+    }
     tmem_status st = tmrt_model_open(a.naive ? NULL : ctx, &md, &m, &e);
     if (st) {
         fprintf(stderr, "tmem run: %s\n", e.message);
@@ -227,6 +233,7 @@ int tmem_cmd_run(int argc, char **argv) {
 
     double t_prompt = now_s(); /* TTFT counts from here: image decode, encode, prefill */
     bool image = run_vision_active(&a.vision);
+    if (image && a.vision.vulkan) a.vision.gpu = tmrt_model_gpu(m); /* the encoder on the model's gpu */
     if (image && run_vision_open(&a.vision, ctx, a.naive, tok, hp)) goto done;
     char *image_prompt = image && a.prompt ? run_vision_prompt(&a.vision, a.prompt) : NULL;
     const char *text = image_prompt ? image_prompt : a.prompt;

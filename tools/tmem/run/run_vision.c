@@ -1,6 +1,7 @@
 /* The image part of `tmem run`; see run_vision.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli/args.h"
 #include "run/run_vision.h"
 #include "tmemrt/image.h"
@@ -38,19 +39,25 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
     }
     rv->naive = naive;
     tmem_status rc;
-    if (rv->vulkan) {
+    if (rv->vulkan && !rv->gpu) { /* the text model is on the CPU: a gpu of our own */
         if (naive) {
             fprintf(stderr, "tmem run: --device vulkan places the encoder in typed device memory: not with "
                             "--memory naive\n");
             return -1;
         }
+        /* a chunk holds the weights (one buffer): the mmproj's size rounded up
+         * to a power of two, at least 64 MiB (the 0.8B encoder: 256 MiB) */
+        struct stat sb;
+        uint64_t chunk = 64ull << 20;
+        while (stat(rv->mmproj, &sb) == 0 && chunk < (uint64_t)sb.st_size && chunk < (8ull << 30)) chunk <<= 1;
         tmem_gpu_desc gd = {0};
         gd.api = TMEM_GPU_VULKAN;
-        gd.chunk_size = 512ull << 20; /* the 0.8B encoder's weights and a 1024x1024 arena, a chunk each */
+        gd.chunk_size = chunk;
         if ((rc = tmem_gpu_attach(ctx, &gd, &rv->gpu)) != TMEM_OK) {
             fprintf(stderr, "tmem run: --device vulkan: no Vulkan device (%s)\n", tmem_status_name(rc));
             return -1;
         }
+        rv->own_gpu = true;
     }
     tmrt_vision_desc vd = {rv->mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED, rv->gpu};
     rc = tmrt_vision_open(ctx, &vd, &rv->v, &err);
@@ -246,7 +253,7 @@ void run_vision_free(run_vision *rv) {
     tmem_heap_destroy(rv->embd_heap);
     tmem_surface_release(rv->img);
     tmrt_vision_close(rv->v);
-    tmem_gpu_release(rv->gpu);
+    if (rv->own_gpu) tmem_gpu_release(rv->gpu);
     free(rv->positions);
     memset(rv, 0, sizeof *rv);
 }
