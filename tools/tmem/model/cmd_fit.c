@@ -451,7 +451,8 @@ int tmem_cmd_fit(int argc, char **argv) {
     tmem_status st = TMEM_OK;
     /* a GGUF the reference runtime opens: the answer of its admission, the
      * one `tmem run` gets (same call); else the library's estimate */
-    int via = gguf && !mmproj && !model && runtime_request(&f) ? runtime_fit(ctx, gguf, &f, &rq, &r, &f.prefill_chunk) : 1;
+    int via = gguf && !mmproj && !model && runtime_request(&f) ? runtime_fit(ctx, gguf, &f, &rq, &r, &f.prefill_chunk)
+                                                              : 1;
     if (via < 0) goto done;
     if (via > 0) st = tmem_fit(&f, &r);
     if (st) {
