@@ -55,6 +55,7 @@
 #define TMEMRT_RUNTIME_H
 
 #include <typedmem/typedmem.h>
+#include <typedmem/gpu.h>
 #include <tmemrt/defaults.h>
 #include <tmemrt/error.h>
 
@@ -104,12 +105,46 @@ typedef struct tmrt_hparams {
 
 typedef struct tmrt_model tmrt_model;
 
+/** @brief Which processor runs the forward pass. */
+typedef enum tmrt_device_kind {
+    TMRT_DEVICE_CPU = 0,        /**< the CPU kernels (the default) */
+    TMRT_DEVICE_VULKAN          /**< Vulkan compute (docs/runtime.md, "The GPU path") */
+} tmrt_device_kind;
+
+/** @brief A device for the forward pass. Zeroed = the CPU. */
+typedef struct tmrt_device {
+    tmrt_device_kind kind;
+    uint32_t index;             /**< among the API's devices (tmem info lists them), 0 = first */
+    uint64_t chunk_size;        /**< Vulkan: bytes of one device memory object; 0 = 1 GiB
+                                     (lowered to the driver's maxMemoryAllocationSize) */
+} tmrt_device;
+
 /** @brief Describes a model to open. Zeroed = defaults. */
 typedef struct tmrt_model_desc {
     const char *path;           /**< GGUF file; required */
     tmrt_memory_mode memory;    /**< TYPED: mapped into the WEIGHTS role's FILE type;
                                      NAIVE: read into malloc'd memory */
+    /** Where the forward pass runs; zeroed = the CPU. VULKAN: the device is
+     *  attached to the model's context (tmem_gpu_attach) and the weights
+     *  are placed in device memory at open (the file's pages imported where
+     *  the device can, else uploaded through one bounded staging ring: never
+     *  a dequantised or second host copy); every session of the model then
+     *  runs on the device. Typed mode only. */
+    tmrt_device device;
 } tmrt_model_desc;
+
+/** @brief Whether the runtime was built with the Vulkan compute path.
+ *  @par Threads safe */
+TMEM_API bool tmrt_device_built(tmrt_device_kind kind);
+
+/** @brief The device a model runs on (zeroed = CPU for NULL).
+ *  @par Threads safe */
+TMEM_API tmrt_device tmrt_model_device(const tmrt_model *m);
+
+/** @brief The library's gpu a Vulkan model attached (its driver budget:
+ *  tmem_gpu_get_info); NULL for a CPU model or NULL. Owned by the model.
+ *  @par Threads safe */
+TMEM_API tmem_gpu *tmrt_model_gpu(const tmrt_model *m);
 
 /** @brief Open a GGUF with llama.cpp's `qwen35` architecture: read the
  *  hyper-parameters, find every tensor and check its shape and type against
@@ -200,6 +235,11 @@ typedef struct tmrt_session_info {
     uint64_t activation_arena;  /**< the bound plan's arena */
     uint64_t naive_bytes;       /**< naive mode: bytes malloc'd (weights included) */
     uint32_t n_past;            /**< tokens in the sequence now */
+    tmrt_device_kind device;    /**< where it runs (the model's device) */
+    uint64_t device_arena;      /**< Vulkan, typed: the device activation arena (largest plan) */
+    uint64_t device_bytes;      /**< Vulkan: device bytes of the model's weights and this
+                                     session's buffers (typed: its blocks; naive: its own
+                                     VkDeviceMemory allocations) */
 } tmrt_session_info;
 
 /** @brief Create a session: admit it (tmrt_session_admit: tmem_fit for

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
+#if TMRT_HAVE_VULKAN
+#include "gpurun/gpurun.h"
+#endif
 
 static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, tmem_fit_result *out) {
     return tmrt__session_fit(s->model, s->memory == TMRT_MEMORY_TYPED ? s->ctx : NULL, s->kv_dtype, n_tokens,
@@ -231,6 +234,11 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     /* admission first: nothing is allocated for a request that does not fit */
     tmrt_session_info admitted;
     tmem_status st = tmrt_session_admit(m, desc, &admitted, err);
+#if TMRT_HAVE_VULKAN
+    /* the host fit counts the roles the device path keeps on the device: on
+     * the device, its heaps' budget admits them */
+    if (st == TMEM_E_BUDGET && m && m->gpu) st = TMEM_OK;
+#endif
     if (st) {
         if (info && st == TMEM_E_BUDGET) *info = admitted;
         return st;
@@ -249,6 +257,31 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     s->run.model = m;
     for (uint32_t il = 0, a = 0; il < m->hp.n_layers; il++)
         if (!m->hp.recurrent[il]) s->run.attn_index[il] = a++;
+#if TMRT_HAVE_VULKAN
+    if (m->gpu) {
+        /* the device path: activations, KV, state on the device (gpurun/);
+         * the host keeps the logits row, the sampler's scratch and the tokens */
+        uint32_t chunk = admitted.chunk_asked < admitted.n_ctx ? admitted.chunk_asked : admitted.n_ctx;
+        s->chunk = s->info.chunk = chunk;
+        s->info.threads = 1;
+        s->info.device = TMRT_DEVICE_VULKAN;
+        size_t sc = (size_t)m->hp.n_vocab * 8;
+        s->info.scratch_bytes = sc;
+        tmrt_gpu_session_desc gd = {s->n_ctx, chunk, s->kv_dtype == TMEM_KV_DTYPE_F32};
+        if ((st = tmrt__gpu_session_create(m, &gd, &s->gpu, &s->info.device_arena, err)) ||
+            (st = buffers_create(s, sc, err))) {
+            tmrt_session_destroy(s);
+            return st;
+        }
+        s->info.device_bytes = tmrt__gpu_session_device_bytes(s->gpu) + tmrt__gpu_model_weight_bytes(m->gpu, NULL);
+        tmem_gguf_info gi;
+        if (s->memory == TMRT_MEMORY_NAIVE && tmem_gguf_get_info(m->gguf, &gi) == TMEM_OK)
+            s->info.naive_bytes += gi.file_size; /* the twin's host copy of the file */
+        if (info) *info = s->info;
+        *out = s;
+        return TMEM_OK;
+    }
+#endif
     size_t scratch = tmrt__scratch_bytes(m, admitted.chunk, (int)admitted.threads); /* in the "scratch" line */
     if ((st = tmrt__acts_create(s, err)) || (st = kv_create(s, &s->info.fit, err)) ||
         (st = buffers_create(s, scratch, err))) {
@@ -262,6 +295,9 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
 
 void tmrt_session_destroy(tmrt_session *s) {
     if (!s) return;
+#if TMRT_HAVE_VULKAN
+    tmrt__gpu_session_destroy(s->gpu);
+#endif
     tmrt__kern_pool_fini(s->run.pool);
     tmem_kv_cache_destroy(s->cache);
     free(s->run.kv.blocks);
@@ -325,7 +361,7 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
     tmem_status st;
     for (uint32_t done = 0; done < b->n_tokens;) {
         uint32_t n = b->n_tokens - done < s->chunk ? b->n_tokens - done : s->chunk;
-        if ((st = grow(s, n, err)) || (st = reset_scratch(s))) return st;
+        if (!s->gpu && ((st = grow(s, n, err)) || (st = reset_scratch(s)))) return st;
         tmrt_step step = {0};
         step.tokens = b->tokens ? b->tokens + done : NULL;
         step.embd_rows = b->embd_rows;
@@ -341,6 +377,11 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
                       : b->logits == TMRT_LOGITS_LAST && last ? TMRT_LOGITS_LAST : TMRT_LOGITS_NONE;
         step.fn = fn;
         step.user = user;
+#if TMRT_HAVE_VULKAN
+        if (s->gpu) {
+            if ((st = tmrt__gpu_forward(s->gpu, &step, s->run.logits, err))) return st;
+        } else
+#endif
         if ((st = tmrt__forward(&s->run, &step))) return tmrt__fail(err, st, "logits consumer: %s", tmem_strerror(st));
         for (uint32_t i = 0; i < n; i++) s->tokens[s->n_past + i] = b->tokens ? b->tokens[done + i] : -1;
         s->n_past += n;
@@ -352,13 +393,13 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
 
 tmem_status tmrt_session_snapshot(tmrt_session *s) {
     if (!s) return TMEM_E_INVALID_ARG;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     return tmem_kv_snapshot_take(s->cache, s->seq, NULL);
 }
 
 tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens) {
     if (!s) return TMEM_E_INVALID_ARG;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     tmem_status st = tmem_kv_seq_rollback(s->cache, s->seq, n_tokens);
     if (!st) {
         s->n_past = n_tokens;

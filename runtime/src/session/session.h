@@ -28,6 +28,8 @@ struct tmrt_session {
     void *naive_bufs[TMRT_NAIVE_MAX_BUFS];
     uint32_t n_naive_bufs;
     void *pool_mem;
+    /* Vulkan (the model's device): every role of the step on the device */
+    struct tmrt_gpu_session *gpu;
 };
 
 /* admit.c: tmem_fit of a session of m (typed_ctx: name the lines' types by

@@ -23,6 +23,7 @@ typedef struct run_report {
     double ttft_s;                  /* prompt processing (image decode and encode included)
                                        to the first sampled token */
     const tmrt_vision_stats *vision; /* the image's encode, NULL without one */
+    tmem_gpu *gpu;                 /* --device vulkan: the model's device, else NULL */
 } run_report;
 
 void run_report_begin(run_report *r, const char *model, bool naive);
