@@ -231,7 +231,7 @@ out:
 /* Contexts of the helpers below: a budget far above any request here, but
  * not the discovered memory (each default type reserves the budget of
  * address space; valgrind's address space is smaller than 8 x RAM). */
-#define HELPER_BUDGET (64ull << 30)
+#define HELPER_BUDGET (1ull << 30)
 
 static uint64_t need(const char *path, const request *rq) {
     request r = *rq;
