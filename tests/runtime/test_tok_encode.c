@@ -384,6 +384,69 @@ static void test_qwen35_sized_memory(void) {
     free(img);
 }
 
+/* Issue 21: the scratch sized for the text (TMRT_TOKENIZER_SCRATCH_EXACT,
+ * tmrt_tokenizer_scratch_bytes) takes the worst text of that length, a
+ * single piece, plain and in a chat turn; none at all takes short pieces and
+ * refuses a long one with TMEM_E_FULL; tmrt_tokenizer_memory_bytes is what
+ * the loaded tokenizer commits: the tables exactly, the scratch at most. */
+static void test_sized_scratch(void) {
+    CHECK(tmrt_tokenizer_scratch_bytes(0, false) == 0 && tmrt_tokenizer_scratch_bytes(256, false) == 0);
+    CHECK(tmrt_tokenizer_scratch_bytes(257, false) > 0 && tmrt_tokenizer_scratch_bytes(0, true) > 0);
+    CHECK(tmrt_tokenizer_scratch_bytes(UINT64_MAX / 2, false) == UINT64_MAX);
+    static const size_t lens[] = {1, 200, 256, 257, 1000, 4097, 65536};
+    static char word[65536];
+    static int32_t ids[65536 + 16];
+    for (size_t i = 0; i < sizeof word; i++) word[i] = "hel"[i % 3 == 2 ? 2 : i % 3];
+    for (int chat = 0; chat < 2; chat++)
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            mini m;
+            mini_init(&m);
+            void *img;
+            size_t img_len;
+            REQUIRE(mini_image(&m, &img, &img_len));
+            tmem_context *c;
+            tmem_context_desc cd = {0};
+            REQUIRE_OK(tmem_context_create(&cd, &c));
+            tmem_gguf *g;
+            tmem_gguf_error ge;
+            REQUIRE_OK(tmem_gguf_open_memory(c, img, img_len, &g, &ge));
+            tmrt_tokenizer_desc d = {0};
+            d.flags = TMRT_TOKENIZER_SCRATCH_EXACT;
+            d.scratch_bytes = tmrt_tokenizer_scratch_bytes(lens[k], chat);
+            uint64_t predicted, d0, c0, d1, c1, d2, c2;
+            tmrt_error err = {""};
+            CHECK_OK(tmrt_tokenizer_memory_bytes(c, g, &d, &predicted, &err));
+            CHECK_OK(tmem_context_accounted(c, &d0, &c0));
+            tmrt_tokenizer *tok = NULL;
+            CHECK_OK(tmrt_tokenizer_load_ex(c, g, &d, &tok, &err));
+            CHECK_OK(tmem_context_accounted(c, &d1, &c1));
+            /* after the load: the tables, committed whole */
+            CHECK_MSG(d1 - d0 + d.scratch_bytes == predicted, "loaded %llu + scratch %llu, predicted %llu",
+                      (unsigned long long)(d1 - d0), (unsigned long long)d.scratch_bytes,
+                      (unsigned long long)predicted);
+            size_t n = 0;
+            tmem_status st = chat ? tmrt_tokenizer_chat(tok, NULL, word, lens[k], 0, ids, sizeof ids / 4, &n)
+                                  : tmrt_tokenizer_encode(tok, word, lens[k], 0, ids, sizeof ids / 4, &n);
+            CHECK_MSG(st == TMEM_OK && n > 0, "%s %zu bytes: %s", chat ? "chat" : "encode", lens[k],
+                      tmem_status_name(st));
+            CHECK_OK(tmem_context_accounted(c, &d2, &c2));
+            CHECK(d2 - d0 <= predicted);
+            tmrt_tokenizer_destroy(tok);
+            if (k == sizeof lens / sizeof lens[0] - 1 && !chat) {
+                /* no scratch at all: short pieces only */
+                d.scratch_bytes = 0;
+                CHECK_OK(tmrt_tokenizer_load_ex(c, g, &d, &tok, &err));
+                CHECK_OK(tmrt_tokenizer_encode(tok, word, 256, 0, ids, 300, &n));
+                CHECK_ST(tmrt_tokenizer_encode(tok, word, 257, 0, ids, 300, &n), TMEM_E_FULL);
+                CHECK_ST(tmrt_tokenizer_chat(tok, NULL, "hi", 2, 0, ids, 300, &n), TMEM_E_FULL);
+                tmrt_tokenizer_destroy(tok);
+            }
+            tmem_gguf_close(g);
+            tmem_context_destroy(c);
+            free(img);
+        }
+}
+
 int main(void) {
     tmem_context_desc cd = {0};
     if (tmem_context_create(&cd, &ctx) != TMEM_OK) return 1;
@@ -395,6 +458,7 @@ int main(void) {
     RUN(test_synth);
     RUN(test_long_piece);
     RUN(test_qwen35_sized_memory);
+    RUN(test_sized_scratch);
     tmem_context_destroy(ctx);
     return tmem_test_finish();
 }

@@ -4,7 +4,9 @@
  * breakdown). The budget the runtime works under is the one the watch grants
  * (TMEM_LIMIT), counting dirty bytes: the mapped weights are clean. The
  * 0.8B-shape table (typed never killed, naive killed from 160 MiB down) is
- * in docs/reliability.md; this test uses the tiny committed model. */
+ * in docs/reliability.md; this test uses the tiny committed model, at a
+ * context of 131072 tokens (16 MiB of KV) so that the limits span both
+ * outcomes. */
 #include "harness.h"
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,7 @@
 static int watch_run(const char *tool, const char *model, const char *limit, char *out, size_t cap) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' watch --json --limit %s -- '%s' run '%s' --tokens 1,2,3,4,5,6,7,8 -n 3 "
-             "2>/dev/null", tool, limit, tool, model);
+             "--ctx 131072 2>/dev/null", tool, limit, tool, model);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     size_t n = fread(out, 1, cap - 1, p);

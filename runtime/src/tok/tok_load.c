@@ -615,17 +615,24 @@ static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
     return TMEM_OK;
 }
 
+/* A loader over g, the error cleared; TMEM_E_INVALID_ARG for NULLs. */
+static tmem_status loader_init(loader *L, tmem_context *ctx, const tmem_gguf *g, bool have_out, tmrt_error *err) {
+    if (err) err->message[0] = 0;
+    memset(L, 0, sizeof *L);
+    L->ctx = ctx;
+    L->g = g;
+    L->err = err;
+    if (!ctx || !g || !have_out) return tmrt__fail(err, TMEM_E_INVALID_ARG, "tokenizer: NULL context, file or output");
+    return TMEM_OK;
+}
+
 tmem_status tmrt_tokenizer_load_ex(tmem_context *ctx, const tmem_gguf *g, const tmrt_tokenizer_desc *desc,
                                    tmrt_tokenizer **out, tmrt_error *err) {
     if (out) *out = NULL;
-    if (err) err->message[0] = 0;
     loader L;
-    memset(&L, 0, sizeof L);
-    L.ctx = ctx;
-    L.g = g;
-    L.err = err;
-    if (!ctx || !g || !out) return tmrt__fail(L.err, TMEM_E_INVALID_ARG, "tokenizer: NULL context, file or output");
-    tmem_status st = load(&L, desc);
+    tmem_status st = loader_init(&L, ctx, g, out != NULL, err);
+    if (st != TMEM_OK) return st;
+    st = load(&L, desc);
     tmem_heap_destroy(L.temp);
     if (st != TMEM_OK) {
         tmrt_tokenizer_destroy(L.t);
@@ -645,14 +652,9 @@ static tmem_status heap_bytes(const tmem_type *type, uint64_t size, uint64_t *ou
 tmem_status tmrt_tokenizer_memory_bytes(tmem_context *ctx, const tmem_gguf *g, const tmrt_tokenizer_desc *desc,
                                         uint64_t *out, tmrt_error *err) {
     if (out) *out = 0;
-    if (err) err->message[0] = 0;
     loader L;
-    memset(&L, 0, sizeof L);
-    L.ctx = ctx;
-    L.g = g;
-    L.err = err;
-    if (!ctx || !g || !out) return tmrt__fail(L.err, TMEM_E_INVALID_ARG, "tokenizer: NULL context, file or output");
-    tmem_status st = count(&L, desc);
+    tmem_status st = loader_init(&L, ctx, g, out != NULL, err);
+    if (st == TMEM_OK) st = count(&L, desc);
     uint64_t tables = 0, scratch = 0;
     if (st == TMEM_OK && (st = heap_bytes(L.type, tables_heap_size(&L), &tables)) == TMEM_OK)
         st = heap_bytes(L.scratch_type, L.scratch_bytes, &scratch);

@@ -311,7 +311,7 @@ static int runtime_fit(tmem_context *ctx, const char *path, const tmem_fit_desc 
     sd.n_ctx = (uint32_t)f->ctx_tokens;
     sd.chunk = f->prefill_chunk;
     sd.threads = rq->threads;
-    sd.budget = f->budget;
+    sd.budget = f->budget ? f->budget : UINT64_MAX / 4; /* no --budget: report only, no chunk shrinking */
     sd.kv_dtype = f->kv_dtype;
     tmem_status st = tmrt_tokenizer_memory_bytes(ctx, tmrt_model_gguf(m), &tkd, &sd.tokenizer_bytes, &e);
     if (st == TMEM_E_NOT_FOUND) st = TMEM_OK, sd.tokenizer_bytes = 0; /* no tokenizer: run takes --tokens */
@@ -324,7 +324,7 @@ static int runtime_fit(tmem_context *ctx, const char *path, const tmem_fit_desc 
     }
     *r = si.fit;
     *chunk = si.chunk;
-    if (!f->budget) { /* report only: the admission used the discovered budget */
+    if (!f->budget) { /* report only */
         r->budget = 0, r->fits = true, r->max_ctx_tokens = 0;
         r->max_image_width = r->max_image_height = 0;
     }
@@ -451,7 +451,8 @@ int tmem_cmd_fit(int argc, char **argv) {
     tmem_status st = TMEM_OK;
     /* a GGUF the reference runtime opens: the answer of its admission, the
      * one `tmem run` gets (same call); else the library's estimate */
-    int via = gguf && !mmproj && !model && runtime_request(&f) ? runtime_fit(ctx, gguf, &f, &rq, &r, &f.prefill_chunk) : 1;
+    int via = gguf && !mmproj && !model && runtime_request(&f) ? runtime_fit(ctx, gguf, &f, &rq, &r, &f.prefill_chunk)
+                                                              : 1;
     if (via < 0) goto done;
     if (via > 0) st = tmem_fit(&f, &r);
     if (st) {
