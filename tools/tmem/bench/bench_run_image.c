@@ -131,7 +131,7 @@ static char *prompt_ids(const char *model, const char *mmproj, uint32_t w, uint3
     tmrt_vision *v = NULL;
     char *ids = NULL;
     tmrt_error err = {""};
-    tmrt_vision_desc vd = {mmproj, TMRT_MEMORY_TYPED};
+    tmrt_vision_desc vd = {mmproj, TMRT_MEMORY_TYPED, NULL};
     int32_t pad, start, end;
     tmrt_vision_grid grid;
     tmem_gguf_desc gd = {0};
