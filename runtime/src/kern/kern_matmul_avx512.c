@@ -6,9 +6,12 @@
  * rows; each 64-weight step unpacks the rows' weights once and every token
  * of the tile uses them, and each token's x once for every row. The integer
  * dots are AVX-512 VNNI:
- *   - Q8_0 x Q8_0: two 32-weight blocks per zmm; |w| and x with w's sign
- *     into vpdpbusd (u8 x s8, four products summed into each int32 lane,
- *     no int16 saturation on the way), scaled per block in f32 lanes.
+ *   - Q8_0 x Q8_0: two 32-weight blocks per zmm, up to 4 rows x 4 tokens;
+ *     x fed unsigned (x + 128) into vpdpbusd (u8 x s8, four products summed
+ *     into each int32 lane, no int16 saturation on the way), which starts
+ *     from -128 * sum w (one vpdpbusd per row, shared by the tokens), so
+ *     each (row, token) pair costs one vpdpbusd per 64 weights; scaled per
+ *     block in f32 lanes.
  *   - Q4_K x Q8_K: the 32 bytes of a 64-weight chunk as [low nibbles | high
  *     nibbles], which is x's order, so one 64-byte x load meets them;
  *     vpmaddubsw (u8 x s8 -> s16 pairs, at most 2*15*128: exact) then
@@ -50,6 +53,148 @@ static ALWAYS_INLINE float f16(uint16_t h) { return _cvtsh_ss(h); }
 #define QR 2
 #define QT 4
 
+/* ---- float weights ---- */
+
+/* Float tiles: at most FR rows x FT tokens (prefill), DECODE_ROWS rows x 1
+ * token (decode); rows in blocks of ~ROW_BLOCK_BYTES (half of L2) that
+ * every token group walks, as in the AVX2 tiles. */
+#define FR 4
+#define FT 6
+#define DECODE_ROWS 8
+#define DECODE_STEP 32                  /* elements per decode step: 64 bytes of f16 */
+#define DECODE_PREFETCH_BYTES (64 * 1024)
+#define ROW_BLOCK_BYTES (256 * 1024)
+
+static ALWAYS_INLINE __m512 load_w16(uint32_t type, const void *row, int64_t i) {
+    if (type == TMEM_GGML_F32) return _mm512_loadu_ps((const float *)row + i);
+    const __m256i h = _mm256_loadu_si256((const __m256i *)((const uint16_t *)row + i));
+    if (type == TMEM_GGML_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+static ALWAYS_INLINE float load_w1(uint32_t type, const void *row, int64_t i) {
+    if (type == TMEM_GGML_F32) return ((const float *)row)[i];
+    const uint16_t h = ((const uint16_t *)row)[i];
+    return type == TMEM_GGML_F16 ? kern_f16_to_f32(h) : kern_bf16_to_f32(h);
+}
+
+static ALWAYS_INLINE void micro_float(uint32_t type, int R, int T, const char *w0, size_t wstride, int64_t n,
+                                      const float *x0, size_t ldx, float *y0, size_t ldy) {
+    __m512 acc[DECODE_ROWS][FT];
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int t = 0; t < T; t++) acc[r][t] = _mm512_setzero_ps();
+    const int64_t n16 = n & ~(int64_t)15;
+    if (T == 1) {
+        const size_t esz = type == TMEM_GGML_F32 ? 4 : 2;
+        const size_t group = (size_t)R * wstride;
+        const size_t ahead = group < DECODE_PREFETCH_BYTES ? DECODE_PREFETCH_BYTES / group : 1;
+        const char *next = w0 + ahead * group;
+        int64_t i = 0;
+        for (; i + DECODE_STEP <= n16; i += DECODE_STEP) {
+            UNROLL for (int r = 0; r < R; r++)
+                UNROLL for (size_t l = 0; l < DECODE_STEP * esz; l += 64)
+                    _mm_prefetch(next + (size_t)r * wstride + (size_t)i * esz + l, _MM_HINT_T0);
+            UNROLL for (int64_t j = i; j < i + DECODE_STEP; j += 16) {
+                const __m512 xv = _mm512_loadu_ps(x0 + j);
+                UNROLL for (int r = 0; r < R; r++)
+                    acc[r][0] = _mm512_fmadd_ps(load_w16(type, w0 + (size_t)r * wstride, j), xv, acc[r][0]);
+            }
+        }
+        for (; i < n16; i += 16) {
+            const __m512 xv = _mm512_loadu_ps(x0 + i);
+            UNROLL for (int r = 0; r < R; r++)
+                acc[r][0] = _mm512_fmadd_ps(load_w16(type, w0 + (size_t)r * wstride, i), xv, acc[r][0]);
+        }
+    } else for (int64_t i = 0; i < n16; i += 16) {
+        __m512 wv[FR];
+        UNROLL for (int r = 0; r < R; r++) wv[r] = load_w16(type, w0 + (size_t)r * wstride, i);
+        UNROLL for (int t = 0; t < T; t++) {
+            const __m512 xv = _mm512_loadu_ps(x0 + (size_t)t * ldx + i);
+            UNROLL for (int r = 0; r < R; r++) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+        }
+    }
+    UNROLL for (int r = 0; r < R; r++) UNROLL for (int t = 0; t < T; t++) {
+        float sum = _mm512_reduce_add_ps(acc[r][t]);
+        const float *x = x0 + (size_t)t * ldx;
+        for (int64_t i = n16; i < n; i++) sum += load_w1(type, w0 + (size_t)r * wstride, i) * x[i];
+        y0[(size_t)t * ldy + (size_t)r] = sum;
+    }
+}
+
+/* One row group against T tokens, R and T picked at run time (the edges of
+ * a tile take the smaller shapes: the same operations per element). */
+static ALWAYS_INLINE void dispatch_float(uint32_t type, int R, int T, const char *w0, size_t wstride, int64_t n,
+                                         const float *x0, size_t ldx, float *y0, size_t ldy) {
+#define MF(r, t) micro_float(type, r, t, w0, wstride, n, x0, ldx, y0, ldy)
+    if (T == 1) {
+        switch (R) {
+        case 8: MF(8, 1); break;
+        case 7: MF(7, 1); break;
+        case 6: MF(6, 1); break;
+        case 5: MF(5, 1); break;
+        case 4: MF(4, 1); break;
+        case 3: MF(3, 1); break;
+        case 2: MF(2, 1); break;
+        default: MF(1, 1); break;
+        }
+    } else if (R == FR && T == FT) MF(FR, FT);
+    else if (R == FR) {
+        switch (T) {
+        case 5: MF(FR, 5); break;
+        case 4: MF(FR, 4); break;
+        case 3: MF(FR, 3); break;
+        default: MF(FR, 2); break;
+        }
+    } else {
+        for (int r = 0; r < R; r++) {
+            switch (T) {
+            case 6: MF(1, 6); break;
+            case 5: MF(1, 5); break;
+            case 4: MF(1, 4); break;
+            case 3: MF(1, 3); break;
+            default: MF(1, 2); break;
+            }
+            w0 += wstride, y0 += 1;
+        }
+    }
+#undef MF
+}
+
+static ALWAYS_INLINE void tile_float(uint32_t type, const kern_wmat *w, const void *xv, size_t xstride,
+                                     int64_t n_tok, int64_t o0, int64_t o1, float *y, size_t ldy) {
+    const float *x = xv;
+    const size_t ldx = xstride / sizeof(float);
+    int64_t block = (int64_t)(ROW_BLOCK_BYTES / (w->row_bytes ? w->row_bytes : 1));
+    block = block / (FR * DECODE_ROWS) * (FR * DECODE_ROWS);
+    if (block < FR * DECODE_ROWS) block = FR * DECODE_ROWS;
+    for (int64_t b0 = o0; b0 < o1; b0 += block) {
+        const int64_t b1 = b0 + block < o1 ? b0 + block : o1;
+        for (int64_t t0 = 0; t0 < n_tok; t0 += FT) {
+            const int T = (int)(n_tok - t0 < FT ? n_tok - t0 : FT);
+            const int rows = T == 1 ? DECODE_ROWS : FR;
+            for (int64_t r0 = b0; r0 < b1; r0 += rows) {
+                const int R = (int)(b1 - r0 < rows ? b1 - r0 : rows);
+                dispatch_float(type, R, T, (const char *)w->data + (size_t)r0 * w->row_bytes, w->row_bytes,
+                               w->n_in, x + (size_t)t0 * ldx, ldx, y + (size_t)t0 * ldy + (size_t)r0, ldy);
+            }
+        }
+    }
+}
+
+static void tile_f32(const kern_wmat *w, const void *x, size_t xs, int64_t nt, int64_t o0, int64_t o1,
+                     float *y, size_t ldy) {
+    tile_float(TMEM_GGML_F32, w, x, xs, nt, o0, o1, y, ldy);
+}
+
+static void tile_f16(const kern_wmat *w, const void *x, size_t xs, int64_t nt, int64_t o0, int64_t o1,
+                     float *y, size_t ldy) {
+    tile_float(TMEM_GGML_F16, w, x, xs, nt, o0, o1, y, ldy);
+}
+
+static void tile_bf16(const kern_wmat *w, const void *x, size_t xs, int64_t nt, int64_t o0, int64_t o1,
+                      float *y, size_t ldy) {
+    tile_float(TMEM_GGML_BF16, w, x, xs, nt, o0, o1, y, ldy);
+}
+
 /* ---- Q8_0 ---- */
 
 /* qs of blocks b and b + 1 (b + 1 only if two): 64 bytes, or 32 + zeros */
@@ -66,30 +211,35 @@ static ALWAYS_INLINE __m512 q8_0_scales(const kern_block_q8_0 *b, bool two) {
     return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
 }
 
+/* Q8_0 tiles take more rows (the per-row work is small): QR8 x QT. */
+#define QR8 4
+
 static ALWAYS_INLINE void micro_q8_0(int R, int T, const kern_block_q8_0 *const *w,
                                      const kern_block_q8_0 *const *x, int64_t nb, float *out,
                                      size_t ldo) {
-    __m512 acc[QR][QT];
+    __m512 acc[QR8][QT];
     UNROLL for (int r = 0; r < R; r++) UNROLL for (int t = 0; t < T; t++) acc[r][t] = _mm512_setzero_ps();
-    const __m512i zero = _mm512_setzero_si512();
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
     for (int64_t b = 0; b < nb; b += 2) {
         const bool two = b + 1 < nb;
-        __m512i wabs[QR];
-        __mmask64 wneg[QR];
-        __m512 dw[QR];
+        __m512i wq[QR8], wcorr[QR8];
+        __m512 dw[QR8];
         UNROLL for (int r = 0; r < R; r++) {
             prefetch_ahead(w[r] + b, 2);
-            const __m512i wq = q8_0_pair(w[r] + b, two);
-            wabs[r] = _mm512_abs_epi8(wq); /* -128 -> 0x80 = 128 unsigned: still exact */
-            wneg[r] = _mm512_movepi8_mask(wq);
+            wq[r] = q8_0_pair(w[r] + b, two);
+            /* x is fed unsigned, x + 128: sum (x + 128) w - 128 sum w; the
+             * second term per 4 weights, from vpdpbusd(128, w), starts the sum */
+            wcorr[r] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                        _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wq[r]));
             dw[r] = q8_0_scales(w[r] + b, two);
         }
         UNROLL for (int t = 0; t < T; t++) {
-            const __m512i xq = q8_0_pair(x[t] + b, two);
+            /* x ^ 0x80 = x + 128 as an unsigned byte, for every int8 x; the
+             * zero upper half of a lone block meets zero weights */
+            const __m512i xu = _mm512_xor_si512(q8_0_pair(x[t] + b, two), bias);
             const __m512 dx = q8_0_scales(x[t] + b, two);
             UNROLL for (int r = 0; r < R; r++) {
-                const __m512i sx = _mm512_mask_sub_epi8(xq, wneg[r], zero, xq);
-                const __m512i isum = _mm512_dpbusd_epi32(zero, wabs[r], sx);
+                const __m512i isum = _mm512_dpbusd_epi32(wcorr[r], xu, wq[r]);
                 acc[r][t] = _mm512_fmadd_ps(_mm512_mul_ps(dw[r], dx), _mm512_cvtepi32_ps(isum), acc[r][t]);
             }
         }
@@ -249,13 +399,13 @@ static ALWAYS_INLINE void micro_q6_k(int R, int T, const kern_block_q6_k *const 
 
 /* Rows o0..o1 against every x row in QR x QT register tiles (the edges in
  * smaller ones: the same operations per element). */
-#define TILE_QUANT(name, wblock, xblock, micro, qk)                                                   \
+#define TILE_QUANT(name, wblock, xblock, micro, qk, ROWS)                                                   \
     static void name(const kern_wmat *w, const void *x, size_t xs, int64_t nt, int64_t o0, int64_t o1, \
                      float *y, size_t ldy) {                                                          \
         const int64_t nb = w->n_in / (qk);                                                            \
         for (int64_t o = o0; o < o1;) {                                                               \
-            const int R = o1 - o >= QR ? QR : 1;                                                      \
-            const wblock *wr[QR];                                                                     \
+            const int R = o1 - o >= ROWS ? ROWS : 1;                                                      \
+            const wblock *wr[ROWS];                                                                     \
             for (int r = 0; r < R; r++)                                                               \
                 wr[r] = (const wblock *)((const char *)w->data + (size_t)(o + r) * w->row_bytes);     \
             for (int64_t t = 0; t < nt;) {                                                            \
@@ -263,8 +413,8 @@ static ALWAYS_INLINE void micro_q6_k(int R, int T, const kern_block_q6_k *const 
                 const xblock *xr[QT];                                                                 \
                 for (int k = 0; k < T; k++) xr[k] = (const xblock *)((const char *)x + (size_t)(t + k) * xs); \
                 float *yo = y + (size_t)t * ldy + (size_t)o;                                          \
-                if (R == QR && T == QT) micro(QR, QT, wr, xr, nb, yo, ldy);                           \
-                else if (R == QR) micro(QR, 1, wr, xr, nb, yo, ldy);                                  \
+                if (R == ROWS && T == QT) micro(ROWS, QT, wr, xr, nb, yo, ldy);                           \
+                else if (R == ROWS) micro(ROWS, 1, wr, xr, nb, yo, ldy);                                  \
                 else if (T == QT) micro(1, QT, wr, xr, nb, yo, ldy);                                  \
                 else micro(1, 1, wr, xr, nb, yo, ldy);                                                \
                 t += T;                                                                               \
@@ -273,12 +423,15 @@ static ALWAYS_INLINE void micro_q6_k(int R, int T, const kern_block_q6_k *const 
         }                                                                                             \
     }
 
-TILE_QUANT(tile_q8_0, kern_block_q8_0, kern_block_q8_0, micro_q8_0, KERN_QK8_0)
-TILE_QUANT(tile_q4_k, kern_block_q4_k, kern_block_q8_k, micro_q4_k, KERN_QK_K)
-TILE_QUANT(tile_q6_k, kern_block_q6_k, kern_block_q8_k, micro_q6_k, KERN_QK_K)
+TILE_QUANT(tile_q8_0, kern_block_q8_0, kern_block_q8_0, micro_q8_0, KERN_QK8_0, QR8)
+TILE_QUANT(tile_q4_k, kern_block_q4_k, kern_block_q8_k, micro_q4_k, KERN_QK_K, QR)
+TILE_QUANT(tile_q6_k, kern_block_q6_k, kern_block_q8_k, micro_q6_k, KERN_QK_K, QR)
 
 kern_tile_fn tmrt__kern__tile_avx512(uint32_t type) {
     switch (type) {
+    case TMEM_GGML_F32: return tile_f32;
+    case TMEM_GGML_F16: return tile_f16;
+    case TMEM_GGML_BF16: return tile_bf16;
     case TMEM_GGML_Q8_0: return tile_q8_0;
     case TMEM_GGML_Q4_K: return tile_q4_k;
     case TMEM_GGML_Q6_K: return tile_q6_k;
