@@ -58,7 +58,12 @@ static uint32_t default_ctx(const tmrt_hparams *hp, uint32_t n_ctx_min) {
 }
 
 static size_t session_scratch(const tmrt_session *s, uint32_t chunk, int threads) {
-    return tmrt__scratch_bytes(s->model, chunk, threads);
+    size_t need = tmrt__scratch_bytes(s->model, chunk, threads, 1);
+    if (s->is_runner) { /* and the batch of one-token rows */
+        size_t b = tmrt__scratch_bytes(s->model, s->decode_rows, threads, s->decode_rows);
+        if (b > need) need = b;
+    }
+    return need;
 }
 
 /* A LINEAR heap of `bytes` in `role`'s type with one allocation of all of it. */
@@ -80,7 +85,7 @@ static tmem_status linear_block(tmrt_session *s, tmem_role role, const char *nam
 
 static tmem_status refresh_views(tmrt_session *s) {
     const tmrt_hparams *hp = &s->model->hp;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_OK;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->is_runner || s->suspended) return TMEM_OK;
     tmrt_kv_view *kv = &s->run.kv;
     tmem_status st = TMEM_OK;
     /* the sequence's block addresses, resolved once for the step: attention
@@ -107,6 +112,27 @@ static tmem_status shared_snapshot_type(tmem_context *ctx, tmem_type **out) {
                          .lifetime = TMEM_LIFETIME_GROWING, .reclaim_priority = -1};
     tmem_status st = tmem_type_create(ctx, &td, out);
     if (st == TMEM_E_EXISTS) st = tmem_type_find(ctx, td.name, out); /* another thread was first */
+    return st;
+}
+
+/* The session's pinned sequence, new and empty. Until pinned, it is fair
+ * game for the reclaim another thread's budget hit runs over every cache
+ * (the soak found it evicted between create and pin): free the evicted
+ * handle and try again. */
+tmem_status tmrt__session_seq_open(tmrt_session *s) {
+    tmem_status st;
+    for (int attempt = 0;; attempt++) {
+        st = tmem_kv_seq_create(s->cache, &s->seq);
+        if (st == TMEM_OK) st = tmem_kv_seq_pin(s->cache, s->seq, true);
+        if (st != TMEM_E_STATE) break;
+        (void)!tmem_kv_seq_free(s->cache, s->seq); /* releases the evicted handle */
+        s->seq = TMEM_KV_SEQ_NONE;
+        if (attempt == 7) return TMEM_E_BUDGET; /* the budget is contested too hard to keep one */
+    }
+    if (st && s->seq != TMEM_KV_SEQ_NONE) {
+        (void)!tmem_kv_seq_free(s->cache, s->seq);
+        s->seq = TMEM_KV_SEQ_NONE;
+    }
     return st;
 }
 
@@ -180,23 +206,25 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
     cd.max_tokens = s->n_ctx;
     if ((st = tmem_kv_cache_create(s->ctx, &cd, &s->cache)))
         return tmrt__fail(err, st, "KV cache: %s", tmem_strerror(st));
-    /* Until pinned, the new sequence is fair game for the reclaim another
-     * thread's budget hit runs over every cache (the soak found it evicted
-     * between create and pin): free the evicted handle and try again. */
-    for (int attempt = 0;; attempt++) {
-        st = tmem_kv_seq_create(s->cache, &s->seq);
-        if (st == TMEM_OK) st = tmem_kv_seq_pin(s->cache, s->seq, true);
-        if (st != TMEM_E_STATE) break;
-        (void)!tmem_kv_seq_free(s->cache, s->seq); /* releases the evicted handle */
-        s->seq = TMEM_KV_SEQ_NONE;
-        if (attempt == 7) {
-            st = TMEM_E_BUDGET; /* the budget is contested too hard to keep one */
-            break;
-        }
-    }
+    st = tmrt__session_seq_open(s);
     if (st) return tmrt__fail(err, st, "KV sequence: %s", tmem_strerror(st));
     kv->cache = s->cache;
     return refresh_views(s);
+}
+
+/* An attached session's logits row and token buffer (the rest is the
+ * runner's); a resumed session's again. */
+tmem_status tmrt__session_rows_create(tmrt_session *s, tmrt_error *err) {
+    void *logits, *tokens;
+    tmem_status st;
+    if ((st = linear_block(s, TMEM_ROLE_ACTIVATION, "logits", (uint64_t)s->model->hp.n_vocab * 4, &s->logits_heap,
+                           &logits, err)) ||
+        (st = linear_block(s, TMEM_ROLE_OUTPUT_TOKENS, "tokens", (uint64_t)s->n_ctx * 4, &s->token_heap, &tokens,
+                           err)))
+        return st;
+    s->run.logits = logits;
+    s->tokens = tokens;
+    return TMEM_OK;
 }
 
 static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *err) {
@@ -204,8 +232,10 @@ static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *e
     size_t pool_bytes = tmrt__kern_pool_bytes((int)s->info.threads);
     void *logits, *scratch_mem, *tokens;
     tmem_status st;
+    if (s->runner) return tmrt__session_rows_create(s, err);
     if (s->memory == TMRT_MEMORY_TYPED) {
-        if ((st = linear_block(s, TMEM_ROLE_ACTIVATION, "logits", (uint64_t)hp->n_vocab * 4, &s->logits_heap,
+        uint64_t rows = s->decode_rows ? s->decode_rows : 1;
+        if ((st = linear_block(s, TMEM_ROLE_ACTIVATION, "logits", rows * hp->n_vocab * 4, &s->logits_heap,
                                &logits, err)) ||
             (st = linear_block(s, TMEM_ROLE_SCRATCH, "scratch", scratch, &s->scratch_heap, &scratch_mem, err)) ||
             (st = linear_block(s, TMEM_ROLE_SCRATCH, "thread pool", pool_bytes, &s->pool_heap, &s->pool_mem, err)) ||
@@ -224,6 +254,7 @@ static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *e
         s->info.naive_bytes += (uint64_t)hp->n_vocab * 4 + scratch + pool_bytes + (uint64_t)s->n_ctx * 4;
     }
     s->run.logits = logits;
+    s->batch_logits = logits;
     s->run.scratch = scratch_mem;
     s->run.scratch_cap = scratch;
     s->run.scratch_heap = s->scratch_heap;
@@ -234,10 +265,11 @@ static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *e
     return TMEM_OK;
 }
 
-tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session **out,
-                                tmrt_session_info *info, tmrt_error *err) {
+/* A session (runner NULL, rows 0), an attached session (runner) or a runner (rows). */
+static tmem_status create(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session *runner, uint32_t rows,
+                          tmrt_session **out, tmrt_session_info *info, tmrt_error *err) {
     if (out) *out = NULL;
-    if (info) memset(info, 0, sizeof *info);
+    memset(info, 0, sizeof *info);
     if (!m || !desc || !out || (desc->flags & ~(uint32_t)TMRT_SESSION_NO_CHUNK_SHRINK))
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: bad arguments");
     if (desc->threads > 64) return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: %u threads (1..64)", desc->threads);
@@ -245,19 +277,24 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
         desc->kv_dtype != TMEM_KV_DTYPE_F32)
         return tmrt__fail(err, TMEM_E_UNSUPPORTED, "session: KV rows in %s (f16 or f32 supported)",
                           tmem_kv_dtype_name(desc->kv_dtype));
+    if ((runner || rows) && m->memory != TMRT_MEMORY_TYPED)
+        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "session: shared runs need typed memory");
     tmrt_session *s = calloc(1, sizeof *s);
     if (!s) return tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the session");
+    s->runner = runner;
+    s->is_runner = rows > 0;
+    s->decode_rows = rows ? rows : 1;
     s->model = m;
     s->ctx = m->ctx;
     s->memory = m->memory;
     s->kv_dtype = desc->kv_dtype == TMEM_KV_DTYPE_F32 ? TMEM_KV_DTYPE_F32 : TMEM_KV_DTYPE_F16;
     s->n_ctx = desc->n_ctx ? desc->n_ctx : default_ctx(&m->hp, desc->n_ctx_min);
-    uint32_t chunk = desc->chunk ? desc->chunk : TMRT_DEFAULT_CHUNK;
+    uint32_t chunk = runner ? runner->chunk : desc->chunk ? desc->chunk : TMRT_DEFAULT_CHUNK;
     s->info.chunk_asked = chunk;
     if (chunk > s->n_ctx) chunk = s->n_ctx;
     s->info.memory = s->memory;
     s->info.n_ctx = s->n_ctx;
-    s->info.threads = desc->threads ? desc->threads : 1;
+    s->info.threads = runner ? runner->info.threads : desc->threads ? desc->threads : 1;
     s->on_evict = desc->on_evict;
     s->evict_user = desc->evict_user;
     s->run.model = m;
@@ -277,6 +314,9 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
         tmrt__fail(err, st, "fit: %s", tmem_strerror(st));
         goto fail;
     }
+    /* an attached session's activations, scratch and pool are its runner's,
+     * a runner's are all it holds: the library's budget is their admission */
+    if (runner || rows) s->info.fit.fits = true;
     if (!s->info.fit.fits && !(desc->flags & TMRT_SESSION_NO_CHUNK_SHRINK)) {
         for (uint32_t c = chunk / 2; c >= TMRT_MIN_CHUNK; c /= 2) {
             tmem_fit_result r;
@@ -293,7 +333,7 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     s->info.chunk = chunk;
     s->info.scratch_bytes = scratch + pool_bytes;
     if (!s->info.fit.fits) {
-        if (info) *info = s->info;
+        *info = s->info;
         st = tmrt__fail(err, TMEM_E_BUDGET,
                         "%u tokens of context need %llu dirty bytes, the budget is %llu; the largest context that fits "
                         "is %llu tokens",
@@ -301,10 +341,14 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
                         (unsigned long long)s->info.fit.max_ctx_tokens);
         goto fail;
     }
-    if ((st = tmrt__acts_create(s, err)) || (st = kv_create(s, &s->info.fit, err)) ||
-        (st = buffers_create(s, scratch, err)))
+    if (!runner && (st = tmrt__acts_create(s, err))) goto fail;
+    if (rows) {
+        s->run.kv.f32 = s->kv_dtype == TMEM_KV_DTYPE_F32; /* the batch's rows: every lane's dtype */
+    } else if ((st = kv_create(s, &s->info.fit, err))) {
         goto fail;
-    if (info) *info = s->info;
+    }
+    if ((st = buffers_create(s, scratch, err))) goto fail;
+    *info = s->info;
     *out = s;
     return TMEM_OK;
 fail:
@@ -312,11 +356,23 @@ fail:
     return st;
 }
 
+tmem_status tmrt__session_create_ex(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session *runner,
+                                    uint32_t rows, tmrt_session **out, tmrt_error *err) {
+    tmrt_session_info info;
+    return create(m, desc, runner, rows, out, &info, err);
+}
+
+tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session **out,
+                                tmrt_session_info *info, tmrt_error *err) {
+    tmrt_session_info tmp;
+    return create(m, desc, NULL, 0, out, info ? info : &tmp, err);
+}
+
 void tmrt_session_destroy(tmrt_session *s) {
     if (!s) return;
     tmrt__kern_pool_fini(s->run.pool);
     tmem_kv_cache_destroy(s->cache);
-    free(s->run.kv.blocks);
+    if (!s->is_runner) free(s->run.kv.blocks); /* a runner's view is its last session's, borrowed */
     tmem_heap *heaps[] = {s->act_heap, s->scratch_heap, s->pool_heap, s->logits_heap, s->token_heap};
     for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++) tmem_heap_destroy(heaps[i]);
     if (s->memory == TMRT_MEMORY_NAIVE) {
@@ -337,19 +393,22 @@ tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out)
 const float *tmrt_session_logits(const tmrt_session *s) { return s && s->have_logits ? s->run.logits : NULL; }
 
 const int32_t *tmrt_session_tokens(const tmrt_session *s, uint32_t *n) {
-    if (n) *n = s ? s->n_past : 0;
-    return s ? s->tokens : NULL;
+    if (n) *n = s && !s->suspended ? s->n_past : 0;
+    return s && !s->suspended ? s->tokens : NULL;
 }
 
 /* Room for n more tokens: KV blocks (typed: the paged cache grows). */
-static tmem_status grow(tmrt_session *s, uint32_t n, tmrt_error *err) {
+tmem_status tmrt__session_grow(tmrt_session *s, uint32_t n, tmrt_error *err) {
     if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_OK;
     tmem_status st = tmem_kv_seq_append(s->cache, s->seq, n);
     if (st) return tmrt__fail(err, st, "KV cache cannot grow by %u tokens: %s", n, tmem_strerror(st));
     return refresh_views(s);
 }
 
-static tmem_status reset_scratch(tmrt_session *s) {
+tmem_status tmrt__session_refresh(tmrt_session *s) { return refresh_views(s); }
+
+tmem_status tmrt__session_reset_scratch(tmrt_session *s) {
+    if (s->runner) s = s->runner;
     if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_OK;
     /* the per-step LINEAR heap: rewind it and take the whole range again */
     void *p;
@@ -359,9 +418,23 @@ static tmem_status reset_scratch(tmrt_session *s) {
     return st;
 }
 
+/* The run that computes for s: its own, or its runner's pointed at s's
+ * sequence (KV view, state) and logits row. */
+static tmrt_run *bind_run(tmrt_session *s) {
+    if (!s->runner) return &s->run;
+    tmrt_run *r = &s->runner->run;
+    r->kv = s->run.kv;
+    memcpy(r->conv_state, s->run.conv_state, sizeof r->conv_state);
+    memcpy(r->ssm_state, s->run.ssm_state, sizeof r->ssm_state);
+    r->logits = s->run.logits;
+    return r;
+}
+
 tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_fn fn, void *user, tmrt_error *err) {
     if (!s || !b || !b->n_tokens || (!b->tokens && !b->embd_rows) || (unsigned)b->logits > TMRT_LOGITS_ALL)
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "eval: bad arguments");
+    if (s->is_runner || s->suspended)
+        return tmrt__fail(err, TMEM_E_STATE, "eval: the session is %s", s->suspended ? "suspended" : "a runner");
     const tmrt_hparams *hp = &s->model->hp;
     if (b->embd_rows && (b->embd_first > b->n_tokens || b->embd_count > b->n_tokens - b->embd_first))
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "eval: embedding rows past the batch");
@@ -377,7 +450,7 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
     tmem_status st;
     for (uint32_t done = 0; done < b->n_tokens;) {
         uint32_t n = b->n_tokens - done < s->chunk ? b->n_tokens - done : s->chunk;
-        if ((st = grow(s, n, err)) || (st = reset_scratch(s))) return st;
+        if ((st = tmrt__session_grow(s, n, err)) || (st = tmrt__session_reset_scratch(s))) return st;
         tmrt_step step = {0};
         step.tokens = b->tokens ? b->tokens + done : NULL;
         step.embd_rows = b->embd_rows;
@@ -393,7 +466,8 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
                       : b->logits == TMRT_LOGITS_LAST && last ? TMRT_LOGITS_LAST : TMRT_LOGITS_NONE;
         step.fn = fn;
         step.user = user;
-        if ((st = tmrt__forward(&s->run, &step))) return tmrt__fail(err, st, "logits consumer: %s", tmem_strerror(st));
+        if ((st = tmrt__forward(bind_run(s), &step)))
+            return tmrt__fail(err, st, "logits consumer: %s", tmem_strerror(st));
         for (uint32_t i = 0; i < n; i++) s->tokens[s->n_past + i] = b->tokens ? b->tokens[done + i] : -1;
         s->n_past += n;
         done += n;
@@ -404,12 +478,14 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
 
 tmem_status tmrt_session_snapshot(tmrt_session *s) {
     if (!s) return TMEM_E_INVALID_ARG;
+    if (s->is_runner || s->suspended) return TMEM_E_STATE;
     if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
     return tmem_kv_snapshot_take(s->cache, s->seq, NULL);
 }
 
 tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens) {
     if (!s) return TMEM_E_INVALID_ARG;
+    if (s->is_runner || s->suspended) return TMEM_E_STATE;
     if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
     tmem_status st = tmem_kv_seq_rollback(s->cache, s->seq, n_tokens);
     if (!st) {
@@ -420,4 +496,4 @@ tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens) {
     return st;
 }
 
-tmrt_run *tmrt__session_run(tmrt_session *s) { return &s->run; }
+tmrt_run *tmrt__session_run(tmrt_session *s) { return s->runner ? &s->runner->run : &s->run; }
