@@ -94,8 +94,9 @@ static bool run_alone(uint32_t i, uint32_t turns, outcome *o) {
     return ok;
 }
 
-static tmrt_server *server_new(env *v, const char *sdir) {
+static tmrt_server *server_new_flags(env *v, const char *sdir, uint32_t flags) {
     tmrt_server_desc d = {0};
+    d.flags = flags;
     d.session.n_ctx = CTX;
     d.session.chunk = CHUNK;
     d.max_sessions = N;
@@ -106,6 +107,8 @@ static tmrt_server *server_new(env *v, const char *sdir) {
     CHECK_MSG(st == TMEM_OK, "server: %s %.200s", tmem_status_name(st), e.message);
     return st ? NULL : srv;
 }
+
+static tmrt_server *server_new(env *v, const char *sdir) { return server_new_flags(v, sdir, 0); }
 
 static void submit_turn(env *v, tmrt_server *srv, uint32_t id, uint32_t i, uint32_t turn) {
     tmrt_server_request rq = {0};
@@ -341,6 +344,39 @@ static void test_budget_suspends_idle(void) {
     env_close(&v);
 }
 
+/* The context's pressure callback at WARNING: the next step suspends every idle one. */
+static void test_pressure_suspends_idle(void) {
+    env v;
+    REQUIRE(env_open(&v, 1ull << 30));
+    tmrt_server *srv = server_new_flags(&v, dir, TMRT_SERVER_SUSPEND_ON_PRESSURE | TMRT_SERVER_NO_RECLAIM);
+    REQUIRE(srv);
+    uint32_t id[N], max_rows = 0;
+    int32_t got[PREDICT];
+    tmrt_error e;
+    for (uint32_t i = 0; i < N; i++) REQUIRE_OK(tmrt_server_open(srv, &id[i], &e));
+    for (uint32_t i = 0; i < N; i++) submit_turn(&v, srv, id[i], i, 0);
+    run_until_idle(srv, &max_rows);
+    for (uint32_t i = 0; i < N; i++) read_tokens(srv, id[i], got);
+    tmrt_server_stats st;
+    CHECK_OK(tmrt_server_get_stats(srv, &st));
+    CHECK(st.suspends == 0);
+    /* committed at 85% of the budget: WARNING (0.80) */
+    tmem_budget_info bi;
+    REQUIRE_OK(tmem_context_budget(v.ctx, &bi));
+    REQUIRE_OK(tmem_context_set_budget(v.ctx, (bi.committed - bi.committed_clean) * 100 / 85));
+    submit_turn(&v, srv, id[1], 1, 1);
+    run_until_idle(srv, &max_rows);
+    read_tokens(srv, id[1], got);
+    tmrt_server_step_info si;
+    CHECK_OK(tmrt_server_step(srv, &si, &e));
+    CHECK_OK(tmrt_server_get_stats(srv, &st));
+    CHECK_MSG(st.suspends >= N - 1, "%llu suspends under pressure", (unsigned long long)st.suspends);
+    REQUIRE_OK(tmem_context_set_budget(v.ctx, 1ull << 30));
+    tmrt_server_destroy(srv);
+    CHECK_OK(tmem_context_check(v.ctx));
+    env_close(&v);
+}
+
 int main(void) {
     if (!tmem_test_tmpdir(dir, sizeof dir)) return 1;
     snprintf(path, sizeof path, "%s/tiny.gguf", dir);
@@ -349,6 +385,7 @@ int main(void) {
     RUN(test_batched_equals_alone);
     RUN(test_suspend_resume);
     RUN(test_budget_suspends_idle);
+    RUN(test_pressure_suspends_idle);
     c = tiny_config_b();
     if (!tiny_model_write(&c, path)) return 1;
     RUN(test_batched_equals_alone);
