@@ -7,8 +7,9 @@
  * cache's own rows, f16 or f32); per DeltaNet layer its conv history then
  * its delta-rule state (f32, the state slot's bytes); the last logits row
  * (n_vocab f32) when the session had one. Native byte order (the file is
- * this machine's swap, not an exchange format). The checksum is FNV-1a 64
- * of the payload. Written through util/save_file.c: complete or absent. */
+ * this machine's swap, not an exchange format). The checksum is
+ * tmrt__fnv1a (FNV-1a 64 by 8-byte words) over the payload's regions in
+ * that order, each hashed on its own. Written through util/save_file.c: complete or absent. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -5,6 +5,8 @@
  * into a running FNV-1a 64 hash of what was written after the header;
  * tmrt__save_commit rewrites the header (which may now carry the hash),
  * flushes, fsyncs, closes, renames onto PATH and fsyncs the directory.
+ * The hash runs over each write's bytes (tmrt__fnv1a): a reader must hash
+ * the same spans.
  * Any failure removes the temp file: PATH is then as it was (absent, or
  * the previous complete file). A crash at any point leaves PATH complete
  * or absent, plus possibly a stale PATH.tmp that the next save replaces.
@@ -23,12 +25,13 @@
 
 typedef struct tmrt_save {
     FILE *f;
-    uint64_t hash;                  /* FNV-1a 64 of the bytes after the header */
+    uint64_t hash;                  /* tmrt__fnv1a of the bytes after the header, write by write */
     uint64_t bytes;                 /* written, header included */
     char path[TMRT_SAVE_PATH_MAX], tmp[TMRT_SAVE_PATH_MAX + 8];
 } tmrt_save;
 
-/* FNV-1a 64 of n bytes, continuing from h (start: TMRT_FNV_INIT). */
+/* FNV-1a 64 over the n bytes' 8-byte words (native order) then the tail
+ * bytes, continuing from h (start: TMRT_FNV_INIT). */
 #define TMRT_FNV_INIT 0xcbf29ce484222325ull
 uint64_t tmrt__fnv1a(uint64_t h, const void *p, size_t n);
 
