@@ -30,10 +30,12 @@ size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads, uin
                                   &lw->walpha, &lw->ssm_out, &lw->ffn_gate, &lw->ffn_up, &lw->ffn_down};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) need = max_sz(need, mm(all[i], chunk, threads));
     }
-    /* the LM head rows: the normed hidden rows + the matmul's scratch */
-    if (!head_rows) head_rows = 1;
-    need = max_sz(need, mm(&m->w.output, head_rows, threads) + (size_t)head_rows * hp->n_embd * 4 +
-                            (size_t)hp->n_embd * 4 + 2 * SCRATCH_ALIGN);
+    /* the LM head row: the normed hidden row + the matmul's scratch; a batch
+     * run's rows at once, with the output norm's vector beside them */
+    need = max_sz(need, mm(&m->w.output, 1, threads) + (size_t)hp->n_embd * 4 + SCRATCH_ALIGN);
+    if (head_rows > 1)
+        need = max_sz(need, mm(&m->w.output, head_rows, threads) + (size_t)(head_rows + 1) * hp->n_embd * 4 +
+                                2 * SCRATCH_ALIGN);
     /* vectors dequantised for an op (norm weights, gates' biases: at most
      * four of the widest) and the DeltaNet's cumulative gates per head */
     size_t vec = (size_t)(hp->n_embd > hp->ssm_inner ? hp->n_embd : hp->ssm_inner) * 4 * 4 + 4 * SCRATCH_ALIGN;

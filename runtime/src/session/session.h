@@ -35,6 +35,8 @@ struct tmrt_session {
     bool is_runner;                  /* a runner: graphs, scratch, pool and batch logits, no sequence */
     float *batch_logits;             /* a runner: decode_rows x n_vocab */
     bool suspended;                  /* session/suspend.c: the sequence is in a file */
+    /* Vulkan (the model's device): every role of the step on the device */
+    struct tmrt_gpu_session *gpu;
 };
 
 /* Room for n more tokens (KV blocks; the views refreshed). */
@@ -47,6 +49,13 @@ tmem_status tmrt__session_seq_open(tmrt_session *s);
 tmem_status tmrt__session_rows_create(tmrt_session *s, tmrt_error *err);
 /* Rewind the scratch of the run that computes for s. */
 tmem_status tmrt__session_reset_scratch(tmrt_session *s);
+
+/* admit.c: tmem_fit of a session of m (typed_ctx: name the lines' types by
+ * its role policy; NULL for the naive twin) at n_tokens and chunk, with the
+ * runtime's graph flags, KV dtype, "scratch" and "tokenizer" lines. */
+tmem_status tmrt__session_fit(const tmrt_model *m, tmem_context *typed_ctx, tmem_kv_dtype kv_dtype,
+                              uint32_t n_tokens, uint32_t chunk, uint64_t budget, uint64_t scratch,
+                              uint64_t tokenizer, tmem_fit_result *out);
 
 /* acts.c */
 tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_t n, uint32_t n_ctx,
