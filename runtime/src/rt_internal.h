@@ -115,11 +115,26 @@ typedef struct tmrt_run {
 /* forward/scratch.c: per-op scratch (no malloc: a LINEAR heap's range). */
 void *tmrt__scratch(tmrt_run *r, size_t bytes);
 void tmrt__scratch_reset(tmrt_run *r);
-/* The scratch the forward pass needs at `chunk` tokens with `threads`. */
-size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads);
+/* The scratch the forward pass needs at `chunk` tokens with `threads`,
+ * the LM head taking `head_rows` rows at once (1 but for a batch run). */
+size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads, uint32_t head_rows);
+
+/* One sequence of a multi-sequence decode step (session/batch.c): token t
+ * of the step is the next token of lane t, at position n_past of that
+ * sequence, its K/V rows in kv and its recurrent state in conv_state /
+ * ssm_state (per layer, as tmrt_run's). */
+typedef struct tmrt_lane {
+    const tmrt_kv_view *kv;
+    float *const *conv_state;
+    float *const *ssm_state;
+    uint32_t n_past;
+} tmrt_lane;
 
 /* forward/forward.c: one span of tokens (n <= plan size) at sequence
- * positions [n_past, n_past + n). */
+ * positions [n_past, n_past + n), or (lanes) one token of each of n
+ * sequences: then decode is set, positions and embd_rows are NULL, fn is
+ * NULL and the logits of token t (logits LAST or ALL: every row) go to
+ * r->logits + t * n_vocab. */
 typedef struct tmrt_step {
     const int32_t *tokens;
     const float *embd_rows;
@@ -131,7 +146,16 @@ typedef struct tmrt_step {
     tmrt_logits_fn fn;
     void *user;
     uint32_t batch_offset;                         /* index of tokens[0] in the caller's batch */
+    const tmrt_lane *lanes;                        /* NULL: the run's own sequence */
 } tmrt_step;
+
+/* Token t's KV view and position in the step. */
+static inline const tmrt_kv_view *tmrt__step_kv(const tmrt_run *r, const tmrt_step *st, uint32_t t) {
+    return st->lanes ? st->lanes[t].kv : &r->kv;
+}
+static inline uint32_t tmrt__step_pos(const tmrt_step *st, uint32_t t) {
+    return st->lanes ? st->lanes[t].n_past : st->n_past + t;
+}
 tmem_status tmrt__forward(tmrt_run *r, const tmrt_step *st);
 
 /* forward/attention.c */
@@ -153,7 +177,25 @@ void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
 /* forward/matmul.c: y = W x for n rows through the pool, scratch from r */
 void tmrt__matmul(tmrt_run *r, const kern_wmat *w, const float *x, uint32_t n, float *y);
 
-/* session/session.c: the run state of a session (for the sampler). */
+/* session/session.c: the run state that computes for a session (for the
+ * sampler: its scratch). */
 tmrt_run *tmrt__session_run(tmrt_session *s);
+
+/* Most sequences one batched decode step takes (the server's limit too). */
+#define TMRT_MAX_BATCH 64u
+
+/* batch.c: the next token of each of n sessions attached to runner (n <=
+ * its rows, distinct, none suspended) as one forward pass; each session's
+ * logits row and length as after a tmrt_session_eval of its one token.
+ * On failure no session changed. */
+tmem_status tmrt__session_decode_batch(tmrt_session *runner, tmrt_session *const *ss, const int32_t *tokens,
+                                       uint32_t n, tmrt_error *err);
+
+/* session.c: an attached session (runner non-NULL: desc's chunk and
+ * threads are the runner's) or a runner (rows > 0: the one-token graphs
+ * planned for `rows` sequences, no KV cache). */
+tmem_status tmrt__session_create_ex(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session *runner,
+                                    uint32_t rows, tmrt_session **out, tmrt_error *err);
+
 
 #endif /* TMRT_INTERNAL_H */

@@ -24,5 +24,6 @@ int tmem_cmd_watch(int argc, char **argv);
 int tmem_cmd_run(int argc, char **argv);
 int tmem_cmd_convert(int argc, char **argv);
 int tmem_cmd_gen(int argc, char **argv);
+int tmem_cmd_serve(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static int cmd_version(int argc, char **argv) {
 static const tmem_cmd commands[] = {
     {"version", "tmem version                       print the library version", cmd_version},
     {"run", "tmem run MODEL.gguf -p TEXT [...]   generate with the reference runtime on typed memory", tmem_cmd_run},
+    {"serve", "tmem serve MODEL.gguf [--port N] [...]  OpenAI-compatible HTTP server, many sessions, one budget",
+     tmem_cmd_serve},
     {"plan",
      "tmem plan FILE.csv [--capacity N] [--time-limit S] [--out F] [--json] [--svg F]  "
      "plan buffer offsets",

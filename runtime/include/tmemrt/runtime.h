@@ -359,7 +359,7 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_session_eval(tmrt_session *s, const tmr
 TMEM_API const float *tmrt_session_logits(const tmrt_session *s);
 
 /** @brief Tokens of the sequence so far (prompt and generated), in the
- *  session's OUTPUT_TOKENS buffer; NULL (and *n 0) for NULL.
+ *  session's OUTPUT_TOKENS buffer; NULL (and *n 0) for NULL and while suspended.
  *  @param[out] n  may be NULL. @par Threads as the session */
 TMEM_API const int32_t *tmrt_session_tokens(const tmrt_session *s, uint32_t *n);
 
@@ -376,6 +376,36 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_session_snapshot(tmrt_session *s);
  *          unchanged on failure
  *  @par Threads as the session */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens);
+
+/** @brief Suspend the session to `path`: its tokens, KV rows, recurrent
+ *  and conv state and last logits row are written to PATH.tmp, fsynced and
+ *  renamed onto PATH (the file is complete or absent, never half-written;
+ *  docs/serve.md has the format), then the sequence's KV blocks, state slot
+ *  and snapshots, its logits row and token buffer are given back: what
+ *  stays is the session object and its cache's reserved (uncommitted)
+ *  ranges. Until tmrt_session_resume every call but get_info, suspended,
+ *  resume and destroy answers TMEM_E_STATE. Typed mode only.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, bad path) | TMEM_E_STATE
+ *          (already suspended) | TMEM_E_UNSUPPORTED (naive) | TMEM_E_OS (the
+ *          write failed: the session is unchanged, PATH as it was)
+ *  @par Threads as the session */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_suspend(tmrt_session *s, const char *path, tmrt_error *err);
+
+/** @brief Resume a suspended session from the file its suspend wrote: the
+ *  sequence comes back with the same bytes (the next eval and sample give
+ *  the bits they would have given had it never been suspended) and the file
+ *  is removed. The header must match this session's model and layout and
+ *  the payload its checksum.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (not suspended)
+ *          | TMEM_E_OS (cannot read) | TMEM_E_CORRUPT (short, wrong header,
+ *          checksum) | TMEM_E_BUDGET (no room for its blocks and state);
+ *          on failure the session stays suspended and the file stays
+ *  @par Threads as the session */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_resume(tmrt_session *s, const char *path, tmrt_error *err);
+
+/** @brief true when the session is suspended (false for NULL).
+ *  @par Threads as the session */
+TMEM_API bool tmrt_session_suspended(const tmrt_session *s);
 
 /* ====================================================================== */
 /* Sampler                                                                  */

@@ -99,6 +99,12 @@ TMEM_API void tmrt_testing_matmul(const tmrt_testing_matrix *w, const float *x, 
 TMEM_API void tmrt_testing_matmul_ref(const tmrt_testing_matrix *w, const float *x, size_t ldx, int64_t n_tok,
                                       float *y, size_t ldy);
 
+/** @brief Fault injection for suspended sessions' files (the tests): the
+ *  nth fallible step (0 = the next) of the next file writes (open, write,
+ *  seek, flush, fsync, close, rename) fails with EIO; -1 turns it off.
+ *  @par Threads not thread-safe: one test thread */
+TMEM_API void tmrt_testing_save_fault(int nth);
+
 TMEM_EXTERN_C_END
 
 #endif /* TMEMRT_TESTING_H */

@@ -84,7 +84,8 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
     head_acc ha[MAX_GROUP];
     for (int64_t item = begin; item < end; item++) {
         uint32_t t = (uint32_t)(item / Hkv), kvh = (uint32_t)(item % Hkv);
-        uint32_t last = at->st->n_past + t;
+        uint32_t last = tmrt__step_pos(at->st, t);
+        const tmrt_kv_view *kv = tmrt__step_kv(at->r, at->st, t);
         size_t head_off = (size_t)kvh * hd * (f32 ? 4 : 2);
         for (uint32_t g0 = 0; g0 < group; g0 += MAX_GROUP) {
             uint32_t ng = group - g0 < MAX_GROUP ? group - g0 : MAX_GROUP;
@@ -100,7 +101,7 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
                 uint32_t nb = last + 1 - s0 < KEY_BLOCK ? last + 1 - s0 : KEY_BLOCK;
                 void *k, *v;
                 for (uint32_t j = 0; j < nb; j++) {
-                    tmrt__kv_rows(&at->r->kv, at->kv_layer, s0 + j, &k, &v);
+                    tmrt__kv_rows(kv, at->kv_layer, s0 + j, &k, &v);
                     const void *kh = (const char *)k + head_off;
                     for (uint32_t g = 0; g < ng; g++)
                         ha[g].score[j] = dot_row(ha[g].q, kh, hd, f32, simd) * scale;
@@ -118,7 +119,7 @@ static void attend(void *arg, int64_t begin, int64_t end, int thread) {
                     ha[g].l += tmrt__kern_exp_sub_sum(ha[g].score, ha[g].m, nb);
                 }
                 for (uint32_t j = 0; j < nb; j++) {
-                    tmrt__kv_rows(&at->r->kv, at->kv_layer, s0 + j, &k, &v);
+                    tmrt__kv_rows(kv, at->kv_layer, s0 + j, &k, &v);
                     const void *vh = (const char *)v + head_off;
                     for (uint32_t g = 0; g < ng; g++)
                         axpy_row(ha[g].acc, ha[g].score[j], vh, hd, f32, simd);
@@ -133,7 +134,7 @@ static void default_pos(const tmrt_step *st, uint32_t t, int32_t pos[4]) {
     if (st->positions) {
         memcpy(pos, st->positions + 4 * (size_t)t, 4 * sizeof *pos);
     } else {
-        int32_t p = (int32_t)(st->n_past + t);
+        int32_t p = (int32_t)tmrt__step_pos(st, t);
         pos[0] = pos[1] = pos[2] = pos[3] = p;
     }
 }
@@ -167,7 +168,7 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
             tmrt__rope(q, hp, pos);
         }
         void *kr, *vr;
-        tmrt__kv_rows(&r->kv, kv_layer, st->n_past + t, &kr, &vr);
+        tmrt__kv_rows(tmrt__step_kv(r, st, t), kv_layer, tmrt__step_pos(st, t), &kr, &vr);
         for (uint32_t h = 0; h < Hkv; h++) {
             float *k = kb + (size_t)t * Hkv * hd + (size_t)h * hd;
             tmrt__kern_rmsnorm(k, k, kn, hd, hp->rms_eps);

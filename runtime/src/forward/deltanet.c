@@ -38,6 +38,8 @@ typedef struct dn_bufs {
 
 typedef struct dn_task {
     tmrt_run *r;
+    const tmrt_lane *lanes; /* a multi-sequence decode step: token t's state is lanes[t]'s */
+    uint32_t layer;
     dn_bufs a;
     dn_shape sh;
     float *state;       /* the layer's S for all heads */
@@ -56,23 +58,27 @@ static const float *head_v(const dn_shape *s, uint32_t t, uint32_t h) {
     return s->v + (size_t)t * s->C + (size_t)h * s->dv;
 }
 
+/* The recurrent form for token t of head h over the state S of that head. */
+static void recurrent_token(const dn_task *dt, float *S, uint32_t t, uint32_t h) {
+    const dn_shape *s = &dt->sh;
+    const float *q = head_q(s, t, h), *k = head_k(s, t, h), *v = head_v(s, t, h);
+    float decay = expf(dt->a.gate[(size_t)t * s->Hv + h]);
+    float beta = dt->a.beta[(size_t)t * s->Hv + h];
+    float *o = dt->a.core_out + (size_t)t * s->I + (size_t)h * s->dv;
+    for (uint32_t j = 0; j < s->dv; j++) {
+        float *row = S + (size_t)j * s->dk;
+        tmrt__kern_scale(row, decay, s->dk);
+        float d = (v[j] - tmrt__kern_dot(row, k, s->dk)) * beta;
+        tmrt__kern_axpy(row, d, k, s->dk);
+        o[j] = tmrt__kern_dot(row, q, s->dk);
+    }
+}
+
 /* The recurrent form, tokens one after another. */
 static void recurrent_head(const dn_task *dt, uint32_t h) {
     const dn_shape *s = &dt->sh;
     float *S = dt->state + (size_t)h * s->dv * s->dk;
-    for (uint32_t t = 0; t < s->n; t++) {
-        const float *q = head_q(s, t, h), *k = head_k(s, t, h), *v = head_v(s, t, h);
-        float decay = expf(dt->a.gate[(size_t)t * s->Hv + h]);
-        float beta = dt->a.beta[(size_t)t * s->Hv + h];
-        float *o = dt->a.core_out + (size_t)t * s->I + (size_t)h * s->dv;
-        for (uint32_t j = 0; j < s->dv; j++) {
-            float *row = S + (size_t)j * s->dk;
-            tmrt__kern_scale(row, decay, s->dk);
-            float d = (v[j] - tmrt__kern_dot(row, k, s->dk)) * beta;
-            tmrt__kern_axpy(row, d, k, s->dk);
-            o[j] = tmrt__kern_dot(row, q, s->dk);
-        }
-    }
+    for (uint32_t t = 0; t < s->n; t++) recurrent_token(dt, S, t, h);
 }
 
 /* The chunked form for one head and one chunk of L <= CHUNK tokens starting at
@@ -172,6 +178,19 @@ static void run_heads(void *arg, int64_t begin, int64_t end, int thread) {
     }
 }
 
+/* A multi-sequence decode step: one (token, head) item each, token t over
+ * the state of its own sequence. */
+static void run_lane_heads(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    dn_task *dt = arg;
+    const dn_shape *s = &dt->sh;
+    for (int64_t item = begin; item < end; item++) {
+        uint32_t t = (uint32_t)(item / s->Hv), h = (uint32_t)(item % s->Hv);
+        float *S = dt->lanes[t].ssm_state[dt->layer] + (size_t)h * s->dv * s->dk;
+        recurrent_token(dt, S, t, h);
+    }
+}
+
 static float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 /* The causal depthwise conv over a block of channels for every token. */
@@ -227,11 +246,10 @@ static void conv_channels(void *arg, int64_t c_begin, int64_t c_end, int thread)
 /* conv_out = silu(causal depthwise conv of [conv state; qkv]) over the
  * pool by blocks of channels; the conv state then keeps the last kernel-1
  * inputs. */
-static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, const float *qkv, float *out,
-                 uint32_t n) {
+static void conv_seq(tmrt_run *r, const tmrt_layer_weights *lw, float *hist, const float *qkv, float *out,
+                     uint32_t n) {
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t K = hp->conv_kernel, C = (uint32_t)lw->conv1d.n_out;
-    float *hist = r->conv_state[layer]; /* (K-1) rows of C, oldest first */
     conv_task ct = {&lw->conv1d, hist, qkv, out, n, C, K};
     tmrt__kern_pool_for(r->pool, C, CONV_BLOCK, conv_channels, &ct);
     /* new history: the last K-1 inputs of [hist; qkv] */
@@ -243,13 +261,26 @@ static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, cons
     }
 }
 
+/* The run's sequence, or (lanes) each token over its own sequence's history. */
+static void conv(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, const float *qkv, float *out,
+                 const tmrt_step *st) {
+    if (!st->lanes) {
+        conv_seq(r, lw, r->conv_state[layer], qkv, out, st->n); /* (K-1) rows of C, oldest first */
+        return;
+    }
+    size_t C = (size_t)lw->conv1d.n_out;
+    for (uint32_t t = 0; t < st->n; t++)
+        conv_seq(r, lw, st->lanes[t].conv_state[layer], qkv + t * C, out + t * C, 1);
+}
+
 static void l2norm(float *x, uint32_t n, float eps, float scale) {
     float ss = tmrt__kern_dot(x, x, n), norm = sqrtf(ss);
     tmrt__kern_scale(x, scale / (norm > eps ? norm : eps), n);
 }
 
 /* The projections, the conv and the gates: QKV_PROJ .. L2NORM. */
-static void inputs(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a, uint32_t n) {
+static void inputs(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tmrt_acts *a, const tmrt_step *st) {
+    uint32_t n = st->n;
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t dk = hp->ssm_head_dim, G = hp->ssm_k_heads, Hv = hp->ssm_v_heads, C = 2 * G * dk + hp->ssm_inner;
     TMRT_OP(a, QKV_PROJ);
@@ -261,7 +292,7 @@ static void inputs(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, tm
     TMRT_OP(a, ALPHA_PROJ);
     tmrt__matmul(r, &lw->walpha, TMRT_ACT(a, ATTN_NORM), n, TMRT_ACT(a, ALPHA));
     TMRT_OP(a, CONV);
-    conv(r, lw, layer, TMRT_ACT(a, QKV_MIXED), TMRT_ACT(a, CONV_OUT), n);
+    conv(r, lw, layer, TMRT_ACT(a, QKV_MIXED), TMRT_ACT(a, CONV_OUT), st);
 
     /* the decay gate, and beta = sigmoid(b) in place */
     TMRT_OP(a, DECAY_GATE);
@@ -306,7 +337,7 @@ void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, t
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t n = st->n, dk = hp->ssm_head_dim, G = hp->ssm_k_heads, Hv = hp->ssm_v_heads, I = hp->ssm_inner;
     uint32_t dv = I / Hv, C = 2 * G * dk + I;
-    inputs(r, lw, layer, a, n);
+    inputs(r, lw, layer, a, st);
     if (Hv != G) repeat_heads(r, a, n);
 
     /* DELTA_RULE: the recurrence token by token (decode), or the chunk loop */
@@ -318,10 +349,13 @@ void tmrt__deltanet(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, t
         sh.k = TMRT_ACT(a, K_REP);
         sh.qk_stride = (size_t)Hv * dk;
     }
-    dn_task dt = {r, {TMRT_ACT(a, GATE), TMRT_ACT(a, BETA), TMRT_ACT(a, CORE_OUT), NULL, NULL, NULL, NULL, NULL,
-                      NULL, NULL, NULL},
-                  sh, r->ssm_state[layer], NULL, n < CHUNK ? n : CHUNK, 0, n};
-    if (st->decode) {
+    dn_task dt = {r, st->lanes, layer,
+                  {TMRT_ACT(a, GATE), TMRT_ACT(a, BETA), TMRT_ACT(a, CORE_OUT), NULL, NULL, NULL, NULL, NULL, NULL,
+                   NULL, NULL},
+                  sh, st->lanes ? NULL : r->ssm_state[layer], NULL, n < CHUNK ? n : CHUNK, 0, n};
+    if (st->lanes) {
+        tmrt__kern_pool_for(r->pool, (int64_t)n * Hv, 1, run_lane_heads, &dt);
+    } else if (st->decode) {
         tmrt__kern_pool_for(r->pool, Hv, 1, run_heads, &dt);
     } else {
         dn_bufs *b = &dt.a;

@@ -36,7 +36,12 @@ static void ffn(tmrt_run *r, const tmrt_layer_weights *lw, tmrt_acts *a, uint32_
     tmrt__matmul(r, &lw->ffn_up, TMRT_ACT(a, FFN_NORM), n, TMRT_ACT(a, FFN_UP));
 #endif
     TMRT_OP(a, FFN_ACT);
-    tmrt__kern_silu_mul(TMRT_ACT(a, FFN_GATE), TMRT_ACT(a, FFN_GATE), TMRT_ACT(a, FFN_UP), (int64_t)n * F);
+    /* row by row: a row's bits do not depend on the rows beside it (the
+     * vector loop's tail is scalar), so a batch of sequences gives each the
+     * bits it gets alone */
+    float *fg = TMRT_ACT(a, FFN_GATE);
+    const float *fu = TMRT_ACT(a, FFN_UP);
+    for (uint32_t t = 0; t < n; t++) tmrt__kern_silu_mul(fg + (size_t)t * F, fg + (size_t)t * F, fu + (size_t)t * F, F);
     TMRT_OP(a, FFN_DOWN);
     tmrt__matmul(r, &lw->ffn_down, TMRT_ACT(a, FFN_GATE), n, TMRT_ACT(a, FFN_DOWN));
 #if TMRT_PLANT_REORDER
@@ -74,6 +79,15 @@ static tmem_status head(tmrt_run *r, const tmrt_step *st, const float *x) {
     const tmrt_hparams *hp = &r->model->hp;
     uint32_t E = hp->n_embd;
     if (st->logits == TMRT_LOGITS_NONE) return TMEM_OK;
+    if (st->lanes) { /* every sequence's row through one read of the LM head */
+        float *rows = tmrt__scratch(r, (size_t)st->n * E * 4);
+        const float *on = tmrt__vec(&r->model->w.output_norm, tmrt__scratch(r, (size_t)E * 4));
+        for (uint32_t t = 0; t < st->n; t++)
+            tmrt__kern_rmsnorm(rows + (size_t)t * E, x + (size_t)t * E, on, E, hp->rms_eps);
+        tmrt__matmul(r, &r->model->w.output, rows, st->n, r->logits);
+        tmrt__scratch_reset(r);
+        return TMEM_OK;
+    }
     uint32_t first = st->logits == TMRT_LOGITS_ALL ? 0 : st->n - 1;
     for (uint32_t t = first; t < st->n; t++) {
         float *row = tmrt__scratch(r, (size_t)E * 4);

@@ -21,7 +21,7 @@ static size_t mm(const kern_wmat *w, uint32_t n, int threads) {
     return w->data ? tmrt__kern_matmul_scratch_bytes(w, n, threads) + SCRATCH_ALIGN : 0;
 }
 
-size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads) {
+size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads, uint32_t head_rows) {
     const tmrt_hparams *hp = &m->hp;
     size_t need = 0;
     for (uint32_t il = 0; il < hp->n_layers; il++) {
@@ -30,8 +30,12 @@ size_t tmrt__scratch_bytes(const tmrt_model *m, uint32_t chunk, int threads) {
                                   &lw->walpha, &lw->ssm_out, &lw->ffn_gate, &lw->ffn_up, &lw->ffn_down};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) need = max_sz(need, mm(all[i], chunk, threads));
     }
-    /* the LM head row: the normed hidden row + the matmul's scratch */
+    /* the LM head row: the normed hidden row + the matmul's scratch; a batch
+     * run's rows at once, with the output norm's vector beside them */
     need = max_sz(need, mm(&m->w.output, 1, threads) + (size_t)hp->n_embd * 4 + SCRATCH_ALIGN);
+    if (head_rows > 1)
+        need = max_sz(need, mm(&m->w.output, head_rows, threads) + (size_t)(head_rows + 1) * hp->n_embd * 4 +
+                                2 * SCRATCH_ALIGN);
     /* vectors dequantised for an op (norm weights, gates' biases: at most
      * four of the widest) and the DeltaNet's cumulative gates per head */
     size_t vec = (size_t)(hp->n_embd > hp->ssm_inner ? hp->n_embd : hp->ssm_inner) * 4 * 4 + 4 * SCRATCH_ALIGN;

@@ -1,7 +1,8 @@
 /* acts.c: the activation buffers of the four layer graphs a session runs
  * (full attention and DeltaNet, at the prefill chunk and at one token),
  * from the library's table of each graph (tmem_model_graph_get) for the
- * runtime's schedule, by buffer id: tmrt_acts::buf[id], with the table kept
+ * runtime's schedule (a runner's one-token graphs at its batch of rows,
+ * session/batch.c), by buffer id: tmrt_acts::buf[id], with the table kept
  * beside them for the forward pass's markers. Typed: each graph is planned
  * by the lifetime planner and all four plans share one arena (phases never
  * overlap), so the arena is the largest plan. Naive: a malloc per buffer. */
@@ -73,11 +74,12 @@ static uint32_t graph_sets(tmrt_session *s, graph_set sets[4]) {
     tmem_model_layer_counts(&s->model->mdesc, &full, &linear);
     if (full) {
         sets[k++] = (graph_set){&s->run.prefill_attn, TMEM_MODEL_LAYER_ATTENTION, s->chunk, TMRT_SLOT_PREFILL_ATTN};
-        sets[k++] = (graph_set){&s->run.decode_attn, TMEM_MODEL_LAYER_ATTENTION, 1, TMRT_SLOT_DECODE_ATTN};
+        sets[k++] = (graph_set){&s->run.decode_attn, TMEM_MODEL_LAYER_ATTENTION, s->decode_rows, TMRT_SLOT_DECODE_ATTN};
     }
     if (linear) {
         sets[k++] = (graph_set){&s->run.prefill_delta, TMEM_MODEL_LAYER_DELTANET, s->chunk, TMRT_SLOT_PREFILL_DELTA};
-        sets[k++] = (graph_set){&s->run.decode_delta, TMEM_MODEL_LAYER_DELTANET, 1, TMRT_SLOT_DECODE_DELTA};
+        sets[k++] = (graph_set){&s->run.decode_delta, TMEM_MODEL_LAYER_DELTANET, s->decode_rows,
+                                 TMRT_SLOT_DECODE_DELTA};
     }
     return k;
 }

@@ -46,7 +46,7 @@ static uint64_t heap_commit(tmem_context *typed, tmem_role role, uint64_t bytes)
 /* The "scratch" line at this chunk: the per-op scratch heap and the thread
  * pool's heap, as committed. */
 static uint64_t scratch_at(const tmrt_model *m, tmem_context *typed, uint32_t chunk, uint32_t threads) {
-    return heap_commit(typed, TMEM_ROLE_SCRATCH, tmrt__scratch_bytes(m, chunk, (int)threads)) +
+    return heap_commit(typed, TMEM_ROLE_SCRATCH, tmrt__scratch_bytes(m, chunk, (int)threads, 1)) +
            heap_commit(typed, TMEM_ROLE_SCRATCH, tmrt__kern_pool_bytes((int)threads));
 }
 

@@ -38,6 +38,15 @@ tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens, tmem_fit_
     return TMEM_OK;
 }
 
+static size_t session_scratch(const tmrt_session *s, uint32_t chunk, int threads) {
+    size_t need = tmrt__scratch_bytes(s->model, chunk, threads, 1);
+    if (s->is_runner) { /* and the batch of one-token rows */
+        size_t b = tmrt__scratch_bytes(s->model, s->decode_rows, threads, s->decode_rows);
+        if (b > need) need = b;
+    }
+    return need;
+}
+
 /* A LINEAR heap of `bytes` in `role`'s type with one allocation of all of it. */
 static tmem_status linear_block(tmrt_session *s, tmem_role role, const char *name, uint64_t bytes, tmem_heap **heap,
                                 void **ptr, tmrt_error *err) {
@@ -57,7 +66,7 @@ static tmem_status linear_block(tmrt_session *s, tmem_role role, const char *nam
 
 static tmem_status refresh_views(tmrt_session *s) {
     const tmrt_hparams *hp = &s->model->hp;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_OK;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->is_runner || s->suspended) return TMEM_OK;
     tmrt_kv_view *kv = &s->run.kv;
     tmem_status st = TMEM_OK;
     /* the sequence's block addresses, resolved once for the step: attention
@@ -84,6 +93,27 @@ static tmem_status shared_snapshot_type(tmem_context *ctx, tmem_type **out) {
                          .lifetime = TMEM_LIFETIME_GROWING, .reclaim_priority = -1};
     tmem_status st = tmem_type_create(ctx, &td, out);
     if (st == TMEM_E_EXISTS) st = tmem_type_find(ctx, td.name, out); /* another thread was first */
+    return st;
+}
+
+/* The session's pinned sequence, new and empty. Until pinned, it is fair
+ * game for the reclaim another thread's budget hit runs over every cache
+ * (the soak found it evicted between create and pin): free the evicted
+ * handle and try again. */
+tmem_status tmrt__session_seq_open(tmrt_session *s) {
+    tmem_status st;
+    for (int attempt = 0;; attempt++) {
+        st = tmem_kv_seq_create(s->cache, &s->seq);
+        if (st == TMEM_OK) st = tmem_kv_seq_pin(s->cache, s->seq, true);
+        if (st != TMEM_E_STATE) break;
+        (void)!tmem_kv_seq_free(s->cache, s->seq); /* releases the evicted handle */
+        s->seq = TMEM_KV_SEQ_NONE;
+        if (attempt == 7) return TMEM_E_BUDGET; /* the budget is contested too hard to keep one */
+    }
+    if (st && s->seq != TMEM_KV_SEQ_NONE) {
+        (void)!tmem_kv_seq_free(s->cache, s->seq);
+        s->seq = TMEM_KV_SEQ_NONE;
+    }
     return st;
 }
 
@@ -172,23 +202,25 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
     cd.max_tokens = s->n_ctx;
     if ((st = tmem_kv_cache_create(s->ctx, &cd, &s->cache)))
         return tmrt__fail(err, st, "KV cache: %s", tmem_strerror(st));
-    /* Until pinned, the new sequence is fair game for the reclaim another
-     * thread's budget hit runs over every cache (the soak found it evicted
-     * between create and pin): free the evicted handle and try again. */
-    for (int attempt = 0;; attempt++) {
-        st = tmem_kv_seq_create(s->cache, &s->seq);
-        if (st == TMEM_OK) st = tmem_kv_seq_pin(s->cache, s->seq, true);
-        if (st != TMEM_E_STATE) break;
-        (void)!tmem_kv_seq_free(s->cache, s->seq); /* releases the evicted handle */
-        s->seq = TMEM_KV_SEQ_NONE;
-        if (attempt == 7) {
-            st = TMEM_E_BUDGET; /* the budget is contested too hard to keep one */
-            break;
-        }
-    }
+    st = tmrt__session_seq_open(s);
     if (st) return tmrt__fail(err, st, "KV sequence: %s", tmem_strerror(st));
     kv->cache = s->cache;
     return refresh_views(s);
+}
+
+/* An attached session's logits row and token buffer (the rest is the
+ * runner's); a resumed session's again. */
+tmem_status tmrt__session_rows_create(tmrt_session *s, tmrt_error *err) {
+    void *logits, *tokens;
+    tmem_status st;
+    if ((st = linear_block(s, TMEM_ROLE_ACTIVATION, "logits", (uint64_t)s->model->hp.n_vocab * 4, &s->logits_heap,
+                           &logits, err)) ||
+        (st = linear_block(s, TMEM_ROLE_OUTPUT_TOKENS, "tokens", (uint64_t)s->n_ctx * 4, &s->token_heap, &tokens,
+                           err)))
+        return st;
+    s->run.logits = logits;
+    s->tokens = tokens;
+    return TMEM_OK;
 }
 
 static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *err) {
@@ -196,8 +228,10 @@ static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *e
     size_t pool_bytes = tmrt__kern_pool_bytes((int)s->info.threads);
     void *logits, *scratch_mem, *tokens;
     tmem_status st;
+    if (s->runner) return tmrt__session_rows_create(s, err);
     if (s->memory == TMRT_MEMORY_TYPED) {
-        if ((st = linear_block(s, TMEM_ROLE_ACTIVATION, "logits", (uint64_t)hp->n_vocab * 4, &s->logits_heap,
+        uint64_t rows = s->decode_rows ? s->decode_rows : 1;
+        if ((st = linear_block(s, TMEM_ROLE_ACTIVATION, "logits", rows * hp->n_vocab * 4, &s->logits_heap,
                                &logits, err)) ||
             (st = linear_block(s, TMEM_ROLE_SCRATCH, "scratch", scratch, &s->scratch_heap, &scratch_mem, err)) ||
             (st = linear_block(s, TMEM_ROLE_SCRATCH, "thread pool", pool_bytes, &s->pool_heap, &s->pool_mem, err)) ||
@@ -216,6 +250,7 @@ static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *e
         s->info.naive_bytes += (uint64_t)hp->n_vocab * 4 + scratch + pool_bytes + (uint64_t)s->n_ctx * 4;
     }
     s->run.logits = logits;
+    s->batch_logits = logits;
     s->run.scratch = scratch_mem;
     s->run.scratch_cap = scratch;
     s->run.scratch_heap = s->scratch_heap;
@@ -226,14 +261,31 @@ static tmem_status buffers_create(tmrt_session *s, size_t scratch, tmrt_error *e
     return TMEM_OK;
 }
 
-tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session **out,
-                                tmrt_session_info *info, tmrt_error *err) {
+/* A session (runner NULL, rows 0), an attached session (runner) or a runner (rows). */
+static tmem_status create(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session *runner, uint32_t rows,
+                          tmrt_session **out, tmrt_session_info *info, tmrt_error *err) {
     if (out) *out = NULL;
     if (info) memset(info, 0, sizeof *info);
-    if (!out) return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: bad arguments");
-    /* admission first: nothing is allocated for a request that does not fit */
+    if (!out || !desc) return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: bad arguments");
+    if ((runner || rows) && (!m || m->memory != TMRT_MEMORY_TYPED))
+        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "session: shared runs need typed memory");
+#if TMRT_HAVE_VULKAN
+    if ((runner || rows) && m->gpu) return tmrt__fail(err, TMEM_E_UNSUPPORTED, "session: shared runs are CPU only");
+#endif
+    /* admission first: nothing is allocated for a request that does not fit.
+     * An attached session runs at its runner's chunk and threads; its
+     * activations, scratch and pool are the runner's, and a runner holds
+     * only those: for both the library's budget is the admission (the fit
+     * counts what they do not hold) */
+    tmrt_session_desc d = *desc;
+    if (runner) {
+        d.chunk = runner->chunk;
+        d.threads = runner->info.threads;
+    }
+    if (runner || rows) d.flags |= TMRT_SESSION_NO_CHUNK_SHRINK;
     tmrt_session_info admitted;
-    tmem_status st = tmrt_session_admit(m, desc, &admitted, err);
+    tmem_status st = tmrt_session_admit(m, &d, &admitted, err);
+    if (st == TMEM_E_BUDGET && (runner || rows)) st = TMEM_OK;
 #if TMRT_HAVE_VULKAN
     /* the host fit counts the roles the device path keeps on the device: on
      * the device, its heaps' budget admits them */
@@ -245,6 +297,9 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     }
     tmrt_session *s = calloc(1, sizeof *s);
     if (!s) return tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the session");
+    s->runner = runner;
+    s->is_runner = rows > 0;
+    s->decode_rows = rows ? rows : 1;
     s->model = m;
     s->ctx = m->ctx;
     s->memory = m->memory;
@@ -258,7 +313,7 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
     for (uint32_t il = 0, a = 0; il < m->hp.n_layers; il++)
         if (!m->hp.recurrent[il]) s->run.attn_index[il] = a++;
 #if TMRT_HAVE_VULKAN
-    if (m->gpu) {
+    if (m->gpu) { /* (never a runner or an attached session: refused above) */
         /* the device path: activations, KV, state on the device (gpurun/);
          * the host keeps the logits row, the sampler's scratch and the tokens */
         uint32_t chunk = admitted.chunk_asked < admitted.n_ctx ? admitted.chunk_asked : admitted.n_ctx;
@@ -283,15 +338,28 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
         return TMEM_OK;
     }
 #endif
-    size_t scratch = tmrt__scratch_bytes(m, admitted.chunk, (int)admitted.threads); /* in the "scratch" line */
-    if ((st = tmrt__acts_create(s, err)) || (st = kv_create(s, &s->info.fit, err)) ||
-        (st = buffers_create(s, scratch, err))) {
+    size_t scratch = session_scratch(s, admitted.chunk, (int)admitted.threads); /* in the "scratch" line */
+    if ((!runner && (st = tmrt__acts_create(s, err))) ||
+        (!rows && (st = kv_create(s, &s->info.fit, err))) || (st = buffers_create(s, scratch, err))) {
         tmrt_session_destroy(s);
         return st;
     }
+    if (rows) s->run.kv.f32 = s->kv_dtype == TMEM_KV_DTYPE_F32; /* the batch's rows: every lane's dtype */
     if (info) *info = s->info;
     *out = s;
     return TMEM_OK;
+}
+
+tmem_status tmrt__session_create_ex(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session *runner,
+                                    uint32_t rows, tmrt_session **out, tmrt_error *err) {
+    tmrt_session_info info;
+    return create(m, desc, runner, rows, out, &info, err);
+}
+
+tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tmrt_session **out,
+                                tmrt_session_info *info, tmrt_error *err) {
+    tmrt_session_info tmp;
+    return create(m, desc, NULL, 0, out, info ? info : &tmp, err);
 }
 
 void tmrt_session_destroy(tmrt_session *s) {
@@ -301,7 +369,7 @@ void tmrt_session_destroy(tmrt_session *s) {
 #endif
     tmrt__kern_pool_fini(s->run.pool);
     tmem_kv_cache_destroy(s->cache);
-    free(s->run.kv.blocks);
+    if (!s->is_runner) free(s->run.kv.blocks); /* a runner's view is its last session's, borrowed */
     tmem_heap *heaps[] = {s->act_heap, s->scratch_heap, s->pool_heap, s->logits_heap, s->token_heap};
     for (size_t i = 0; i < sizeof heaps / sizeof heaps[0]; i++) tmem_heap_destroy(heaps[i]);
     if (s->memory == TMRT_MEMORY_NAIVE) {
@@ -322,19 +390,22 @@ tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out)
 const float *tmrt_session_logits(const tmrt_session *s) { return s && s->have_logits ? s->run.logits : NULL; }
 
 const int32_t *tmrt_session_tokens(const tmrt_session *s, uint32_t *n) {
-    if (n) *n = s ? s->n_past : 0;
-    return s ? s->tokens : NULL;
+    if (n) *n = s && !s->suspended ? s->n_past : 0;
+    return s && !s->suspended ? s->tokens : NULL;
 }
 
 /* Room for n more tokens: KV blocks (typed: the paged cache grows). */
-static tmem_status grow(tmrt_session *s, uint32_t n, tmrt_error *err) {
+tmem_status tmrt__session_grow(tmrt_session *s, uint32_t n, tmrt_error *err) {
     if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_OK;
     tmem_status st = tmem_kv_seq_append(s->cache, s->seq, n);
     if (st) return tmrt__fail(err, st, "KV cache cannot grow by %u tokens: %s", n, tmem_strerror(st));
     return refresh_views(s);
 }
 
-static tmem_status reset_scratch(tmrt_session *s) {
+tmem_status tmrt__session_refresh(tmrt_session *s) { return refresh_views(s); }
+
+tmem_status tmrt__session_reset_scratch(tmrt_session *s) {
+    if (s->runner) s = s->runner;
     if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_OK;
     /* the per-step LINEAR heap: rewind it and take the whole range again */
     void *p;
@@ -344,9 +415,23 @@ static tmem_status reset_scratch(tmrt_session *s) {
     return st;
 }
 
+/* The run that computes for s: its own, or its runner's pointed at s's
+ * sequence (KV view, state) and logits row. */
+static tmrt_run *bind_run(tmrt_session *s) {
+    if (!s->runner) return &s->run;
+    tmrt_run *r = &s->runner->run;
+    r->kv = s->run.kv;
+    memcpy(r->conv_state, s->run.conv_state, sizeof r->conv_state);
+    memcpy(r->ssm_state, s->run.ssm_state, sizeof r->ssm_state);
+    r->logits = s->run.logits;
+    return r;
+}
+
 tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_fn fn, void *user, tmrt_error *err) {
     if (!s || !b || !b->n_tokens || (!b->tokens && !b->embd_rows) || (unsigned)b->logits > TMRT_LOGITS_ALL)
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "eval: bad arguments");
+    if (s->is_runner || s->suspended)
+        return tmrt__fail(err, TMEM_E_STATE, "eval: the session is %s", s->suspended ? "suspended" : "a runner");
     const tmrt_hparams *hp = &s->model->hp;
     if (b->embd_rows && (b->embd_first > b->n_tokens || b->embd_count > b->n_tokens - b->embd_first))
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "eval: embedding rows past the batch");
@@ -362,7 +447,7 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
     tmem_status st;
     for (uint32_t done = 0; done < b->n_tokens;) {
         uint32_t n = b->n_tokens - done < s->chunk ? b->n_tokens - done : s->chunk;
-        if (!s->gpu && ((st = grow(s, n, err)) || (st = reset_scratch(s)))) return st;
+        if (!s->gpu && ((st = tmrt__session_grow(s, n, err)) || (st = tmrt__session_reset_scratch(s)))) return st;
         tmrt_step step = {0};
         step.tokens = b->tokens ? b->tokens + done : NULL;
         step.embd_rows = b->embd_rows;
@@ -383,7 +468,8 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
             if ((st = tmrt__gpu_forward(s->gpu, &step, s->run.logits, err))) return st;
         } else
 #endif
-        if ((st = tmrt__forward(&s->run, &step))) return tmrt__fail(err, st, "logits consumer: %s", tmem_strerror(st));
+        if ((st = tmrt__forward(bind_run(s), &step)))
+            return tmrt__fail(err, st, "logits consumer: %s", tmem_strerror(st));
         for (uint32_t i = 0; i < n; i++) s->tokens[s->n_past + i] = b->tokens ? b->tokens[done + i] : -1;
         s->n_past += n;
         done += n;
@@ -394,12 +480,14 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
 
 tmem_status tmrt_session_snapshot(tmrt_session *s) {
     if (!s) return TMEM_E_INVALID_ARG;
+    if (s->is_runner || s->suspended) return TMEM_E_STATE;
     if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     return tmem_kv_snapshot_take(s->cache, s->seq, NULL);
 }
 
 tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens) {
     if (!s) return TMEM_E_INVALID_ARG;
+    if (s->is_runner || s->suspended) return TMEM_E_STATE;
     if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     tmem_status st = tmem_kv_seq_rollback(s->cache, s->seq, n_tokens);
     if (!st) {
@@ -410,4 +498,4 @@ tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens) {
     return st;
 }
 
-tmrt_run *tmrt__session_run(tmrt_session *s) { return &s->run; }
+tmrt_run *tmrt__session_run(tmrt_session *s) { return s->runner ? &s->runner->run : &s->run; }

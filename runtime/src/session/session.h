@@ -28,9 +28,27 @@ struct tmrt_session {
     void *naive_bufs[TMRT_NAIVE_MAX_BUFS];
     uint32_t n_naive_bufs;
     void *pool_mem;
+    /* several sessions on one run (session/batch.c, server/): */
+    tmrt_session *runner;            /* attached: the runner whose run computes (its arena, scratch,
+                                        pool); the session keeps its KV, state, tokens and logits row */
+    uint32_t decode_rows;            /* rows of the one-token graphs: 1, or a runner's batch */
+    bool is_runner;                  /* a runner: graphs, scratch, pool and batch logits, no sequence */
+    float *batch_logits;             /* a runner: decode_rows x n_vocab */
+    bool suspended;                  /* session/suspend.c: the sequence is in a file */
     /* Vulkan (the model's device): every role of the step on the device */
     struct tmrt_gpu_session *gpu;
 };
+
+/* Room for n more tokens (KV blocks; the views refreshed). */
+tmem_status tmrt__session_grow(tmrt_session *s, uint32_t n, tmrt_error *err);
+/* The views of the sequence's blocks and state, after a change. */
+tmem_status tmrt__session_refresh(tmrt_session *s);
+/* The pinned sequence, new and empty (s->seq NONE on failure). */
+tmem_status tmrt__session_seq_open(tmrt_session *s);
+/* The logits row and token buffer in their own heaps (typed). */
+tmem_status tmrt__session_rows_create(tmrt_session *s, tmrt_error *err);
+/* Rewind the scratch of the run that computes for s. */
+tmem_status tmrt__session_reset_scratch(tmrt_session *s);
 
 /* admit.c: tmem_fit of a session of m (typed_ctx: name the lines' types by
  * its role policy; NULL for the naive twin) at n_tokens and chunk, with the

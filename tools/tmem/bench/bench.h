@@ -29,6 +29,7 @@ int tmem_bench_run_image(int argc, char **argv, bool json);
 int tmem_bench_tok(int argc, char **argv, bool json);
 int tmem_bench_vision(int argc, char **argv, bool json);
 int tmem_bench_gpu(int argc, char **argv, bool json);
+int tmem_bench_serve(int argc, char **argv, bool json);
 int tmem_bench_gpu_run(int argc, char **argv, bool json);
 
 /* Run `/proc/self/exe args...` (args[0] is argv[0], NULL-terminated) with its
