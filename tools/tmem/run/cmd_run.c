@@ -6,6 +6,7 @@
  * Exit codes: 0 ok, 1 runtime error, 2 bad usage, 3 the request does not fit
  * the budget (refused before it starts, with the breakdown and the largest
  * context that fits). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,7 +311,16 @@ int tmem_cmd_run(int argc, char **argv) {
     for (; n_gen < a.n_gen; n_gen++) {
         int32_t next;
         if ((st = tmrt_session_sample(s, &sp, &next))) {
-            fprintf(stderr, "tmem run: sampling: %s\n", tmem_strerror(st));
+            const float *lg = tmrt_session_logits(s);
+            uint32_t bad = tmrt_logits_first_nonfinite(lg, hp->n_vocab);
+            tmrt_session_info si = {0};
+            if (st == TMEM_E_CORRUPT && bad < hp->n_vocab && tmrt_session_get_info(s, &si) == TMEM_OK)
+                fprintf(stderr,
+                        "tmem run: non-finite logit (%s) for token id %u at position %u: "
+                        "the model's weights or its input hold NaN or Inf\n",
+                        isnan(lg[bad]) ? "NaN" : "Inf", bad, si.n_past ? si.n_past - 1 : 0);
+            else
+                fprintf(stderr, "tmem run: sampling: %s\n", tmem_strerror(st));
             goto done;
         }
         gen[n_gen] = next;
