@@ -12,6 +12,7 @@
  * and CPU time; and `tmem fit --gguf TEXT --mmproj MMPROJ --image WxH` for
  * the tokens the run held vs the typed run's OS peak. The llama.cpp mtmd
  * figure is the issue's reference measurement (same shapes), not this run. */
+#include "cli/out.h"
 #include "cli/args.h"
 #include "bench/bench.h"
 #include "run/model_cache.h"
@@ -153,7 +154,8 @@ static double fit_peak(const char *model, const char *mmproj, uint32_t w, uint32
 
 /* A smooth RGB picture, what a camera or a decoder would give. */
 static bool write_ppm(const char *path, uint32_t w, uint32_t h) {
-    FILE *f = fopen(path, "wb");
+    tmem_out_file *of = NULL;
+    FILE *f = tool_out_open("bench", path, NULL, 0, &of);
     if (!f) return false;
     fprintf(f, "P6\n%u %u\n255\n", w, h);
     bool ok = true;
@@ -164,7 +166,7 @@ static bool write_ppm(const char *path, uint32_t w, uint32_t h) {
                                    (unsigned char)((3 * x + 120) & 0xFF)};
             ok = fwrite(px, 1, 3, f) == 3;
         }
-    return fclose(f) == 0 && ok;
+    return tool_out_close("bench", of, ok);
 }
 
 /* The prompt ids: <|vision_start|>, <|image_pad|> once per image token,
