@@ -2,6 +2,7 @@
 # the parity test's budget (it converts and runs two checkpoints many times).
 set_tests_properties(runtime/test_parity PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 set_tests_properties(runtime/test_cli_run PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(runtime/test_cli_nonfinite PROPERTIES SKIP_RETURN_CODE 77)
 set_tests_properties(runtime/test_attention_simd PROPERTIES SKIP_RETURN_CODE 77)
 
 # The graph-lifetime check must catch a planted reorder (issue 18): the same

@@ -394,17 +394,21 @@ TMEM_API TMEM_NODISCARD tmem_status
  *   tmem_gguf_stream *s;
  *   if (tmem_gguf_stream_begin(w, "out.gguf", &s) != TMEM_OK) return;
  *   for (each declared tensor, each chunk) st = tmem_gguf_stream_write(s, chunk, n);
- *   st = tmem_gguf_stream_finish(s, &bytes);   // the file is complete, or removed
+ *   st = tmem_gguf_stream_finish(s, &bytes);   // the file is complete, or as it was
  * @endcode
  * While a stream is open the writer refuses changes (TMEM_E_STATE); it must
  * outlive the stream. */
 typedef struct tmem_gguf_stream tmem_gguf_stream;
 
-/** @brief Create or truncate `path` and write the header.
+/** @brief Start writing `path` and write the header. The bytes go to a
+ *  temporary in path's directory, renamed over path by a successful finish
+ *  (out_file.h's rules: a reader of the old file keeps it, a failure or kill
+ *  leaves the old file as it was, a symlink's target is replaced, a path
+ *  that exists and is not a regular file is refused with TMEM_E_INVALID_ARG).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (another stream is
  *          open on w) | TMEM_E_NOT_FOUND (a directory on the path is missing)
  *          | TMEM_E_PERMISSION | TMEM_E_IO | TMEM_E_OVERFLOW | TMEM_E_NO_MEMORY
- *          | TMEM_E_OS. On failure no file is left behind.
+ *          | TMEM_E_OS. On failure nothing is created and path is untouched.
  *  @par Threads one thread per writer */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path,
                                                            tmem_gguf_stream **out);
@@ -420,19 +424,20 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_next(const tmem_gguf_stream
  *  still needs; a call never spans two tensors).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_OVERFLOW (more than the
  *          tensor needs; nothing written) | TMEM_E_STATE (all tensors done) |
- *          TMEM_E_IO (disk full, ...: the stream has failed, finish removes
- *          the file) @par Threads one thread per stream */
+ *          TMEM_E_IO (disk full, ...: the stream has failed, finish leaves
+ *          path as it was) @par Threads one thread per stream */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_write(tmem_gguf_stream *s, const void *data, size_t len);
 
-/** @brief Flush and close. The stream is freed in every case.
+/** @brief Flush, fsync, rename over path, close. Freed in every case.
  *  @param[out] file_bytes  may be NULL: the file's size on success.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_STATE (a tensor is
- *          incomplete) | the first write error. On any error the file is
- *          removed. @par Threads one thread per stream
+ *          incomplete) | the first write error. On any error the temporary is
+ *          removed and path is as it was. @par Threads one thread per stream
  *  On failure *file_bytes is 0. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_gguf_stream_finish(tmem_gguf_stream *s, uint64_t *file_bytes);
 
-/** @brief Give up: close, remove the file, free. NULL is a no-op. @par Threads one thread per stream */
+/** @brief Give up: close, remove the temporary (path untouched), free. NULL is a no-op.
+ *  @par Threads one thread per stream */
 TMEM_API void tmem_gguf_stream_abort(tmem_gguf_stream *s);
 
 /* ====================================================================== */

@@ -17,6 +17,7 @@
 #include "plan.h"
 #include "plan_heap.h"
 #include "plan_io.h"
+#include "out_file.h"
 #include "model.h"
 #include "json.h"
 #include "safetensors.h"

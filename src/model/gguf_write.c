@@ -410,7 +410,7 @@ struct tmem_gguf_stream {
     tmem_gguf_writer *w;
     char *path;
     size_t path_len;
-    int fd;
+    tmem__os_afile af;     /* the temporary, renamed over path on finish */
     size_t cur;            /* tensor being written */
     uint64_t cur_done;     /* its bytes so far */
     uint64_t file_bytes;
@@ -422,7 +422,7 @@ struct tmem_gguf_stream {
 static tmem_status s_flush(tmem_gguf_stream *s) {
     if (s->failed) return s->failed;
     if (s->buf_len) {
-        tmem_status st = tmem__os_write_all(s->fd, s->buf, s->buf_len);
+        tmem_status st = tmem__os_write_all(s->af.fd, s->buf, s->buf_len);
         if (st) {
             s->failed = st;
             return st;
@@ -497,7 +497,7 @@ tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path, tmem_g
     if (!s) return tmem__err(TMEM_E_NO_MEMORY);
     memset(s, 0, sizeof *s);
     s->w = w;
-    s->fd = -1;
+    s->af.fd = -1;
     s->path_len = strlen(path);
     s->path = tmem__model_alloc(w->ctx, s->path_len + 1);
     s->buf = tmem__model_alloc(w->ctx, STREAM_BUF);
@@ -509,7 +509,7 @@ tmem_status tmem_gguf_stream_begin(tmem_gguf_writer *w, const char *path, tmem_g
         return tmem__err(TMEM_E_NO_MEMORY);
     }
     memcpy(s->path, path, s->path_len + 1);
-    if ((st = tmem__os_file_create(path, &s->fd))) {
+    if ((st = tmem__os_afile_create(path, &s->af, NULL))) {
         tmem__model_free(w->ctx, hdr, (size_t)data_offset);
         s_free(s);
         return st;
@@ -554,21 +554,15 @@ tmem_status tmem_gguf_stream_finish(tmem_gguf_stream *s, uint64_t *file_bytes) {
     tmem_status st = s->failed;
     if (!st && s->cur < s->w->n_t) st = tmem__err(TMEM_E_STATE);
     if (!st) st = s_flush(s);
-    tmem_status cst = tmem__os_close(s->fd);
-    s->fd = -1;
-    if (!st && cst) st = cst;
-    if (st) {
-        (void)tmem__os_unlink(s->path);
-    } else if (file_bytes) {
-        *file_bytes = s->file_bytes;
-    }
+    if (!st) st = tmem__os_afile_commit(&s->af); /* on failure the temporary is gone, path untouched */
+    else tmem__os_afile_abort(&s->af);
+    if (!st && file_bytes) *file_bytes = s->file_bytes;
     s_free(s);
     return st;
 }
 
 void tmem_gguf_stream_abort(tmem_gguf_stream *s) {
     if (!s) return;
-    if (s->fd >= 0) (void)tmem__os_close(s->fd);
-    (void)tmem__os_unlink(s->path);
+    tmem__os_afile_abort(&s->af); /* our temporary only: path is never touched */
     s_free(s);
 }

@@ -106,6 +106,31 @@ tmem_status tmem__os_read(int fd, void *buf, size_t cap, size_t *out_got);
  * TMEM__OS_ANY sweep never fails the clean-up of a partial file. */
 tmem_status tmem__os_unlink(const char *path);
 
+/* ---- output files replaced atomically (os_afile.c; docs/reliability.md) ----
+ * create: refuse a target that exists and is not a regular file (why: "is a
+ * directory", "is a device", ...) or a dangling symlink (TMEM_E_INVALID_ARG /
+ * TMEM_E_NOT_FOUND, nothing created); write through a symlink to its target;
+ * open a temporary in the target's directory (anonymous with O_TMPFILE). Write
+ * to fd (tmem__os_write_all) or to the stream. commit: flush, fsync, rename
+ * over the target, close; on failure the temporary is removed and the
+ * target is untouched. abort: close and remove the temporary, nothing else.
+ * *why is a static string, "" when nothing more is known. */
+typedef struct tmem__os_afile {
+    int fd;             /* -1 when closed */
+    bool anon;          /* O_TMPFILE: no name until commit */
+    FILE *stream;       /* tmem__os_afile_stream's, over fd */
+    char final[4096];   /* the path renamed over (a symlink's target) */
+    char tmp[4096];     /* our temporary name; "" while none exists */
+} tmem__os_afile;
+/* The refusals of create alone, creating nothing. */
+tmem_status tmem__os_afile_check(const char *path, const char **why);
+tmem_status tmem__os_afile_create(const char *path, tmem__os_afile *af, const char **why);
+FILE *tmem__os_afile_stream(tmem__os_afile *af);
+tmem_status tmem__os_afile_commit(tmem__os_afile *af);
+void tmem__os_afile_abort(tmem__os_afile *af);
+/* Both paths name one file (same device and inode, symlinks followed). */
+bool tmem__os_same_file(const char *a, const char *b);
+
 /* ---- advice, locking, residency ---- */
 typedef enum tmem__os_advice {
     TMEM__OS_ADVISE_DONTNEED, /* drop now; next touch reads zeros (anon) */

@@ -48,17 +48,18 @@ tmem_status tmem_trace_export_file(const tmem_trace_data *d, tmem_trace_format f
         tmem_status st = tmem__export_html_check(opt);
         if (st != TMEM_OK) return st;
     }
-    int fd;
-    if (tmem__os_file_create(path, &fd) != TMEM_OK) return tmem__err(TMEM_E_IO);
+    tmem__os_afile af;
+    tmem_status cst = tmem__os_afile_create(path, &af, NULL);
+    if (cst != TMEM_OK) return tmem__err(cst == TMEM_E_INVALID_ARG ? cst : TMEM_E_IO);
     tmem__text sb;
-    tmem__trace_text_fd(&sb, fd);
+    tmem__trace_text_fd(&sb, af.fd);
     tmem_status st = run(d, format, opt, &sb);
     if (st == TMEM_OK) {
         tmem__text_drain(&sb);
         if (sb.failed) st = tmem__err(sb.sink_failed ? TMEM_E_IO : TMEM_E_NO_MEMORY);
     }
     tmem__text_free(&sb);
-    return tmem__trace_file_finish(fd, path, st);
+    return tmem__trace_file_finish(&af, st);
 }
 
 void tmem_trace_string_free(char *text) { free(text); }

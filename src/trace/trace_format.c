@@ -111,21 +111,24 @@ void tmem__trace_write_all(const tmem_trace_data *d, tmem__text *sb) {
     put(sb, buf, tmem__trace_encode_end(buf, d->budget, d->dropped, d->count));
 }
 
-tmem_status tmem__trace_file_finish(int fd, const char *path, tmem_status st) {
-    if (tmem__os_close(fd) != TMEM_OK && st == TMEM_OK) st = tmem__err(TMEM_E_IO);
-    if (st != TMEM_OK) (void)tmem__os_unlink(path); /* no half-written file is left behind */
-    return st;
+tmem_status tmem__trace_file_finish(tmem__os_afile *af, tmem_status st) {
+    if (st != TMEM_OK) {
+        tmem__os_afile_abort(af); /* the temporary goes; the path is as it was */
+        return st;
+    }
+    return tmem__os_afile_commit(af) != TMEM_OK ? tmem__err(TMEM_E_IO) : TMEM_OK;
 }
 
 tmem_status tmem_trace_data_save(const tmem_trace_data *d, const char *path) {
     if (!d || !path) return tmem__err(TMEM_E_INVALID_ARG);
-    int fd;
-    if (tmem__os_file_create(path, &fd) != TMEM_OK) return tmem__err(TMEM_E_IO);
+    tmem__os_afile af;
+    tmem_status cst = tmem__os_afile_create(path, &af, NULL);
+    if (cst != TMEM_OK) return tmem__err(cst == TMEM_E_INVALID_ARG ? cst : TMEM_E_IO);
     tmem__text sb;
-    tmem__trace_text_fd(&sb, fd);
+    tmem__trace_text_fd(&sb, af.fd);
     tmem__trace_write_all(d, &sb);
     tmem__text_drain(&sb);
     tmem_status st = sb.failed ? tmem__err(sb.sink_failed ? TMEM_E_IO : TMEM_E_NO_MEMORY) : TMEM_OK;
     tmem__text_free(&sb);
-    return tmem__trace_file_finish(fd, path, st);
+    return tmem__trace_file_finish(&af, st);
 }

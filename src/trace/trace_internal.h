@@ -76,9 +76,10 @@ size_t tmem__trace_encode_placement(uint8_t *buf, uint32_t index, uint32_t place
 size_t tmem__trace_encode_end(uint8_t *buf, uint64_t budget, uint64_t dropped, uint64_t events);
 /* Whole trace encoded into sb (a string, or a file sink); check sb->failed. */
 void tmem__trace_write_all(const tmem_trace_data *data, tmem__text *sb);
-/* Close a file written through tmem__os_file_create; when st (or the close)
- * failed, remove it so no partial file is left. Returns the final status. */
-tmem_status tmem__trace_file_finish(int fd, const char *path, tmem_status st);
+/* Finish a file written through tmem__os_afile_create: commit it (fsync,
+ * rename over the path) when st is TMEM_OK, else drop the temporary so the
+ * path is as it was. Returns the final status. */
+tmem_status tmem__trace_file_finish(tmem__os_afile *af, tmem_status st);
 /* Event validity shared by reader and builder users (kind, type, role, name). */
 bool tmem__trace_event_valid(const tmem_trace_event *ev);
 

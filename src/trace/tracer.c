@@ -197,6 +197,8 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
     int file = -1;
     tmem_status st = TMEM_OK;
     if ((cap && !ring) || (desc->path && !buf)) st = tmem__err(TMEM_E_NO_MEMORY);
+    else if (desc->path && tmem__os_afile_check(desc->path, NULL) == TMEM_E_INVALID_ARG)
+        st = tmem__err(TMEM_E_INVALID_ARG); /* a directory, device or fifo: refused, nothing touched */
     else if (desc->path && tmem__os_file_create(desc->path, &file) != TMEM_OK) st = tmem__err(TMEM_E_IO);
     tmem_budget_info bi;
     uint64_t budget = tmem_context_budget(ctx, &bi) == TMEM_OK ? bi.budget : 0;
@@ -225,7 +227,10 @@ tmem_status tmem_trace_start(tmem_context *ctx, const tmem_trace_desc *desc) {
     tmem__os_mutex_unlock(&t->lock);
     if (ring) tmem__free(ctx, ring, (size_t)cap * sizeof *ring);
     if (buf) tmem__free(ctx, buf, buf_cap);
-    if (file >= 0) st = tmem__trace_file_finish(file, desc->path, st); /* start failed: remove the empty file */
+    if (file >= 0) { /* start failed: remove the empty file this call created */
+        (void)tmem__os_close(file);
+        (void)tmem__os_unlink(desc->path);
+    }
     return st;
 }
 

@@ -105,13 +105,31 @@ static void test_failures_leave_no_file(void) {
     REQUIRE(w);
     tmem_gguf_stream *s;
     REQUIRE_OK(tmem_gguf_stream_begin(w, path, &s));
-    CHECK(exists(path));
+    CHECK(!exists(path)); /* written beside (out_file.h): nothing under the name until finish */
     REQUIRE_OK(tmem_gguf_stream_write(s, a_data, 10));
     CHECK_ST(tmem_gguf_stream_finish(s, NULL), TMEM_E_STATE); /* incomplete */
     CHECK(!exists(path));
     REQUIRE_OK(tmem_gguf_stream_begin(w, path, &s));
     tmem_gguf_stream_abort(s);
     CHECK(!exists(path));
+    /* a previous file survives a failed stream and an abort, byte for byte (issue 21) */
+    FILE *prev = fopen(path, "wb");
+    REQUIRE(prev);
+    fputs("previous", prev);
+    fclose(prev);
+    REQUIRE_OK(tmem_gguf_stream_begin(w, path, &s));
+    REQUIRE_OK(tmem_gguf_stream_write(s, a_data, 10));
+    CHECK_ST(tmem_gguf_stream_finish(s, NULL), TMEM_E_STATE);
+    REQUIRE_OK(tmem_gguf_stream_begin(w, path, &s));
+    tmem_gguf_stream_abort(s);
+    char back[16] = {0};
+    prev = fopen(path, "rb");
+    CHECK(prev && fread(back, 1, sizeof back, prev) == 8 && !strcmp(back, "previous"));
+    if (prev) fclose(prev);
+    unlink(path);
+    /* a directory or a device as the path: refused, untouched */
+    CHECK_ST(tmem_gguf_stream_begin(w, dir, &s), TMEM_E_INVALID_ARG);
+    CHECK_ST(tmem_gguf_stream_begin(w, "/dev/null", &s), TMEM_E_INVALID_ARG);
     char bad[600];
     snprintf(bad, sizeof bad, "%s/no/such/dir/x.gguf", dir);
     CHECK_ST(tmem_gguf_stream_begin(w, bad, &s), TMEM_E_NOT_FOUND);

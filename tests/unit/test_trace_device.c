@@ -142,6 +142,7 @@ static void test_device_trace(void) {
         tmem_trace_data_destroy(r);
         remove(files[i]);
     }
+    CHECK(remove(dir) == 0); /* the temporary directory goes too: empty, or this fails (issue 21) */
     char *js = export_text(snap, TMEM_TRACE_FORMAT_SUMMARY_JSON);
     REQUIRE(js);
     CHECK(strstr(js, "\"name\":\"/memory/vram\",\"budget\":0,\"device\":true") != NULL);

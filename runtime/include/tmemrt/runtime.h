@@ -430,15 +430,25 @@ typedef struct tmrt_sampler {
 TMEM_API void tmrt_sampler_init(tmrt_sampler *sp, const tmrt_sampler_desc *desc);
 
 /** @brief Pick a token from the session's last logits. Scratch comes from
- *  the session's scratch heap. @return TMEM_OK | TMEM_E_STATE (no logits yet)
- *  | TMEM_E_INVALID_ARG (NULL); *out untouched on failure
+ *  the session's scratch heap. Whatever the sampler (greedy too), a
+ *  non-finite logit is refused: find it with tmrt_logits_first_nonfinite on
+ *  tmrt_session_logits; the session stays valid (destroy it or roll back).
+ *  @return TMEM_OK | TMEM_E_STATE (no logits yet) | TMEM_E_CORRUPT (a logit
+ *  is NaN or infinite) | TMEM_E_INVALID_ARG (NULL, NaN temperature); *out
+ *  untouched on failure
  *  @par Threads as the session */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_sample(tmrt_session *s, tmrt_sampler *sp, int32_t *out);
 
 /** @brief Pick a token from any logits row; `scratch` holds n_vocab x 8
- *  bytes (NULL is allowed for greedy). Pure; cannot fail (-1 for NULL
- *  logits or n_vocab 0). @par Threads safe (distinct samplers) */
+ *  bytes (NULL is allowed for greedy). Pure; reads only logits[0..n_vocab)
+ *  and scratch, for any values. @return the token id, or -1 for NULL logits,
+ *  n_vocab 0, a non-finite logit, or a NaN temperature.
+ *  @par Threads safe (distinct samplers) */
 TMEM_API int32_t tmrt_sample(const float *logits, uint32_t n_vocab, tmrt_sampler *sp, void *scratch);
+
+/** @brief The index of the first NaN or infinite value in logits[0..n), or n
+ *  when all are finite (or logits is NULL). Pure. @par Threads safe */
+TMEM_API uint32_t tmrt_logits_first_nonfinite(const float *logits, uint32_t n);
 
 TMEM_EXTERN_C_END
 

@@ -4,7 +4,11 @@
  * xorshift64* stream so a seed replays a run. The candidates are ordered in
  * the caller's scratch by a heap (no qsort: glibc's may malloc a temporary
  * as large as the array): the top k by a k-entry min-heap, or, without
- * top-k, every token within exp(-30) of the most likely one, heap-sorted. */
+ * top-k, every token within exp(-30) of the most likely one, heap-sorted.
+ * A non-finite logit (NaN, +-Inf) or a NaN temperature is refused (-1): it
+ * means broken weights or input, and no token drawn from it is meaningful.
+ * The most likely token is always a candidate, so the draw never runs over
+ * an empty set, whatever the inputs. */
 #include <math.h>
 #include "rt_internal.h"
 
@@ -12,6 +16,8 @@ typedef struct cand {
     float logit;
     int32_t id;
 } cand;
+/* runtime.h promises n_vocab x 8 bytes of scratch; session_sample.c sizes it so */
+_Static_assert(sizeof(cand) == 8, "a sampler candidate is 8 bytes");
 
 void tmrt_sampler_init(tmrt_sampler *sp, const tmrt_sampler_desc *desc) {
     tmrt_sampler_desc d = {0};
@@ -68,12 +74,23 @@ static int32_t argmax(const float *logits, uint32_t n) {
     return (int32_t)best;
 }
 
+uint32_t tmrt_logits_first_nonfinite(const float *logits, uint32_t n) {
+    if (!logits) return n;
+    for (uint32_t i = 0; i < n; i++)
+        if (!isfinite(logits[i])) return i;
+    return n;
+}
+
 int32_t tmrt_sample(const float *logits, uint32_t n_vocab, tmrt_sampler *sp, void *scratch) {
     if (!logits || !n_vocab) return -1;
+    if (tmrt_logits_first_nonfinite(logits, n_vocab) != n_vocab) return -1;
+    if (sp && isnan(sp->desc.temperature)) return -1;
     if (!sp || sp->desc.temperature <= 0 || !scratch) return argmax(logits, n_vocab);
+    float inv_t = 1.0f / sp->desc.temperature;
+    if (!isfinite(inv_t)) return argmax(logits, n_vocab); /* a temperature so small it is greedy */
     cand *c = scratch;
-    uint32_t n = 0;
-    float inv_t = 1.0f / sp->desc.temperature, mx = logits[argmax(logits, n_vocab)];
+    uint32_t n = 0, best = (uint32_t)argmax(logits, n_vocab);
+    float mx = logits[best];
     if (sp->desc.top_k && sp->desc.top_k < n_vocab) {
         uint32_t k = sp->desc.top_k;
         for (uint32_t i = 0; i < n_vocab; i++) {
@@ -91,7 +108,7 @@ int32_t tmrt_sample(const float *logits, uint32_t n_vocab, tmrt_sampler *sp, voi
             for (uint32_t j = n / 2; j-- > 0;) sift(c, n, j);
     } else {
         for (uint32_t i = 0; i < n_vocab; i++)
-            if ((logits[i] - mx) * inv_t > -30.0f) c[n++] = (cand){logits[i], (int32_t)i};
+            if (i == best || (logits[i] - mx) * inv_t > -30.0f) c[n++] = (cand){logits[i], (int32_t)i};
     }
     heap_sort(c, n);
     /* softmax over the candidates at the temperature, in place of the logits */
@@ -112,23 +129,11 @@ int32_t tmrt_sample(const float *logits, uint32_t n_vocab, tmrt_sampler *sp, voi
         sum = 0;
         for (uint32_t i = 0; i < n; i++) sum += c[i].logit;
     }
+    if (!(sum > 0) || !isfinite(sum)) return c[0].id; /* cannot happen with finite logits; never draw blind */
     double r = next_unit(sp) * sum, acc = 0;
     for (uint32_t i = 0; i < n; i++) {
         acc += c[i].logit;
         if (r < acc) return c[i].id;
     }
     return c[n - 1].id;
-}
-
-tmem_status tmrt_session_sample(tmrt_session *s, tmrt_sampler *sp, int32_t *out) {
-    if (!s || !sp || !out) return TMEM_E_INVALID_ARG;
-    const float *logits = tmrt_session_logits(s);
-    if (!logits) return TMEM_E_STATE;
-    tmrt_run *r = tmrt__session_run(s);
-    const tmrt_model *m = r->model;
-    tmrt__scratch_reset(r);
-    void *scratch = sp->desc.temperature > 0 ? tmrt__scratch(r, (size_t)m->hp.n_vocab * sizeof(cand)) : NULL;
-    *out = tmrt_sample(logits, m->hp.n_vocab, sp, scratch);
-    tmrt__scratch_reset(r);
-    return TMEM_OK;
 }

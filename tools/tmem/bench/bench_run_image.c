@@ -17,6 +17,7 @@
  * --reps times (best kept on each side): its encode time, prompt and
  * generation speed and sampled peak Private_Dirty beside ours. Without
  * --peer no peer runs, and the bench says so. */
+#include "cli/out.h"
 #include "cli/args.h"
 #include "bench/bench.h"
 #include "bench/bench_peer.h"
@@ -106,7 +107,8 @@ static double fit_peak(const char *model, const char *mmproj, uint32_t w, uint32
 
 /* A smooth RGB picture, what a camera or a decoder would give. */
 static bool write_ppm(const char *path, uint32_t w, uint32_t h) {
-    FILE *f = fopen(path, "wb");
+    tmem_out_file *of = NULL;
+    FILE *f = tool_out_open("bench", path, NULL, 0, &of);
     if (!f) return false;
     fprintf(f, "P6\n%u %u\n255\n", w, h);
     bool ok = true;
@@ -117,7 +119,7 @@ static bool write_ppm(const char *path, uint32_t w, uint32_t h) {
                                    (unsigned char)((3 * x + 120) & 0xFF)};
             ok = fwrite(px, 1, 3, f) == 3;
         }
-    return fclose(f) == 0 && ok;
+    return tool_out_close("bench", of, ok);
 }
 
 /* The prompt ids: <|vision_start|>, <|image_pad|> once per image token,

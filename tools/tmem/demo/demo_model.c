@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli/out.h"
 #include "demo/demo_session.h"
 #include "cli/progress.h"
 
@@ -133,7 +134,8 @@ static tmem_status write_file(tmem_gguf_writer *w, const char *path, demo_model_
     }
     tmem_gguf_close(g);
     if (st == TMEM_OK) {
-        FILE *out = fopen(path, "wb");
+        tmem_out_file *of = NULL;
+        FILE *out = tool_out_open("gen", path, NULL, 0, &of); /* renamed over path only when whole */
         if (!out) st = TMEM_E_IO;
         else {
             /* In pieces, so a terminal shows how the generation goes. */
@@ -149,8 +151,8 @@ static tmem_status write_file(tmem_gguf_writer *w, const char *path, demo_model_
             /* On disk, as a downloaded model is: its page-cache pages are
              * then clean (a dirty page cache page reads as Private_Dirty in
              * smaps even through a read-only private mapping). */
-            if (fflush(out) != 0 || fsync(fileno(out)) != 0) st = TMEM_E_IO;
-            if (fclose(out) != 0) st = TMEM_E_IO;
+            if (fflush(out) != 0) st = TMEM_E_IO;
+            if (!tool_out_close("gen", of, st == TMEM_OK)) st = TMEM_E_IO; /* fsync + rename */
         }
     }
     free(buf);

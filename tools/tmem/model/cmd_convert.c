@@ -6,6 +6,7 @@
  * Both stream the output (a progress bar on a terminal) and print a one-line
  * summary. Exit status: 0 ok, 2 usage, 1 error (message names the file,
  * tensor or field). */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include "commands.h"
 #include "cli/progress.h"
 #include "tmemrt/convert.h"
+
+static bool outputs_spare_inputs(const tmrt_convert_desc *d);
 
 static void on_progress(void *user, uint64_t done, uint64_t total) {
     tmem_progress *p = user;
@@ -104,7 +107,41 @@ int tmem_cmd_convert(int argc, char **argv) {
     }
     d.hf_dir = pos[0];
     d.out_path = pos[1];
+    if (!outputs_spare_inputs(&d)) return 2;
     return run("convert", &d, NULL);
+}
+
+/* The outputs may not be a file of the checkpoint folder (the weights, the
+ * config, the tokenizer: convert reads from that folder), nor each other,
+ * nor a directory, device or fifo: refused before anything is written. The
+ * writes themselves replace the output atomically (out_file.h). */
+static bool outputs_spare_inputs(const tmrt_convert_desc *d) {
+    enum { MAX_IN = 256 };
+    static char names[MAX_IN][1024];
+    const char *in[MAX_IN + 1];
+    size_t n = 0;
+    DIR *dir = opendir(d->hf_dir);
+    for (struct dirent *e; dir && n < MAX_IN && (e = readdir(dir));) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+        int w = snprintf(names[n], sizeof names[n], "%s/%s", d->hf_dir, e->d_name);
+        if (w > 0 && (size_t)w < sizeof names[n]) in[n] = names[n], n++;
+    }
+    if (dir) closedir(dir);
+    const char *outs[] = {d->out_path, d->mmproj_path};
+    for (size_t i = 0; i < 2; i++) {
+        if (!outs[i]) continue;
+        tmem_out_error oe;
+        in[n] = i ? d->out_path : NULL; /* the mmproj may not be the text model either */
+        if (tmem_out_check(outs[i], in, n + 1, &oe) != TMEM_OK) {
+            fprintf(stderr, "tmem convert: %s\n", oe.message);
+            return false;
+        }
+        if (i && !strcmp(outs[0], outs[1])) {
+            fprintf(stderr, "tmem convert: --mmproj '%s' is the text model's output too\n", outs[1]);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* ---- gen ---- */
@@ -224,5 +261,17 @@ int tmem_cmd_gen(int argc, char **argv) {
     if (untied) m.tied_embeddings = false;
     d.model = &m;
     d.out_path = out;
+    const char *outs[] = {d.out_path, d.mmproj_path}, *other[] = {d.out_path};
+    for (size_t i = 0; i < 2; i++) {
+        tmem_out_error oe;
+        if (outs[i] && tmem_out_check(outs[i], other, i, &oe) != TMEM_OK) {
+            fprintf(stderr, "tmem gen: %s\n", oe.message);
+            return 2;
+        }
+    }
+    if (d.mmproj_path && !strcmp(d.mmproj_path, d.out_path)) {
+        fprintf(stderr, "tmem gen: --mmproj '%s' is the text model's output too\n", d.mmproj_path);
+        return 2;
+    }
     return run("gen", NULL, &d);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/out.h"
 #include "commands.h"
 #include "cli/progress.h"
 #include "typedmem/plan_io.h"
@@ -95,6 +96,16 @@ int tmem_cmd_plan(int argc, char **argv) {
                     "exit status: 0 planned, 3 infeasible or out of time, 2 usage error, 1 other error"};
     int rc = tmem_cli_parse(&cli, argc, argv);
     if (rc != TMEM_CLI_CONTINUE) return rc;
+    { /* the outputs may not be the input (or a directory, device, fifo): refused before solving */
+        const char *in[] = {file}, *outs[] = {out_csv, svg};
+        for (size_t i = 0; i < 2; i++) {
+            tmem_out_error oe;
+            if (outs[i] && tmem_out_check(outs[i], in, 1, &oe) != TMEM_OK) {
+                fprintf(stderr, "tmem plan: %s\n", oe.message);
+                return 2;
+            }
+        }
+    }
     if (have_capacity) {
         d.mode = TMEM_PLAN_DECIDE;
         d.capacity = capacity;
@@ -154,23 +165,22 @@ int tmem_cmd_plan(int argc, char **argv) {
         printf("method      %s, %llu search nodes\n", in.method, (unsigned long long)in.nodes);
         printf("time        %.3f ms\n", in.seconds * 1e3);
     }
+    const char *inputs[] = {file};
     if (out_csv) {
-        FILE *f = fopen(out_csv, "w");
-        if (!f || tmem_plan_write_csv(plan, f)) {
-            fprintf(stderr, "tmem plan: cannot write %s: %s\n", out_csv, f ? "write failed" : strerror(errno));
-            rc = 1;
-        }
-        if (f && fclose(f)) rc = 1;
+        tmem_out_file *of = NULL;
+        FILE *f = tool_out_open("plan", out_csv, inputs, 1, &of);
+        bool ok = f && tmem_plan_write_csv(plan, f) == TMEM_OK;
+        if (f && !ok) fprintf(stderr, "tmem plan: cannot write %s: write failed\n", out_csv);
+        if (!tool_out_close("plan", of, ok)) rc = 1;
     }
     if (svg) {
-        FILE *f = fopen(svg, "w");
+        tmem_out_file *of = NULL;
+        FILE *f = tool_out_open("plan", svg, inputs, 1, &of);
         tmem_plan_svg_desc sd = {0};
         sd.title = file;
-        if (!f || tmem_plan_write_svg(plan, &sd, f)) {
-            fprintf(stderr, "tmem plan: cannot write %s: %s\n", svg, f ? "write failed" : strerror(errno));
-            rc = 1;
-        }
-        if (f && fclose(f)) rc = 1;
+        bool ok = f && tmem_plan_write_svg(plan, &sd, f) == TMEM_OK;
+        if (f && !ok) fprintf(stderr, "tmem plan: cannot write %s: write failed\n", svg);
+        if (!tool_out_close("plan", of, ok)) rc = 1;
     }
     tmem_plan_destroy(plan);
     tmem_plan_problem_destroy(p);

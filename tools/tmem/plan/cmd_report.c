@@ -57,6 +57,16 @@ int tmem_cmd_report(int argc, char **argv) {
         return tmem_cli_usage_error(&cli, "TRACE and --plan cannot both be standard input");
 
     tmem_progress prog;
+    { /* an output may not be the trace or the plan it is made from, nor a special file */
+        const char *in[] = {trace, plan}, *out[] = {html, chrome, svg};
+        for (size_t i = 0; i < 3; i++) {
+            tmem_out_error oe;
+            if (out[i] && tmem_out_check(out[i], in, 2, &oe) != TMEM_OK) {
+                fprintf(stderr, "tmem report: %s\n", oe.message);
+                return 2;
+            }
+        }
+    }
     tmem_progress_begin(&prog, "report", 2u + (html != NULL) + (chrome != NULL) + (svg != NULL));
     char *plan_text = NULL;
     if (plan && !(plan_text = tmem_cli_slurp(plan, NULL))) {

@@ -6,6 +6,7 @@
  * Exit codes: 0 ok, 1 runtime error, 2 bad usage, 3 the request does not fit
  * the budget (refused before it starts, with the breakdown and the largest
  * context that fits). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,16 +22,33 @@
 #define EXIT_USAGE 2
 #define EXIT_BUDGET 3
 #define MAX_PROMPT 65536u
+#define MAX_GEN (1u << 24) /* the longest --ctx */
 
 static const char usage_text[] =
     "usage: tmem run MODEL.gguf [-p TEXT | --tokens ID,ID,...] [-n N] [-t THREADS] [--ctx N]\n"
     "                [--chunk N] [--budget SIZE] [--seed S] [--temp T] [--top-k K] [--top-p P]\n"
     "                [--chat] [--memory typed|naive] [--device cpu|vulkan[:N]] [--trace FILE] [--json]\n"
     "                [--logits-out FILE] [--logits last|all] [--decode-from N]\n"
-    "  -n N             tokens to generate (default 16; 0 = evaluate the prompt only)\n"
+    "  -p TEXT          the prompt, tokenized with the model's tokenizer\n"
+    "  --tokens ID,...  the prompt as token ids instead (models without a tokenizer)\n"
+    "  -n N             tokens to generate, 0 .. 16777216 (default 16; 0 = evaluate the prompt only)\n"
+    "  -t, --threads N  worker threads, 1 .. 64 (default 1)\n"
+    "  --ctx N          context in tokens, 1 .. 16777216 (default: min(4096, the model's trained\n"
+    "                   context), grown to prompt + N when that needs more, with a note)\n"
+    "  --chunk N        prefill tokens per step, 1 .. 65536 (default 512, capped by the prompt;\n"
+    "                   halved down to 16 when the budget is short)\n"
+    "  --budget SIZE    the memory budget, e.g. 64MiB (default: none); exit 3 when it cannot fit\n"
+    "  --seed S         the sampler's seed (default 0)\n"
+    "  --temp T         temperature (default 0: greedy, the most likely token)\n"
+    "  --top-k K        sample among the K most likely tokens (default 0: all)\n"
+    "  --top-p P        ... then the smallest set whose probability reaches P (default 0: off)\n"
+    "  --chat           wrap -p in the model's chat template (default: the raw prompt)\n"
+    "  --memory M       typed (default: typed memory, mapped weights) or naive (the malloc baseline)\n"
+    "  --trace FILE     record typed memory to a trace file (tmem report FILE; not with naive)\n"
+    "  --json           print the summary as one JSON object on stdout (default: a text summary)\n"
     "  --logits-out F   raw little-endian f32 rows of n_vocab: the last prompt position\n"
     "                   (--logits last, default) or every evaluated position (all)\n"
-    "  --decode-from N  prompt positions >= N go one token at a time (teacher forcing)\n"
+    "  --decode-from N  prompt positions >= N go one token at a time (teacher forcing; default off)\n"
     "  --mmproj F --image FILE | --image-raw WxH:nv12|i420 FILE [--embeddings-out F]\n"
     "                   an image (PNG, JPEG, PPM/PGM or a raw camera frame) through the\n"
     "                   vision encoder; `<image>` in -p marks its place (else it goes first);\n"
@@ -41,7 +59,9 @@ static const char usage_text[] =
     "                   vision encoder runs there (an NV12 frame imported and converted by a\n"
     "                   shader) and the text model on the CPU (image embeddings are not on the\n"
     "                   device text path yet)\n"
-    "exit: 0 ok, 1 runtime error, 2 usage, 3 does not fit the budget\n";
+    "  outputs are written to a temporary and renamed into place; an output that is an input\n"
+    "  is refused (docs/reliability.md)\n"
+    "exit: 0 ok, 1 runtime error (a non-finite logit included), 2 usage, 3 does not fit the budget\n";
 
 typedef struct run_args {
     const char *model, *prompt, *tokens, *trace, *logits_out;
@@ -75,8 +95,12 @@ static int parse(int argc, char **argv, run_args *a) {
             return -1;
         } else if (!strcmp(o, "-p")) a->prompt = v, ok = v != NULL;
         else if (!strcmp(o, "--tokens")) a->tokens = v, ok = v != NULL;
-        else if (!strcmp(o, "-n")) ok = tmem_arg_u64(v, &a->n_gen);
-        else if (!strcmp(o, "-t")) ok = tmem_arg_u64(v, &a->threads) && a->threads >= 1 && a->threads <= 64;
+        else if (!strcmp(o, "-n")) {
+            if (!tmem_arg_u64(v, &a->n_gen) || a->n_gen > MAX_GEN)
+                return usage_error("-n needs a count of tokens from 0 to 16777216 (the longest context), not",
+                                   v);
+        } else if (!strcmp(o, "-t") || !strcmp(o, "--threads"))
+            ok = tmem_arg_u64(v, &a->threads) && a->threads >= 1 && a->threads <= 64;
         else if (!strcmp(o, "--ctx")) ok = tmem_arg_u64(v, &a->ctx) && a->ctx >= 1 && a->ctx <= (1u << 24);
         else if (!strcmp(o, "--chunk")) ok = tmem_arg_u64(v, &a->chunk) && a->chunk >= 1 && a->chunk <= 65536;
         else if (!strcmp(o, "--budget")) ok = tmem_arg_size(v, &a->budget) && a->budget > 0;
@@ -136,6 +160,7 @@ static double now_s(void) {
 }
 
 typedef struct logits_file {
+    tmem_out_file *out;  /* --logits-out, renamed over the path at the end */
     FILE *f;
     bool all;
     uint32_t last_index;  /* with --logits last: the row to keep */
@@ -152,10 +177,27 @@ static tmem_status write_row(void *user, uint32_t index, const float *logits, ui
     return TMEM_OK;
 }
 
+/* Every output (--logits-out, --trace, --embeddings-out) is refused when it
+ * is the same file as an input, or a directory, device or fifo, before
+ * anything is opened (out_file.h). */
+static int check_outputs(const run_args *a) {
+    const char *in[] = {a->model, a->vision.mmproj, a->vision.image, a->vision.raw_file};
+    const char *out[] = {a->logits_out, a->trace, a->vision.embeddings_out};
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+        tmem_out_error oe;
+        if (out[i] && tmem_out_check(out[i], in, sizeof in / sizeof in[0], &oe) != TMEM_OK) {
+            fprintf(stderr, "tmem run: %s\n", oe.message[0] ? oe.message : "bad output path");
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
 int tmem_cmd_run(int argc, char **argv) {
     run_args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = check_outputs(&a))) return rc;
     run_report rep;
     run_report_begin(&rep, a.model, a.naive);
 
@@ -182,7 +224,7 @@ int tmem_cmd_run(int argc, char **argv) {
     int32_t *gen = malloc((a.n_gen + 1) * sizeof *gen);
     tmrt_error e = {{0}};
     rc = EXIT_RUNTIME;
-    logits_file lf = {NULL, a.logits_all, 0, false};
+    logits_file lf = {NULL, NULL, a.logits_all, 0, false};
     if (!prompt || !gen) goto done;
 
     tmrt_model_desc md = {0};
@@ -286,12 +328,17 @@ int tmem_cmd_run(int argc, char **argv) {
      * what this request needs; rep.info.n_ctx reads back what it decided */
     uint64_t need = (uint64_t)n_prompt + a.n_gen;
     sd.n_ctx_min = need > UINT32_MAX ? 0 : (uint32_t)need;
-    if (need > (sd.n_ctx ? sd.n_ctx : UINT32_MAX)) {
+    if (sd.n_ctx && need > sd.n_ctx) {
         fprintf(stderr, "tmem run: %u prompt + %llu generated tokens pass --ctx %u\n", n_prompt,
-                (unsigned long long)a.n_gen, sd.n_ctx ? sd.n_ctx : UINT32_MAX);
+                (unsigned long long)a.n_gen, sd.n_ctx);
         rc = EXIT_USAGE;
         goto done;
     }
+    if (!sd.n_ctx && hp->n_ctx_train && need > hp->n_ctx_train && !a.json)
+        fprintf(stderr,
+                "tmem run: note: %u prompt + %llu generated tokens need a context of %llu, past the %u tokens "
+                "the model was trained for\n",
+                n_prompt, (unsigned long long)a.n_gen, (unsigned long long)need, hp->n_ctx_train);
     st = tmrt_session_create(m, &sd, &s, &rep.info, &e);
     if (st == TMEM_E_BUDGET) {
         run_report_refusal(&rep, a.budget, a.json);
@@ -303,9 +350,14 @@ int tmem_cmd_run(int argc, char **argv) {
         goto done;
     }
     run_report_sample(&rep);
-    if (a.logits_out && !(lf.f = fopen(a.logits_out, "wb"))) {
-        fprintf(stderr, "tmem run: cannot write %s\n", a.logits_out);
-        goto done;
+    if (a.logits_out) {
+        const char *in[] = {a.model, a.vision.mmproj, a.vision.image, a.vision.raw_file};
+        tmem_out_error oe;
+        if (tmem_out_file_open(a.logits_out, in, sizeof in / sizeof in[0], &lf.out, &oe) != TMEM_OK) {
+            fprintf(stderr, "tmem run: %s\n", oe.message);
+            goto done;
+        }
+        lf.f = tmem_out_file_stream(lf.out);
     }
 
     /* prefill, chunk by chunk (the OS footprint sampled between chunks) */
@@ -348,7 +400,16 @@ int tmem_cmd_run(int argc, char **argv) {
     for (; n_gen < a.n_gen; n_gen++) {
         int32_t next;
         if ((st = tmrt_session_sample(s, &sp, &next))) {
-            fprintf(stderr, "tmem run: sampling: %s\n", tmem_strerror(st));
+            const float *lg = tmrt_session_logits(s);
+            uint32_t bad = tmrt_logits_first_nonfinite(lg, hp->n_vocab);
+            tmrt_session_info si = {0};
+            if (st == TMEM_E_CORRUPT && bad < hp->n_vocab && tmrt_session_get_info(s, &si) == TMEM_OK)
+                fprintf(stderr,
+                        "tmem run: non-finite logit (%s) for token id %u at position %u: "
+                        "the model's weights or its input hold NaN or Inf\n",
+                        isnan(lg[bad]) ? "NaN" : "Inf", bad, si.n_past ? si.n_past - 1 : 0);
+            else
+                fprintf(stderr, "tmem run: sampling: %s\n", tmem_strerror(st));
             goto done;
         }
         gen[n_gen] = next;
@@ -389,13 +450,20 @@ int tmem_cmd_run(int argc, char **argv) {
     if (!a.json && tok && tmrt_utf8_stream_flush(&us, piece, sizeof piece, &plen) == TMEM_OK)
         fwrite(piece, 1, plen, stdout);
     if (!a.json) printf("\n");
-    if (lf.f) {
-        if (fclose(lf.f) != 0 || lf.failed) {
-            lf.f = NULL;
-            fprintf(stderr, "tmem run: writing %s failed\n", a.logits_out);
+    if (lf.out) {
+        tmem_out_error oe;
+        tmem_out_file *of = lf.out;
+        lf.out = NULL;
+        lf.f = NULL;
+        if (lf.failed) {
+            tmem_out_file_abort(of);
+            fprintf(stderr, "tmem run: writing %s failed (the previous file, if any, is unchanged)\n", a.logits_out);
             goto done;
         }
-        lf.f = NULL;
+        if (tmem_out_file_commit(of, &oe) != TMEM_OK) {
+            fprintf(stderr, "tmem run: %s\n", oe.message);
+            goto done;
+        }
     }
     run_report_sample(&rep);
     {
@@ -409,7 +477,7 @@ int tmem_cmd_run(int argc, char **argv) {
     if (image && !a.json) run_vision_report(&a.vision, stderr);
     rc = 0;
 done:
-    if (lf.f) fclose(lf.f);
+    tmem_out_file_abort(lf.out); /* a failed run leaves the previous file as it was */
     tmrt_session_destroy(s);
     run_vision_free(&a.vision);
     tmrt_tokenizer_destroy(tok);

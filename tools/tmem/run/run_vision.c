@@ -192,11 +192,21 @@ int run_vision_encode(run_vision *rv, tmem_context *ctx, uint32_t n_embd, uint32
         return -1;
     }
     if (rv->embeddings_out) {
-        FILE *f = fopen(rv->embeddings_out, "wb");
-        bool ok = f && fwrite(rv->embd, 1, bytes, f) == bytes;
-        if (f && fclose(f) != 0) ok = false;
-        if (!ok) {
-            fprintf(stderr, "tmem run: writing %s failed\n", rv->embeddings_out);
+        const char *in[] = {rv->mmproj, rv->image, rv->raw_file};
+        tmem_out_file *of;
+        tmem_out_error oe;
+        if (tmem_out_file_open(rv->embeddings_out, in, 3, &of, &oe) != TMEM_OK) {
+            fprintf(stderr, "tmem run: %s\n", oe.message);
+            return -1;
+        }
+        if (fwrite(rv->embd, 1, bytes, tmem_out_file_stream(of)) != bytes) {
+            tmem_out_file_abort(of);
+            fprintf(stderr, "tmem run: writing %s failed (the previous file, if any, is unchanged)\n",
+                    rv->embeddings_out);
+            return -1;
+        }
+        if (tmem_out_file_commit(of, &oe) != TMEM_OK) {
+            fprintf(stderr, "tmem run: %s\n", oe.message);
             return -1;
         }
     }
