@@ -91,6 +91,12 @@ void tmrt__kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n
         if (simd_tile) job.tile = simd_tile;
     }
 #endif
+#if TMRT_HAVE_NEON
+    {
+        kern_tile_fn simd_tile = tmrt__kern__tile_neon(w->type, tmrt__kern__cpu_features());
+        if (simd_tile) job.tile = simd_tile;
+    }
+#endif
     if (t->xform == KERN_X_F32) {
         job.xin = x;
         job.xstride = ldx * sizeof(float);
