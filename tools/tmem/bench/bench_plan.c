@@ -326,7 +326,10 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
         for (uint32_t i = 0; i < counts[s]; i++) {
             char path[2048];
             const int len = snprintf(path, sizeof path, "%s/%s", dirs[s], names[s][i]);
-            if (len > 0 && (size_t)len < sizeof path && nr < 64 && run_file(path, names[s][i], suites[s].suite, limit, nodes, threads, &rows[nr])) nr++;
+            const bool fits = len > 0 && (size_t)len < sizeof path;
+            if (fits && nr < 64 &&
+                run_file(path, names[s][i], suites[s].suite, limit, nodes, threads, &rows[nr]))
+                nr++;
             free(names[s][i]);
             tmem_progress_update(&prog, ++seen);
         }
