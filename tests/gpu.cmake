@@ -24,6 +24,22 @@ foreach(src ${TMEM_GPU_TESTS})
   set_tests_properties(gpu/${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "TMEM_SHARED_DIR=${CMAKE_SOURCE_DIR}/../shared;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
 endforeach()
+# The GPU vision encoder's benchmark (tests/gpu/bench_vk_vision.c: encode
+# time at 1024x1024, the 1080p NV12 frame loop; /work/notes/device/gpuvis.sh
+# runs it on the H200) and its smoke run on the tiny preset.
+if(TARGET gpu_test_vk_vision)
+  add_executable(gpu_bench_vk_vision ${CMAKE_SOURCE_DIR}/tests/gpu/bench_vk_vision.c)
+  target_link_libraries(gpu_bench_vk_vision PRIVATE tmem_testlib typedmem_gpu typedmem_runtime_link)
+  set_target_properties(gpu_bench_vk_vision PROPERTIES TMEM_TESTING ON)
+  add_test(NAME gpu/bench_vk_vision_quick COMMAND gpu_bench_vk_vision --quick)
+  set_tests_properties(gpu/bench_vk_vision_quick PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "encode nv12.*image copies 1.*encode rgb8.*frames .*heaps.*flat"
+    ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+endif()
+# The GPU vision encoder's test reads the committed PNG where a decoder was built.
+if(TARGET gpu_test_vk_vision_encoder AND TARGET typedmem_runtime_codecs)
+  target_link_libraries(gpu_test_vk_vision_encoder PRIVATE typedmem_runtime_codecs)
+endif()
 # The committed SPIR-V must be what the committed GLSL compiles to.
 if(TMEM_GLSLANG AND TARGET typedmem_gpu)
   add_test(NAME gpu/spirv_committed_fresh
@@ -35,12 +51,14 @@ if(TMEM_GLSLANG AND TARGET typedmem_gpu)
 endif()
 # The Vulkan test again under the Khronos validation layer, where installed
 # (Debian: vulkan-validationlayers): any spec violation fails it.
-if(TARGET gpu_test_vulkan AND EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
-  add_test(NAME gpu/test_vulkan_validation COMMAND gpu_test_vulkan)
-  set_tests_properties(gpu/test_vulkan_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    FAIL_REGULAR_EXPRESSION "Validation Error"
-    ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
-endif()
+foreach(_n test_vulkan test_vulkan_kv test_vulkan_weights)
+  if(TARGET gpu_${_n} AND EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
+    add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
+    set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+      FAIL_REGULAR_EXPRESSION "Validation Error"
+      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+  endif()
+endforeach()
 # The runtime's ops again with the fallbacks forced (shared-memory
 # reductions, 32-bit-word reads: TMRT_VK_NO_SUBGROUP | TMRT_VK_NO_STORAGE16),
 # and under the validation layer.
@@ -51,12 +69,12 @@ foreach(_t ${TMEM_GPU_TESTS})
   endif()
   add_test(NAME gpu/${_n}_fallback COMMAND gpu_${_n})
   set_tests_properties(gpu/${_n}_fallback PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "TMRT_VK_TEST_FLAGS=3;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+    ENVIRONMENT "TMRT_VK_TEST_FLAGS=3;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
   if(EXISTS /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json)
     add_test(NAME gpu/${_n}_validation COMMAND gpu_${_n})
     set_tests_properties(gpu/${_n}_validation PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
       FAIL_REGULAR_EXPRESSION "Validation Error"
-      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
+      ENVIRONMENT "VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation;TMEM_SOURCE_DIR=${CMAKE_SOURCE_DIR};LSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/gpu/lsan.supp")
   endif()
 endforeach()
 # The runtime's Vulkan op benchmark (tests/gpu/bench_vk_ops.c: the 0.8B's

@@ -9,3 +9,15 @@ set_tests_properties(cli/bench_kern PROPERTIES
 # The kernels' thread pool and the threaded matmul also run under
 # ThreadSanitizer (make test-tsan runs the tsan label).
 set_tests_properties(runtime/test_kern_pool runtime/test_kern_matmul PROPERTIES LABELS tsan)
+
+# `tmem bench run --peer`: a directory without llama-bench, or a spec that is
+# not llama.cpp=DIR, is refused before anything runs (exit status 2, the
+# reason on stderr). The peer itself is not in the suite (it is a separate
+# build of llama.cpp: docs/benchmarks.md).
+add_test(NAME cli/bench_run_peer_missing
+  COMMAND tmem bench run --peer llama.cpp=${CMAKE_BINARY_DIR}/no-such-peer)
+set_tests_properties(cli/bench_run_peer_missing PROPERTIES
+  PASS_REGULAR_EXPRESSION "no executable llama-bench in .*no-such-peer")
+add_test(NAME cli/bench_run_peer_spec COMMAND tmem bench run --peer ollama=/usr)
+set_tests_properties(cli/bench_run_peer_spec PROPERTIES
+  PASS_REGULAR_EXPRESSION "--peer takes llama.cpp=BUILD_DIR")

@@ -103,6 +103,35 @@ TMEM_API TMEM_NODISCARD tmem_status
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_UNSUPPORTED (host type) */
 TMEM_API TMEM_NODISCARD tmem_status tmem_type_device_info(const tmem_type *type, tmem_device_memory_info *out);
 
+/** @brief Copy `size` bytes from [src_offset, ...) of heap `src` to
+ *  [dst_offset, ...) of heap `dst`, without the caller touching device
+ *  memory: a memmove where both heaps have host addresses
+ *  (tmem_heap_ptr), else the backend's own copy (Vulkan: vkCmdCopyBuffer
+ *  on typedmem's queue; the call waits, so the bytes are in place for any
+ *  later submission or host read when it returns). Both heaps may be the
+ *  same; device ranges of one pool must not overlap. No alignment is
+ *  required; ranges may cross the backend's memory objects.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, size 0, a range outside its
+ *          heap, overlapping device ranges) | TMEM_E_UNSUPPORTED (one side
+ *          host and the other device-only, or two different backends: use
+ *          an upload path, vulkan.h) | TMEM_E_STATE (a range not committed)
+ *          | TMEM_E_NO_MEMORY | TMEM_E_OS (the device failed; device lost)
+ *          Nothing is written on failure except by a device copy that
+ *          failed in the queue (then dst's range is undefined).
+ *  @par Threads safe for distinct ranges (submissions are serialised by
+ *  the backend); the heaps' own rule for heap state. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_copy(tmem_heap *dst, uint64_t dst_offset, const tmem_heap *src,
+                                                   uint64_t src_offset, uint64_t size);
+
+/** @brief Fill [offset, offset + size) of a heap with the 32-bit `value`
+ *  repeated (little-endian, as vkCmdFillBuffer): memset-like on host
+ *  heaps, the backend's fill on device ones (Vulkan: vkCmdFillBuffer; waits).
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, size 0, outside the heap)
+ *          | TMEM_E_ALIGNMENT (offset or size not a multiple of 4)
+ *          | TMEM_E_UNSUPPORTED | TMEM_E_STATE | TMEM_E_NO_MEMORY | TMEM_E_OS
+ *  @par Threads as tmem_heap_copy */
+TMEM_API TMEM_NODISCARD tmem_status tmem_heap_fill(tmem_heap *heap, uint64_t offset, uint64_t size, uint32_t value);
+
 TMEM_EXTERN_C_END
 
 #endif /* TYPEDMEM_DEVICE_H */

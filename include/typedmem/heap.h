@@ -133,6 +133,16 @@ TMEM_API TMEM_NODISCARD tmem_status
     tmem_type_size_and_align(const tmem_type *type, uint64_t size, uint64_t alignment,
                              tmem_size_align *out);
 
+/** @brief The bytes a heap of `size` bytes over `type` commits at most
+ *  (every byte in use): size rounded up to the pool's granule (a heap carves
+ *  whole granules and clips its last commit chunk there). What a memory
+ *  plan counts for a heap (tmem_fit's lines, the reference runtime's
+ *  admission).
+ *  @param[out] out  0 on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, size 0) | TMEM_E_OVERFLOW
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_type_heap_bytes(const tmem_type *type, uint64_t size, uint64_t *out);
+
 /** @brief Create a heap over `desc->type`'s pool.
  *  @param[out] out  NULL on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | TMEM_E_FULL (pool reserve exhausted)

@@ -49,6 +49,28 @@
  * TMEM_E_STATE to every call except tmem_kv_seq_free() (which releases it)
  * and tmem_kv_seq_get_info(). A live sequence is never truncated silently.
  *
+ * @par Device memory
+ * The KV, state and snapshot types may be device types (a GPU backend
+ * attached: typedmem/gpu.h). The cache then never touches their bytes from
+ * the host: blocks and slots are named by heap offsets
+ * (tmem_kv_block_offset, tmem_kv_seq_block_offsets,
+ * tmem_kv_seq_state_offset, the heaps from tmem_kv_cache_get_device), and
+ * every copy-on-write, fork, snapshot, rollback and zeroing of a new state
+ * is the backend's copy / fill (Vulkan: vkCmdCopyBuffer / vkCmdFillBuffer,
+ * through tmem_heap_copy / tmem_heap_fill, waited for), so the bytes are in
+ * place before the call returns. A device memory object (a Vulkan chunk)
+ * holds many blocks at the device's buffer alignment; it is committed with
+ * its first block and decommitted with its last, so eviction gives bytes
+ * back when it empties one (events report exactly that). The state snapshots
+ * default to "/memory/device-snapshots" (the state type's placement): state
+ * and snapshot are copied into each other on the device. Calls that return
+ * host addresses (tmem_kv_seq_kv with k/v, tmem_kv_block_ptr,
+ * tmem_kv_seq_block_ptrs, tmem_kv_seq_state) answer NULL or
+ * TMEM_E_UNSUPPORTED on a device cache. A device copy that fails (queue
+ * error, device lost, an injected fault) returns its status and changes
+ * nothing the caller can see, except that a snapshot being overwritten is
+ * dropped.
+ *
  * @par Threads
  * A cache has an internal lock: calls on one cache may come from several
  * threads, and the reclaim step may run on any thread that hits a budget
@@ -81,6 +103,7 @@
 #define TYPEDMEM_KV_H
 
 #include "context.h"
+#include "heap.h"
 
 TMEM_EXTERN_C_BEGIN
 
@@ -274,6 +297,25 @@ typedef struct tmem_kv_cache_stats {
     uint64_t snaps_dropped;     /**< total snapshots evicted */
 } tmem_kv_cache_stats;
 
+/** @brief Where a cache's slots live, for a device cache's kernels. */
+typedef struct tmem_kv_device_info {
+    tmem_heap *kv_heap;          /**< heap of the KV blocks (NULL without KV) */
+    tmem_heap *state_heap;       /**< heap of the recurrent slots (NULL without state) */
+    tmem_heap *snapshot_heap;    /**< heap of the snapshots (NULL without state) */
+    bool kv_device;              /**< blocks have no host address (device type) */
+    bool state_device;           /**< state slots have no host address */
+    uint64_t block_bytes;        /**< bytes of one block (kv.h's block layout) */
+    uint64_t block_stride;       /**< distance between packed blocks: block_bytes
+                                      raised to the device's buffer alignment
+                                      (host: to the pool granule) */
+    uint32_t blocks_per_memory;  /**< blocks in one device memory object (1 on host) */
+    uint64_t memory_bytes;       /**< heap bytes of one such group: the blocks at heap
+                                      offsets [k x memory_bytes, (k+1) x memory_bytes)
+                                      lie in one memory object (one VkBuffer covers them) */
+    uint64_t state_bytes;        /**< bytes of one sequence's state */
+    uint64_t state_stride;       /**< distance between state slots */
+} tmem_kv_device_info;
+
 /** @brief Create a cache over the KV, state and snapshot types (see the desc).
  *  Carves a range of each type's pool for fixed-size slots and, unless
  *  NO_RECLAIM, registers a reclaim step with the context. A recurrent cache
@@ -283,11 +325,18 @@ typedef struct tmem_kv_cache_stats {
  *  leaves the context as it was, except when it happens after that type was
  *  created (out of memory, reclaim table full): the type then stays.
  *  @param[out] out  NULL on failure.
+ *  A cache whose state type is a device type (see "Device memory" below)
+ *  uses "/memory/device-snapshots" instead, created with the state type's
+ *  placement.
+ *  @param[out] out  NULL on failure.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL ctx/desc/out, bad layout,
- *          unknown flags, type of another context, a FILE type)
- *          | TMEM_E_NOT_FOUND (no KV / state type) | TMEM_E_UNSUPPORTED (a
- *          device type: rows are host addresses) | TMEM_E_FULL (pool reserve
- *          taken, range smaller than one slot, reclaim table full)
+ *          unknown flags, type of another context, a FILE type, a snapshot
+ *          type on the other side of the bus from the state type)
+ *          | TMEM_E_NOT_FOUND (no KV / state type) | TMEM_E_ALIGNMENT /
+ *          TMEM_E_OVERFLOW (device type: one block or state slot is larger
+ *          than one device memory object; raise tmem_gpu_desc::chunk_size)
+ *          | TMEM_E_FULL (pool reserve taken, range smaller than one slot,
+ *          or than one device memory object, reclaim table full)
  *          | TMEM_E_NO_MEMORY | the errors of tmem_type_create (snapshots)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx,
@@ -300,6 +349,13 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_create(tmem_context *ctx,
  *  they use); a cache must not be destroyed again after that.
  *  @par Threads externally synchronized: no other call on the cache in flight. */
 TMEM_API void tmem_kv_cache_destroy(tmem_kv_cache *cache);
+
+/** @brief The heaps and geometry behind the cache (see "Device memory").
+ *  The heaps belong to the cache: use them for tmem_heap_device_span and
+ *  tmem_vk_buffer_create, never to allocate or free.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG  @par Threads safe
+ *  On failure *out is zeroed. */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_cache_get_device(tmem_kv_cache *cache, tmem_kv_device_info *out);
 
 /** @brief Read the cache's counters. @return TMEM_OK | TMEM_E_INVALID_ARG
  *  @par Threads safe
@@ -396,9 +452,13 @@ typedef enum tmem_kv_access_flag {
  *  another sequence is copied first, so the write stays private.
  *  Without it the rows must only be read.
  *  @param[out] k  may be NULL. @param[out] v  may be NULL. NULL on failure.
+ *  On a device cache the rows have no host address: k and v must be NULL
+ *  (TMEM_E_UNSUPPORTED otherwise) and the call only does the copy-on-write.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (layer or token out of range, bad
  *          flags) | TMEM_E_NOT_FOUND | TMEM_E_STATE | TMEM_E_BUDGET /
  *          TMEM_E_NO_MEMORY (copy-on-write could not get a block)
+ *          | TMEM_E_UNSUPPORTED (device cache, k or v asked) | TMEM_E_OS
+ *          (the device copy failed; nothing changed)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv_seq seq,
                                                    uint32_t layer, uint32_t token, uint32_t flags,
@@ -413,12 +473,47 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_blocks(tmem_kv_cache *cache, tmem_kv_seq seq,
                                                        const uint32_t **ids, uint32_t *count);
 
-/** @brief Host address of a block (NULL for an unused id or a NULL cache).
+/** @brief Host address of a block (NULL for an unused id, a NULL cache, or
+ *  a block in device memory: a device cache has no host addresses; use
+ *  tmem_kv_block_offset).
  *  Valid while a sequence holding the block is pinned or unchanged. Takes the
  *  cache lock: a kernel that reads many rows resolves the whole table once
  *  with tmem_kv_seq_block_ptrs instead.
  *  @par Threads safe */
 TMEM_API void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id);
+
+/** @brief Where block `id` lives: the KV heap and the block's offset in it
+ *  (host and device caches alike). tmem_heap_device_span(heap, offset,
+ *  block_bytes) gives the VkDeviceMemory and the offset inside it.
+ *  Valid as tmem_kv_block_ptr's address.
+ *  @param[out] heap    NULL on failure.  @param[out] offset  TMEM_OFFSET_NONE on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL) | TMEM_E_NOT_FOUND (unused id)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_block_offset(tmem_kv_cache *cache, uint32_t id, tmem_heap **heap,
+                                                         uint64_t *offset);
+
+/** @brief The device view of a sequence: each of its blocks' offset in the
+ *  KV heap, in token order, under one lock — tmem_kv_seq_block_ptrs for
+ *  caches without host addresses (works on host caches too). The block
+ *  table a paged-attention shader reads is offsets / block_stride within
+ *  one memory object (tmem_kv_device_info). Same arguments, errors and
+ *  validity as tmem_kv_seq_block_ptrs.
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_block_offsets(tmem_kv_cache *cache, tmem_kv_seq seq,
+                                                              uint64_t *offsets, uint32_t cap, uint32_t *count);
+
+/** @brief Make the blocks holding tokens [first, first + count) private to
+ *  the sequence (copy-on-write of each shared one: the backend's copy on a
+ *  device cache) before a kernel writes them. tmem_kv_seq_kv with
+ *  TMEM_KV_WRITE does the same for one token. count 0 does nothing.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (no KV layout, range past the
+ *          length) | TMEM_E_NOT_FOUND | TMEM_E_STATE | TMEM_E_BUDGET /
+ *          TMEM_E_NO_MEMORY | TMEM_E_OS (the device copy failed). On
+ *          failure the blocks already copied stay private (still correct),
+ *          the rest are unchanged.
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_make_private(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t first,
+                                                             uint32_t count);
 
 /** @brief The sequence's view for a paged-attention kernel: the host address
  *  of each of its blocks, in token order (what tmem_kv_seq_blocks and
@@ -434,7 +529,8 @@ TMEM_API void *tmem_kv_block_ptr(tmem_kv_cache *cache, uint32_t id);
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL cache or count, NULL ptrs with
  *          cap > 0, TMEM_KV_SEQ_NONE) | TMEM_E_NOT_FOUND (no such sequence)
  *          | TMEM_E_STATE (the sequence was evicted) | TMEM_E_FULL (cap is
- *          smaller than the sequence's blocks)
+ *          smaller than the sequence's blocks) | TMEM_E_UNSUPPORTED (device
+ *          cache: tmem_kv_seq_block_offsets)
  *  @par Threads safe
  *  @par How long a view stays valid
  *  Until the next call that changes this sequence's block table or the
@@ -456,10 +552,22 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_block_ptrs(tmem_kv_cache *cache,
  *  sequence (forks copy it), so writes are always allowed.
  *  @param[out] conv  may be NULL. @param[out] ssm  may be NULL.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (no recurrent layout, layer out of
- *          range) | TMEM_E_NOT_FOUND | TMEM_E_STATE @par Threads safe
+ *          range) | TMEM_E_NOT_FOUND | TMEM_E_STATE | TMEM_E_UNSUPPORTED
+ *          (state in device memory: tmem_kv_seq_state_offset) @par Threads safe
  *  On failure *conv and *ssm are NULL. */
 TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_state(tmem_kv_cache *cache, tmem_kv_seq seq,
                                                       uint32_t layer, void **conv, void **ssm);
+
+/** @brief Where the sequence's recurrent slot lives: the state heap and the
+ *  slot's offset (layer l's conv history at offset + l x layer_bytes, its
+ *  delta-rule state conv_bytes after it: tmem_recurrent_layout_sizes). A
+ *  kernel updates it in place. Valid until the sequence is freed or evicted
+ *  (a slot never moves).
+ *  @param[out] heap NULL on failure. @param[out] offset TMEM_OFFSET_NONE on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, no recurrent layout)
+ *          | TMEM_E_NOT_FOUND | TMEM_E_STATE  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_kv_seq_state_offset(tmem_kv_cache *cache, tmem_kv_seq seq,
+                                                             tmem_heap **heap, uint64_t *offset);
 
 /** @brief Pin (true) or unpin a sequence: a pinned sequence is never evicted.
  *  Pin the sequence you are generating: a budget hit anywhere in the context

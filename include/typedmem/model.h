@@ -62,6 +62,7 @@
 
 #include "context.h"
 #include "kv.h"
+#include "plan.h"
 
 TMEM_EXTERN_C_BEGIN
 
@@ -847,11 +848,17 @@ typedef struct tmem_fit_desc {
     uint64_t scratch_bytes;   /**< per-step scratch the runtime reserves besides the
                                    planned arena (kernel scratch, sampler), as a
                                    "scratch" line (SCRATCH role); 0 = no line */
+    uint64_t tokenizer_bytes; /**< dirty bytes of the tokenizer that shares the budget
+                                   (its tables and encode scratch: the reference runtime's
+                                   tmrt_tokenizer_memory_bytes), as a "tokenizer" line
+                                   (OUTPUT_TOKENS role, the role of its tables); the
+                                   same at every context, so the searches keep it;
+                                   0 = no line */
 } tmem_fit_desc;
 
 /** The lines of a fit breakdown: X(ID, "what"), in the order tmem_fit lists
  *  them (a line appears only when the request has it: vision lines with an
- *  image, state lines with DeltaNet layers, scratch when asked for). */
+ *  image, state lines with DeltaNet layers, scratch and tokenizer when asked for). */
 #define TMEM_FIT_ITEM_LIST(X)                                                        \
     X(WEIGHTS_TEXT, "weights.text")                                                \
     X(WEIGHTS_VISION, "weights.vision")                                            \
@@ -864,7 +871,8 @@ typedef struct tmem_fit_desc {
     X(IMAGE, "image")                                                              \
     X(LOGITS, "logits")                                                            \
     X(SCRATCH, "scratch")                                                          \
-    X(TOKENS, "tokens")
+    X(TOKENS, "tokens")                                                            \
+    X(TOKENIZER, "tokenizer")
 
 /** @brief Which line of the breakdown (TMEM_FIT_ITEM_LIST): what code looks
  *  a line up by (tmem_fit_find); tmem_fit_item::what names it in reports. */
@@ -925,6 +933,16 @@ typedef struct tmem_fit_result {
 /** Work budget (search nodes) of the planner runs inside tmem_fit and the
  *  activation graphs: fixed, so a prediction never depends on machine load. */
 #define TMEM_FIT_PLAN_NODES 100000ull
+
+/** tmem_plan_desc::flags of tmem_fit's plans of the text layer graphs
+ *  (attention, DeltaNet): the greedy portfolio only. On the presets' graphs
+ *  it finds the exact search's arena at every chunk but one (32 bytes more),
+ *  while an exact search that cannot prove its answer spends its whole node
+ *  budget (~0.1 s) and mallocs an 8 MiB memo, outside every budget. A
+ *  runtime that binds these graphs plans them with the same desc
+ *  (TMEM_FIT_PLAN_NODES, these flags, 64-byte alignment) to get the arena
+ *  the fit predicted. The vision block is planned with the exact search. */
+#define TMEM_FIT_TEXT_PLAN_FLAGS TMEM_PLAN_HEURISTIC_ONLY
 
 /** @brief Compute the memory of a request by type and role and whether it fits.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, no model, zero ctx, image on a

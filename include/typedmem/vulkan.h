@@ -172,6 +172,124 @@ TMEM_API TMEM_NODISCARD tmem_status tmem_vk_convert_nv12(tmem_gpu *gpu,
 typedef void (*tmem_vk_record_fn)(VkCommandBuffer cb, void *user);
 TMEM_API TMEM_NODISCARD tmem_status tmem_vk_run(tmem_gpu *gpu, tmem_vk_record_fn record, void *user);
 
+/* ======================================================================
+ * Weights: a mapped file range on the device, imported or uploaded
+ * ====================================================================== */
+
+/** @brief A byte range of a mapping (a tensor's data in a GGUF). */
+typedef struct tmem_vk_range {
+    uint64_t offset;   /**< from the mapping's base */
+    uint64_t size;     /**< bytes, > 0 */
+} tmem_vk_range;
+
+/** @brief tmem_vk_mapping_desc::flags. */
+typedef enum tmem_vk_mapping_flag {
+    /** Never import: upload through the staging buffer (what a device
+     *  without VK_EXT_external_memory_host gets). The environment variable
+     *  TMEM_VK_NO_IMPORT=1 sets it for every mapping. */
+    TMEM_VK_MAPPING_UPLOAD = 1u << 0,
+    /** Import or fail (TMEM_E_UNSUPPORTED): never upload. */
+    TMEM_VK_MAPPING_IMPORT_ONLY = 1u << 1,
+    TMEM_VK_MAPPING_FLAG_MASK = 0x3u
+} tmem_vk_mapping_flag;
+
+/** @brief Most bytes of the upload path's staging buffer (64 MiB). */
+#define TMEM_VK_STAGING_MAX (64ull << 20)
+
+/** @brief Describes a mapping to put on the device. Zeroed fields = defaults. */
+typedef struct tmem_vk_mapping_desc {
+    const void *base;          /**< the mapped range (read-only is fine: the device
+                                    only reads it); page aligned */
+    uint64_t size;             /**< bytes of the mapping from base */
+    const tmem_vk_range *ranges; /**< the ranges shaders will bind; NULL = one range,
+                                    the whole mapping */
+    uint32_t range_count;
+    uint32_t flags;            /**< tmem_vk_mapping_flag bits */
+    VkBufferUsageFlags usage;  /**< of the buffers; 0 = STORAGE | TRANSFER_SRC */
+    uint64_t max_piece;        /**< most bytes of one imported memory object; 0 =
+                                    maxMemoryAllocationSize (and at most 4 GiB) */
+    uint64_t alignment;        /**< offset alignment of each range in its buffer
+                                    (upload path; imports keep the file's offsets);
+                                    0 = minStorageBufferOffsetAlignment (>= 16) */
+    tmem_type *device_type;    /**< upload path: a DEVICE type of this gpu; NULL = the
+                                    WEIGHTS role's type when it is one, else
+                                    "/memory/device-weights" (DEVICE), created */
+    tmem_type *staging_type;   /**< upload path: the staging buffer's type; NULL =
+                                    "/memory/staging" (DEVICE_HOST_VISIBLE,
+                                    TRANSIENT, budget staging_bytes), created */
+    uint64_t staging_bytes;    /**< 0 = TMEM_VK_STAGING_MAX; at most that */
+} tmem_vk_mapping_desc;
+
+/** @brief Where one range is on the device: bind `buffer` at
+ *  [offset, offset + size). */
+typedef struct tmem_vk_span {
+    VkBuffer buffer;
+    uint64_t offset;
+    uint64_t size;
+    uint32_t piece;            /**< index of the memory object (tmem_vk_mapping_info) */
+} tmem_vk_span;
+
+/** @brief Read-back of a mapping. */
+typedef struct tmem_vk_mapping_info {
+    bool imported;             /**< the file's pages are the device memory (no copy) */
+    bool device_local;         /**< the memory is DEVICE_LOCAL (imports on a discrete
+                                    GPU are host memory read over the bus) */
+    tmem_status import_status; /**< why it was not imported: TMEM_E_UNSUPPORTED (no
+                                    extension, alignment, the driver refused),
+                                    TMEM_OK when imported or UPLOAD was asked */
+    uint32_t pieces;           /**< memory objects (imports) or device heaps (uploads) */
+    uint64_t imported_bytes;   /**< host bytes imported (pieces page-rounded) */
+    uint64_t device_bytes;     /**< upload path: DEVICE bytes committed for the
+                                    ranges (charged to the WEIGHTS role of device_type) */
+    uint64_t staging_bytes;    /**< upload path: the staging buffer's size */
+    uint64_t uploaded_bytes;   /**< bytes copied through it */
+    uint32_t copies;           /**< device copy submissions */
+} tmem_vk_mapping_info;
+
+typedef struct tmem_vk_mapping tmem_vk_mapping;
+
+/** @brief Put a mapped file range on the device as VkBuffers, with no
+ *  second host copy. Where the device has VK_EXT_external_memory_host and
+ *  the mapping is aligned to minImportedHostPointerAlignment, the pages are
+ *  imported (VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, else
+ *  HOST_MAPPED_FOREIGN_MEMORY) in pieces that keep every range inside one
+ *  piece, each at most max_piece and maxMemoryAllocationSize: zero copies,
+ *  the pages stay clean file pages. Otherwise (or with
+ *  TMEM_VK_MAPPING_UPLOAD) the ranges are laid out in heaps of device_type
+ *  no larger than one device chunk (charged to the WEIGHTS role) and copied
+ *  there through one staging buffer of staging_bytes (<= 64 MiB) in
+ *  staging_type, reused for every range and freed when the call returns:
+ *  the host holds at most that much besides the file's clean pages.
+ *  The mapping must stay mapped, and unchanged, while an import is alive.
+ *  Buffers are for reading: a shader must not write them.
+ *  @param[out] out  NULL on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, size 0, a range outside the
+ *          mapping or of size 0, unknown flags, both flags, staging_bytes
+ *          over 64 MiB, a type of another gpu) | TMEM_E_UNSUPPORTED
+ *          (IMPORT_ONLY and no import) | TMEM_E_OVERFLOW (upload: a range
+ *          larger than one device chunk; import: larger than max_piece)
+ *          | TMEM_E_BUDGET (device or staging type) | TMEM_E_NO_MEMORY
+ *          | TMEM_E_OS (the device failed). Nothing is left allocated.
+ *  @par Threads safe (submissions serialised with typedmem's own). */
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_import_mapping(tmem_gpu *gpu, const tmem_vk_mapping_desc *desc,
+                                                           tmem_vk_mapping **out);
+
+/** @brief Where range `index` (of desc.ranges; 0 for the whole mapping) is.
+ *  @param[out] out  zeroed on failure.
+ *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL, index out of range)
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_mapping_span(const tmem_vk_mapping *map, uint32_t index,
+                                                         tmem_vk_span *out);
+
+/** @brief Read-back. @return TMEM_OK | TMEM_E_INVALID_ARG; on failure *out is zeroed.
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmem_vk_mapping_get_info(const tmem_vk_mapping *map, tmem_vk_mapping_info *out);
+
+/** @brief Free the buffers, the imported memory or the device heaps. The
+ *  device must be done with them. NULL is a no-op.
+ *  @par Threads externally synchronized on `map`. */
+TMEM_API void tmem_vk_mapping_destroy(tmem_vk_mapping *map);
+
 TMEM_EXTERN_C_END
 
 #endif /* TYPEDMEM_VULKAN_H */

@@ -48,6 +48,8 @@ struct tmrt_model {
     tmrt_hparams hp;
     tmem_model_desc mdesc;
     tmrt_weights w;
+    tmrt_device device;                            /* desc->device */
+    struct tmrt_gpu_model *gpu;                    /* Vulkan: the weights on the device (gpurun/) */
 };
 
 /* model/hparams.c */

@@ -87,6 +87,18 @@ struct tmem__backend {
     /* The memory type and heap the region lives in, with the driver's budget. */
     tmem_status (*memory_info)(const tmem__backend *be, const tmem__region *r,
                                struct tmem_device_memory_info *out);
+    /* Copy `size` bytes from [src_off, ...) of region `src` to [dst_off, ...)
+     * of `dst` (both regions of this backend, committed) on the device, and
+     * wait for it: the copy is complete and visible to later device and host
+     * accesses on return. Offsets and size need no alignment; the ranges may
+     * cross memory objects but must not overlap. Not called with the
+     * context lock held. */
+    tmem_status (*copy)(const tmem__backend *be, const tmem__region *dst, uint64_t dst_off,
+                        const tmem__region *src, uint64_t src_off, uint64_t size);
+    /* Fill [off, off+size) of a committed range with the 32-bit `value`
+     * repeated (off and size multiples of 4), on the device, and wait. */
+    tmem_status (*fill)(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size,
+                        uint32_t value);
 };
 
 /* The host backend (host.c): anonymous reserve + commit through src/os/. Serves

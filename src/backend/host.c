@@ -113,7 +113,7 @@ static tmem_status host_residency(const tmem__backend *be, const tmem__region *r
 }
 
 static const tmem__backend host_backend = {
-    "host", host_reserve, host_release, host_commit, host_decommit, host_advise, host_residency, NULL, NULL, NULL, NULL,
+    "host", host_reserve, host_release, host_commit, host_decommit, host_advise, host_residency, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 const tmem__backend *tmem__backend_host(void) {

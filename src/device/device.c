@@ -61,3 +61,46 @@ tmem_status tmem_type_device_info(const tmem_type *type, tmem_device_memory_info
     if (st != TMEM_OK) memset(out, 0, sizeof *out);
     return st;
 }
+
+/* A heap range as a pool range: checked against the heap, turned into the
+ * pool offset. */
+static bool pool_range(const tmem_heap *heap, uint64_t offset, uint64_t size, uint64_t *pool_off) {
+    uint64_t base, hsize, end;
+    if (!tmem__heap_extent(heap, &base, &hsize) || !size || tmem__add_overflow(offset, size, &end) || end > hsize)
+        return false;
+    *pool_off = base + offset;
+    return true;
+}
+
+tmem_status tmem_heap_copy(tmem_heap *dst, uint64_t dst_offset, const tmem_heap *src, uint64_t src_offset,
+                           uint64_t size) {
+    uint64_t d, s;
+    if (!pool_range(dst, dst_offset, size, &d) || !pool_range(src, src_offset, size, &s))
+        return tmem__err(TMEM_E_INVALID_ARG);
+    void *dp = tmem_heap_ptr(dst, dst_offset), *sp = tmem_heap_ptr(src, src_offset);
+    if (dp && sp) {
+        memmove(dp, sp, (size_t)size);
+        return TMEM_OK;
+    }
+    const tmem__pool *pd = &tmem__heap_type(dst)->pool, *ps = &tmem__heap_type(src)->pool;
+    /* one device: a GPU registers one backend per placement, sharing hooks and user */
+    if (!pd->backend || !ps->backend || !pd->backend->copy || pd->backend->copy != ps->backend->copy ||
+        pd->backend->user != ps->backend->user)
+        return tmem__err(TMEM_E_UNSUPPORTED);
+    if (pd == ps && d < s + size && s < d + size) return tmem__err(TMEM_E_INVALID_ARG); /* overlap */
+    return pd->backend->copy(pd->backend, &pd->region, d, &ps->region, s, size);
+}
+
+tmem_status tmem_heap_fill(tmem_heap *heap, uint64_t offset, uint64_t size, uint32_t value) {
+    uint64_t off;
+    if (!pool_range(heap, offset, size, &off)) return tmem__err(TMEM_E_INVALID_ARG);
+    if (offset % 4 || size % 4) return tmem__err(TMEM_E_ALIGNMENT);
+    uint8_t *p = tmem_heap_ptr(heap, offset);
+    if (p) {
+        for (uint64_t i = 0; i < size; i += 4) memcpy(p + i, &value, 4);
+        return TMEM_OK;
+    }
+    const tmem__pool *pl = &tmem__heap_type(heap)->pool;
+    if (!pl->backend || !pl->backend->fill) return tmem__err(TMEM_E_UNSUPPORTED);
+    return pl->backend->fill(pl->backend, &pl->region, off, size, value);
+}

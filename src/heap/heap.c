@@ -31,6 +31,15 @@ tmem_status tmem_type_size_and_align(const tmem_type *type, uint64_t size, uint6
     return TMEM_OK;
 }
 
+tmem_status tmem_type_heap_bytes(const tmem_type *type, uint64_t size, uint64_t *out) {
+    if (out) *out = 0;
+    if (!type || !out || !size) return tmem__err(TMEM_E_INVALID_ARG);
+    uint64_t g = tmem__pool_granule(type), rounded;
+    if (!g || !tmem__align_up(size, g, &rounded)) return tmem__err(TMEM_E_OVERFLOW);
+    *out = rounded;
+    return TMEM_OK;
+}
+
 /* Metadata goes through the context's allocator. */
 static void *meta_alloc(size_t n, void *ctx) { return tmem__malloc(ctx, n); }
 static void meta_free(void *p, size_t n, void *ctx) { tmem__free(ctx, p, n); }

@@ -35,18 +35,34 @@ static tmem_status pick_type(tmem_context *ctx, tmem_type *given, tmem_role role
 
 /* The snapshot type without side effects: the caller's, or an existing
  * "/memory/snapshots"; *out stays NULL when it would have to be created. */
-static tmem_status find_snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tmem_type **out) {
+static bool on_device(const tmem_type *t) { return tmem__type_placement(t) >= TMEM_PLACEMENT_DEVICE; }
+
+/* The default snapshot type's name: the state's placement class decides,
+ * since a device state is copied by the device into its snapshots. */
+static const char *snap_name(const tmem_type *state) {
+    return on_device(state) ? "/memory/device-snapshots" : "/memory/snapshots";
+}
+
+static tmem_status find_snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tmem_type *state,
+                                  tmem_type **out) {
     *out = NULL;
-    if (d->snapshot_type) return pick_type(ctx, d->snapshot_type, TMEM_ROLE_RECURRENT_STATE, NULL, out);
-    if (tmem_type_find(ctx, "/memory/snapshots", out) != TMEM_OK) *out = NULL;
-    return TMEM_OK;
+    tmem_status st = TMEM_OK;
+    if (d->snapshot_type) st = pick_type(ctx, d->snapshot_type, TMEM_ROLE_RECURRENT_STATE, NULL, out);
+    else if (tmem_type_find(ctx, snap_name(state), out) != TMEM_OK) *out = NULL;
+    /* state and snapshots are copied into each other: the same side of the bus */
+    if (st == TMEM_OK && *out && on_device(*out) != on_device(state)) {
+        *out = NULL;
+        st = tmem__err(TMEM_E_INVALID_ARG);
+    }
+    return st;
 }
 
 /* Create "/memory/snapshots" (another thread may have just done so). */
-static tmem_status create_snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tmem_type **out) {
+static tmem_status create_snap_type(tmem_context *ctx, const tmem_kv_cache_desc *d, tmem_type *state,
+                                   tmem_type **out) {
     tmem_type_desc td = {0};
-    td.name = "/memory/snapshots";
-    td.placement = TMEM_PLACEMENT_HOST;
+    td.name = snap_name(state);
+    td.placement = on_device(state) ? tmem__type_placement(state) : TMEM_PLACEMENT_HOST;
     td.lifetime = TMEM_LIFETIME_GROWING;
     td.budget = d->snapshot_budget;
     /* a cache of recomputable data: reclaimed before the KV it accelerates */
@@ -136,7 +152,7 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
         if (st == TMEM_OK)
             st = pick_type(ctx, desc->state_type, TMEM_ROLE_RECURRENT_STATE, "/memory/state",
                            &c->state_type);
-        if (st == TMEM_OK) st = find_snap_type(ctx, desc, &c->snap_type);
+        if (st == TMEM_OK) st = find_snap_type(ctx, desc, c->state_type, &c->snap_type);
         if (st != TMEM_OK) goto fail;
     }
     /* the pool ranges, once every type is known (they may share one) */
@@ -155,7 +171,8 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
         /* Only now, once the caller's input has passed every check: a type
          * created by a create that fails stays in the context for good. (A
          * new type is none of the others, so slabs_on above was right.) */
-        if (!c->snap_type && (st = create_snap_type(ctx, desc, &c->snap_type)) != TMEM_OK) goto fail;
+        if (!c->snap_type && (st = create_snap_type(ctx, desc, c->state_type, &c->snap_type)) != TMEM_OK)
+            goto fail;
         r = desc->snapshot_budget ? desc->snapshot_budget : default_range(c->snap_type, slabs_on(c, c->snap_type));
         st = tmem__kv_slab_init(ctx, &c->snap_slab, c->snap_type, r, c->rs.total_bytes,
                                 TMEM_ROLE_RECURRENT_STATE, "kv snapshot");
@@ -171,6 +188,7 @@ tmem_status tmem_kv_cache_create(tmem_context *ctx, const tmem_kv_cache_desc *de
     c->max_seqs = c->desc.max_sequences; /* only now: cache_free walks seqs[0..max_seqs) */
     for (uint32_t i = c->max_seqs; i-- > 0;) {
         c->seqs[i].gen = 1;
+        c->seqs[i].state_off = KV_NO_OFF;
         c->seqs[i].next_free = i + 1 < c->max_seqs ? i + 1 : KV_NO_ID;
     }
     c->free_slot = 0;
@@ -204,9 +222,10 @@ tmem_status tmem_kv_cache_get_stats(tmem_kv_cache *cache, tmem_kv_cache_stats *o
     out->block_slot_bytes = c->kv_slab.slot;
     out->blocks_used = c->blocks_used;
     out->blocks_shared = c->blocks_shared;
-    out->kv_bytes_allocated = c->blocks_used * c->kv_slab.slot;
-    out->state_bytes = (uint64_t)c->live * c->state_slab.slot;
-    out->snapshot_bytes = c->snap_bytes;
+    out->kv_bytes_allocated = c->kv_slab.packed ? tmem__kv_slab_committed(&c->kv_slab) : c->blocks_used * c->kv_slab.slot;
+    out->state_bytes = c->state_slab.packed ? tmem__kv_slab_committed(&c->state_slab)
+                                            : (uint64_t)c->live * c->state_slab.slot;
+    out->snapshot_bytes = c->snap_slab.packed ? tmem__kv_slab_committed(&c->snap_slab) : c->snap_bytes;
     out->sequences = c->live;
     out->evicted = c->evicted;
     out->snapshots = c->nsnaps;
@@ -249,14 +268,14 @@ static tmem_status check_locked(tmem_kv_cache *c) {
         if (s->state == KV_SLOT_FREE) continue;
         if (s->state == KV_SLOT_EVICTED) {
             evicted++;
-            KV_CHECK(!s->nblocks && !s->tokens && !s->state_ptr && !s->nsnaps);
+            KV_CHECK(!s->nblocks && !s->tokens && s->state_off == KV_NO_OFF && !s->nsnaps);
             continue;
         }
         live++;
         KV_CHECK(s->tokens <= c->desc.max_tokens);
         uint32_t want = c->has_kv ? s->tokens / c->block_tokens + (s->tokens % c->block_tokens != 0) : 0;
         KV_CHECK(s->nblocks == want && s->nblocks <= s->cap);
-        KV_CHECK(c->has_state == (s->state_ptr != NULL));
+        KV_CHECK(c->has_state == (s->state_off != KV_NO_OFF));
         KV_CHECK(!s->protect);
         for (uint32_t b = 0; b < s->nblocks; b++) {
             KV_CHECK(s->table[b] < c->block_cap);
@@ -265,7 +284,7 @@ static tmem_status check_locked(tmem_kv_cache *c) {
     }
     for (uint32_t i = 0; i < c->block_cap; i++) {
         KV_CHECK(refs[i] == c->blocks[i].refs);
-        KV_CHECK((refs[i] != 0) == (c->blocks[i].ptr != NULL));
+        KV_CHECK((refs[i] != 0) == (c->blocks[i].off != KV_NO_OFF));
         used += refs[i] != 0;
         shared += refs[i] > 1;
     }
@@ -304,4 +323,24 @@ tmem_status tmem_kv_cache_check(tmem_kv_cache *cache) {
     tmem_status st = check_locked(cache);
     tmem__kv_unlock(cache);
     return st;
+}
+
+tmem_status tmem_kv_cache_get_device(tmem_kv_cache *cache, tmem_kv_device_info *out) {
+    if (out) *out = (tmem_kv_device_info){0};
+    if (!cache || !out) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem__kv_lock(cache);
+    tmem_kv_cache *c = cache;
+    out->kv_heap = c->kv_slab.heap;
+    out->state_heap = c->state_slab.heap;
+    out->snapshot_heap = c->snap_slab.heap;
+    out->kv_device = c->has_kv && c->kv_slab.device;
+    out->state_device = c->has_state && c->state_slab.device;
+    out->block_bytes = c->block_bytes;
+    out->block_stride = c->kv_slab.slot;
+    out->blocks_per_memory = c->kv_slab.packed ? c->kv_slab.per : 1;
+    out->memory_bytes = c->kv_slab.packed ? c->kv_slab.stride : c->kv_slab.slot;
+    out->state_bytes = c->rs.total_bytes;
+    out->state_stride = c->state_slab.slot;
+    tmem__kv_unlock(cache);
+    return TMEM_OK;
 }

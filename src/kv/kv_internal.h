@@ -14,28 +14,55 @@
 tmem_status tmem__kv_row_bytes(const tmem_kv_layout *l, uint64_t *out);
 uint32_t tmem__kv_block_tokens(const tmem_kv_layout *l);
 
-/* ---- fixed-size slots: one BLOCK heap each (kv_slab.c) ---- */
+/* ---- fixed-size slots over one BLOCK heap each (kv_slab.c) ----
+ * A slot is named by its heap offset. On host types a slot is one heap
+ * block (size rounded to the pool granule). On device types the granule is
+ * a whole device memory object (a Vulkan chunk), so slots are packed: one
+ * heap block of one granule holds `per` slots at the device's buffer
+ * alignment, committed with its first slot and decommitted with its last. */
 typedef struct kv_slab {
+    tmem_context *ctx;
     tmem_heap *heap;        /* BLOCK heap over the type's pool; NULL when unused */
-    uint64_t slot;          /* pool bytes per slot: size rounded to the pool granule */
+    uint64_t slot;          /* pool bytes per slot: host: size rounded to the
+                               granule; device: to the buffer alignment */
     uint64_t size;          /* bytes asked per slot (what is accounted in use) */
     uint32_t nslots;        /* capacity */
     uint32_t live;
+    bool device;            /* no host addresses: copies go through the backend */
+    /* packed slots (device types) */
+    bool packed;
+    uint64_t stride;        /* one heap block: a granule */
+    uint32_t per;           /* slots per heap block */
+    uint32_t nsb;           /* heap blocks */
+    uint32_t *sb_live;      /* live slots per heap block */
+    uint32_t *next, *prev;  /* free list of slots in committed heap blocks */
+    uint32_t free_head;
+    uint32_t sb_used;       /* committed heap blocks */
 } kv_slab;
-/* A BLOCK heap of `range` bytes (whole slots) of the type's pool.
- * TMEM_E_FULL when not one slot fits, TMEM_E_UNSUPPORTED on a device type
- * without host addresses, TMEM_E_INVALID_ARG on a FILE type. */
+#define KV_NO_OFF UINT64_MAX
+/* A BLOCK heap of `range` bytes of the type's pool.
+ * TMEM_E_FULL when not one slot fits, TMEM_E_INVALID_ARG on a FILE type,
+ * the backend's error when a slot cannot lie in one device memory object. */
 tmem_status tmem__kv_slab_init(tmem_context *ctx, kv_slab *s, tmem_type *type, uint64_t range,
                                uint64_t size, int32_t role, const char *name);
 void tmem__kv_slab_fini(kv_slab *s);
-/* Commit one slot (budgets and reclaim apply: TMEM_E_BUDGET) and return it. */
-tmem_status tmem__kv_slab_alloc(kv_slab *s, void **out);
-/* Decommit the slot and take it back. */
-void tmem__kv_slab_free(kv_slab *s, void *ptr);
+/* Commit one slot (budgets and reclaim apply: TMEM_E_BUDGET) and return its heap offset. */
+tmem_status tmem__kv_slab_alloc(kv_slab *s, uint64_t *out);
+/* Take the slot back; returns the committed bytes given back (packed: 0
+ * until its heap block empties). */
+uint64_t tmem__kv_slab_free(kv_slab *s, uint64_t off);
+/* Committed bytes of a packed slab (heap blocks holding a live slot). */
+uint64_t tmem__kv_slab_committed(const kv_slab *s);
+/* Host address of a slot; NULL on device types. */
+void *tmem__kv_slab_ptr(const kv_slab *s, uint64_t off);
+/* Copy `n` bytes between slots (memcpy on the host, the backend's copy on
+ * the device), or zero a slot's first `n` bytes. */
+tmem_status tmem__kv_slab_copy(kv_slab *dst, uint64_t doff, const kv_slab *src, uint64_t soff, uint64_t n);
+tmem_status tmem__kv_slab_zero(kv_slab *s, uint64_t off, uint64_t n);
 
 /* One physical block: refs == 0 means the id is on the free-id list. */
 typedef struct kv_block {
-    void *ptr;
+    uint64_t off;        /* slot offset in the KV slab's heap */
     uint32_t refs;
     uint32_t next_free;  /* free-id list link */
 } kv_block;
@@ -57,7 +84,7 @@ typedef struct kv_seqrec {
     uint32_t tokens;
     uint32_t nblocks, cap;
     uint32_t *table;     /* block ids, token order */
-    void *state_ptr;     /* recurrent slot, NULL without a recurrent layout */
+    uint64_t state_off;  /* recurrent slot, KV_NO_OFF without a recurrent layout */
     uint64_t last_use;   /* LRU clock */
     uint32_t nsnaps;
     uint32_t next_free;  /* free-slot list link */
@@ -69,7 +96,7 @@ typedef struct kv_snaprec {
     tmem_kv_snap id;
     uint32_t slot;
     uint32_t tokens;
-    void *ptr;
+    uint64_t off;        /* slot in the snapshot slab */
     struct kv_snaprec *prev, *next;
 } kv_snaprec;
 
@@ -147,15 +174,17 @@ uint64_t tmem__kv_seq_exclusive_bytes(const tmem_kv_cache *c, const kv_seqrec *s
 void tmem__kv_seqs_fini(tmem_kv_cache *c);
 
 /* ---- recurrent state (kv_state.c) ---- */
-tmem_status tmem__kv_state_alloc(tmem_kv_cache *c, kv_seqrec *s, const void *copy_from);
-void tmem__kv_state_free(tmem_kv_cache *c, kv_seqrec *s);
+/* A zeroed slot, or a copy of `copy_from` (a slot of `from_slab`). */
+tmem_status tmem__kv_state_alloc(tmem_kv_cache *c, kv_seqrec *s, const kv_slab *from_slab, uint64_t copy_from);
+/* Returns the committed bytes given back. */
+uint64_t tmem__kv_state_free(tmem_kv_cache *c, kv_seqrec *s);
 
 /* ---- snapshots (kv_snapshot.c) ---- */
 kv_snaprec *tmem__kv_snap_find(tmem_kv_cache *c, uint32_t slot, uint32_t tokens);
 /* Drop one snapshot; report it when reason >= 0 (an eviction). Returns its bytes. */
 uint64_t tmem__kv_snap_drop(tmem_kv_cache *c, kv_snaprec *s, int reason);
 /* Drop the slot's snapshots past `tokens` (all of them with 0 and all=true). */
-void tmem__kv_snap_drop_seq(tmem_kv_cache *c, uint32_t slot, uint32_t tokens, bool all);
+uint64_t tmem__kv_snap_drop_seq(tmem_kv_cache *c, uint32_t slot, uint32_t tokens, bool all);
 void tmem__kv_snap_touch(tmem_kv_cache *c, kv_snaprec *s);
 
 /* ---- policy (kv_policy.c) ---- */

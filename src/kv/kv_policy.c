@@ -197,7 +197,7 @@ static bool simulate(tmem_kv_cache *c, deficit d, cand *a, uint32_t na, uint32_t
     for (uint32_t i = 0; i < na && !met(d); i++) {
         if (a[i].pick) continue;
         const kv_seqrec *s = &c->seqs[a[i].slot];
-        uint64_t kv = 0, st = s->state_ptr ? stb : 0, snaps = 0;
+        uint64_t kv = 0, st = s->state_off != KV_NO_OFF ? stb : 0, snaps = 0;
         for (uint32_t b = 0; b < s->nblocks; b++)
             if (refs[s->table[b]] == 1) kv += bb;
         /* its snapshots not already counted by the snapshot pass */

@@ -73,7 +73,7 @@ uint64_t tmem__kv_seq_exclusive_bytes(const tmem_kv_cache *c, const kv_seqrec *s
     uint64_t n = 0;
     for (uint32_t i = 0; i < s->nblocks; i++)
         if (c->blocks[s->table[i]].refs == 1) n += c->kv_slab.slot;
-    if (s->state_ptr) n += c->state_slab.slot;
+    if (s->state_off != KV_NO_OFF) n += c->state_slab.slot;
     return n + (uint64_t)s->nsnaps * c->snap_slab.slot;
 }
 
@@ -83,10 +83,8 @@ static uint64_t seq_release(tmem_kv_cache *c, kv_seqrec *s) {
     tmem__free(c->ctx, s->table, (size_t)s->cap * sizeof *s->table);
     s->table = NULL;
     s->cap = 0;
-    if (s->state_ptr) freed += c->state_slab.slot;
-    tmem__kv_state_free(c, s);
-    freed += (uint64_t)s->nsnaps * c->snap_slab.slot;
-    tmem__kv_snap_drop_seq(c, (uint32_t)(s - c->seqs), 0, true);
+    freed += tmem__kv_state_free(c, s);
+    freed += tmem__kv_snap_drop_seq(c, (uint32_t)(s - c->seqs), 0, true);
     s->tokens = 0;
     s->pinned = false;
     return freed;
@@ -118,12 +116,13 @@ void tmem__kv_seqs_fini(tmem_kv_cache *c) {
 
 /* ---- create / free ---- */
 
-/* A fresh LIVE slot whose state is copied from `state_src` (zeroed if NULL). */
-static tmem_status seq_new(tmem_kv_cache *c, const void *state_src, kv_seqrec **out) {
+/* A fresh LIVE slot whose state is copied from slot `state_src` of
+ * `src_slab` (zeroed if NULL). */
+static tmem_status seq_new(tmem_kv_cache *c, const kv_slab *src_slab, uint64_t state_src, kv_seqrec **out) {
     *out = NULL;
     if (c->free_slot == KV_NO_ID) return tmem__err(TMEM_E_FULL);
     kv_seqrec *s = &c->seqs[c->free_slot];
-    tmem_status st = tmem__kv_state_alloc(c, s, state_src);
+    tmem_status st = tmem__kv_state_alloc(c, s, src_slab, state_src);
     if (st != TMEM_OK) return st;
     c->free_slot = s->next_free;
     s->state = KV_SLOT_LIVE;
@@ -141,7 +140,7 @@ tmem_status tmem_kv_seq_create(tmem_kv_cache *cache, tmem_kv_seq *out) {
     if (!cache || !out) return tmem__err(TMEM_E_INVALID_ARG);
     tmem__kv_lock(cache);
     kv_seqrec *s;
-    tmem_status st = seq_new(cache, NULL, &s);
+    tmem_status st = seq_new(cache, NULL, KV_NO_OFF, &s);
     if (st == TMEM_OK) *out = tmem__kv_seq_handle(cache, s);
     tmem__kv_unlock(cache);
     return st;
@@ -236,8 +235,9 @@ tmem_status tmem_kv_seq_rollback(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t
     if (st == TMEM_OK && cache->has_state) {
         kv_snaprec *snap = tmem__kv_snap_find(cache, (uint32_t)(s - cache->seqs), tokens);
         if (snap) {
-            memcpy(s->state_ptr, snap->ptr, cache->rs.total_bytes);
-            tmem__kv_snap_touch(cache, snap);
+            st = tmem__kv_slab_copy(&cache->state_slab, s->state_off, &cache->snap_slab, snap->off,
+                                    cache->rs.total_bytes);
+            if (st == TMEM_OK) tmem__kv_snap_touch(cache, snap);
         } else if (tokens != s->tokens) {
             st = tmem__err(TMEM_E_NOT_FOUND); /* the state cannot be un-run */
         }
@@ -269,7 +269,7 @@ tmem_status tmem_kv_seq_fork_at(tmem_kv_cache *cache, tmem_kv_seq src, uint32_t 
     /* Keep the parent and the snapshot we copy from out of the policy's reach. */
     p->protect = true;
     if (snap) cache->protect_snap = snap;
-    st = seq_new(cache, snap ? snap->ptr : p->state_ptr, &s);
+    st = seq_new(cache, snap ? &cache->snap_slab : &cache->state_slab, snap ? snap->off : p->state_off, &s);
     cache->protect_snap = NULL;
     if (st == TMEM_OK) {
         uint32_t nb = blocks_for(cache, tokens);
@@ -320,7 +320,11 @@ static tmem_status cow(tmem_kv_cache *c, kv_seqrec *s, uint32_t i) {
     if (st != TMEM_OK) return st;
     /* The policy may have evicted the other owners meanwhile; copying is
      * still correct then, merely unneeded. */
-    memcpy(c->blocks[id].ptr, c->blocks[old].ptr, c->block_bytes);
+    st = tmem__kv_slab_copy(&c->kv_slab, c->blocks[id].off, &c->kv_slab, c->blocks[old].off, c->block_bytes);
+    if (st != TMEM_OK) {
+        (void)tmem__kv_block_unref(c, id); /* nothing changed: the old block stays */
+        return st;
+    }
     (void)tmem__kv_block_unref(c, old);
     s->table[i] = id;
     c->cow_copies++;
@@ -338,19 +342,22 @@ tmem_status tmem_kv_seq_kv(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t layer
     if (st == TMEM_OK && (!cache->has_kv || layer >= cache->desc.kv.layers || token >= s->tokens ||
                           (flags & ~(uint32_t)TMEM_KV_WRITE)))
         st = tmem__err(TMEM_E_INVALID_ARG);
+    /* device blocks have no host address: only the copy-on-write is done */
+    if (st == TMEM_OK && cache->kv_slab.device && (k || v)) st = tmem__err(TMEM_E_UNSUPPORTED);
     if (st != TMEM_OK) goto out;
     uint32_t bi = token / cache->block_tokens;
     if ((flags & TMEM_KV_WRITE) && cache->blocks[s->table[bi]].refs > 1) {
         st = cow(cache, s, bi);
         if (st != TMEM_OK) goto out;
     }
+    tmem__kv_seq_touch(cache, s);
+    if (cache->kv_slab.device) goto out;
     /* block: for each layer, block_tokens K rows then block_tokens V rows */
-    uint8_t *base = (uint8_t *)cache->blocks[s->table[bi]].ptr
+    uint8_t *base = (uint8_t *)tmem__kv_slab_ptr(&cache->kv_slab, cache->blocks[s->table[bi]].off)
                   + (uint64_t)layer * 2 * cache->block_tokens * cache->row_bytes
                   + (uint64_t)(token % cache->block_tokens) * cache->row_bytes;
     if (k) *k = base;
     if (v) *v = base + (uint64_t)cache->block_tokens * cache->row_bytes;
-    tmem__kv_seq_touch(cache, s);
 out:
     tmem__kv_unlock(cache);
     return st;
@@ -379,14 +386,15 @@ tmem_status tmem_kv_seq_block_ptrs(tmem_kv_cache *cache, tmem_kv_seq seq, void *
     tmem__kv_lock(cache);
     kv_seqrec *s;
     tmem_status st = tmem__kv_seq_get(cache, seq, &s);
+    if (st == TMEM_OK && cache->kv_slab.device) st = tmem__err(TMEM_E_UNSUPPORTED);
     if (st == TMEM_OK && s->nblocks > cap) {
         *count = s->nblocks;
         st = tmem__err(TMEM_E_FULL);
     } else if (st == TMEM_OK) {
         for (uint32_t i = 0; i < s->nblocks; i++) {
             const kv_block *b = &cache->blocks[s->table[i]];
-            tmem__assert(b->refs > 0 && b->ptr);
-            ptrs[i] = b->ptr;
+            tmem__assert(b->refs > 0);
+            ptrs[i] = tmem__kv_slab_ptr(&cache->kv_slab, b->off);
         }
         *count = s->nblocks;
     }
@@ -433,6 +441,42 @@ tmem_status tmem_kv_seq_get_info(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv_
         out->snapshots = s->nsnaps;
         out->pinned = s->pinned;
         out->exclusive_bytes = tmem__kv_seq_exclusive_bytes(cache, s);
+    }
+    tmem__kv_unlock(cache);
+    return st;
+}
+
+/* The device view: every block's heap offset, one lock. */
+tmem_status tmem_kv_seq_block_offsets(tmem_kv_cache *cache, tmem_kv_seq seq, uint64_t *offsets, uint32_t cap,
+                                      uint32_t *count) {
+    if (count) *count = 0;
+    if (!cache || !count || (!offsets && cap)) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem__kv_lock(cache);
+    kv_seqrec *s;
+    tmem_status st = tmem__kv_seq_get(cache, seq, &s);
+    if (st == TMEM_OK && s->nblocks > cap) {
+        *count = s->nblocks;
+        st = tmem__err(TMEM_E_FULL);
+    } else if (st == TMEM_OK) {
+        for (uint32_t i = 0; i < s->nblocks; i++) offsets[i] = cache->blocks[s->table[i]].off;
+        *count = s->nblocks;
+    }
+    tmem__kv_unlock(cache);
+    return st;
+}
+
+tmem_status tmem_kv_seq_make_private(tmem_kv_cache *cache, tmem_kv_seq seq, uint32_t first, uint32_t count) {
+    if (!cache) return tmem__err(TMEM_E_INVALID_ARG);
+    tmem__kv_lock(cache);
+    kv_seqrec *s;
+    tmem_status st = tmem__kv_seq_get(cache, seq, &s);
+    if (st == TMEM_OK && (!cache->has_kv || first > s->tokens || count > s->tokens - first))
+        st = tmem__err(TMEM_E_INVALID_ARG);
+    if (st == TMEM_OK && count) {
+        uint32_t a = first / cache->block_tokens, b = (first + count - 1) / cache->block_tokens;
+        for (uint32_t i = a; i <= b && st == TMEM_OK; i++)
+            if (cache->blocks[s->table[i]].refs > 1) st = cow(cache, s, i);
+        tmem__kv_seq_touch(cache, s);
     }
     tmem__kv_unlock(cache);
     return st;

@@ -32,7 +32,11 @@ kv_snaprec *tmem__kv_snap_find(tmem_kv_cache *c, uint32_t slot, uint32_t tokens)
 }
 
 uint64_t tmem__kv_snap_drop(tmem_kv_cache *c, kv_snaprec *s, int reason) {
-    uint64_t bytes = c->snap_slab.slot;
+    lru_unlink(c, s);
+    uint64_t bytes = tmem__kv_slab_free(&c->snap_slab, s->off); /* what the budget gets back */
+    c->seqs[s->slot].nsnaps--;
+    c->nsnaps--;
+    c->snap_bytes -= c->snap_slab.slot;
     if (reason >= 0) {
         kv_seqrec *q = &c->seqs[s->slot];
         tmem_kv_event ev = {TMEM_KV_EVENT_SNAPSHOT_DROPPED, (tmem_kv_evict_reason)reason,
@@ -41,22 +45,19 @@ uint64_t tmem__kv_snap_drop(tmem_kv_cache *c, kv_snaprec *s, int reason) {
         tmem__trace(c->ctx, TMEM__TRACE_EVICT, c->snap_type, TMEM_ROLE_RECURRENT_STATE, bytes, 0, "kv snapshot");
         tmem__kv_report(c, &ev);
     }
-    lru_unlink(c, s);
-    tmem__kv_slab_free(&c->snap_slab, s->ptr);
-    c->seqs[s->slot].nsnaps--;
-    c->nsnaps--;
-    c->snap_bytes -= bytes;
     tmem__free(c->ctx, s, sizeof *s);
     return bytes;
 }
 
-void tmem__kv_snap_drop_seq(tmem_kv_cache *c, uint32_t slot, uint32_t tokens, bool all) {
+uint64_t tmem__kv_snap_drop_seq(tmem_kv_cache *c, uint32_t slot, uint32_t tokens, bool all) {
+    uint64_t freed = 0;
     kv_snaprec *s = c->lru_head;
     while (s && c->seqs[slot].nsnaps) {
         kv_snaprec *next = s->next;
-        if (s->slot == slot && (all || s->tokens > tokens)) (void)tmem__kv_snap_drop(c, s, -1);
+        if (s->slot == slot && (all || s->tokens > tokens)) freed += tmem__kv_snap_drop(c, s, -1);
         s = next;
     }
+    return freed;
 }
 
 /* Drop the least recently used snapshot the caller may lose; false if none. */
@@ -90,7 +91,7 @@ tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv
         }
         /* our own budget first, then whatever the type and context allow */
         while (cache->snap_bytes + n > cache->snap_budget && drop_lru(cache, TMEM_KV_REASON_SNAPSHOT_BUDGET)) {}
-        void *p = NULL;
+        uint64_t p = KV_NO_OFF;
         while (((st = tmem__kv_slab_alloc(&cache->snap_slab, &p)) == TMEM_E_BUDGET || st == TMEM_E_FULL) &&
                drop_lru(cache, TMEM_KV_REASON_SNAPSHOT_BUDGET)) {}
         if (st != TMEM_OK) {
@@ -105,7 +106,12 @@ tmem_status tmem_kv_snapshot_take(tmem_kv_cache *cache, tmem_kv_seq seq, tmem_kv
     } else {
         tmem__kv_snap_touch(cache, s);
     }
-    memcpy(s->ptr, q->state_ptr, cache->rs.total_bytes);
+    st = tmem__kv_slab_copy(&cache->snap_slab, s->off, &cache->state_slab, q->state_off, cache->rs.total_bytes);
+    if (st != TMEM_OK) {
+        /* a snapshot that does not hold the state must not survive */
+        (void)tmem__kv_snap_drop(cache, s, -1);
+        goto out;
+    }
     if (out) *out = s->id;
 out:
     tmem__kv_unlock(cache);

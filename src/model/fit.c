@@ -68,7 +68,7 @@ typedef struct req {
     const tmem_model_desc *m;
     tmem_context *ctx;
     uint32_t n_seqs, chunk, block, flags, snapshots;
-    uint64_t scratch;
+    uint64_t scratch, tokenizer;
     tmem_weight_dtype weight_dtype;
     tmem_kv_dtype kv_type, state_type;
     bool exact_weights;
@@ -79,11 +79,13 @@ typedef struct req {
  * it returns has passed its validator), with the sweep lower bound beside it.
  * Buffers are 64-byte aligned (cache lines, SIMD loads). If the planner
  * cannot answer within its limits the lower bound stands in and the result
- * says so (arena_from_planner = false). */
+ * says so (arena_from_planner = false). The text layer graphs are planned
+ * with TMEM_FIT_TEXT_PLAN_FLAGS (the greedy portfolio: see model.h), the
+ * vision block with the exact search too. */
 #define ARENA_ALIGN 64u
 
-static tmem_status plan_arena(const tmem_model_buffer *bufs, uint32_t n, uint64_t *lower_bound, uint64_t *arena,
-                              bool *planned) {
+static tmem_status plan_arena(const tmem_model_buffer *bufs, uint32_t n, uint32_t flags, uint64_t *lower_bound,
+                              uint64_t *arena, bool *planned) {
     *lower_bound = tmem__model_graph_lower_bound(bufs, n);
     *arena = *lower_bound;
     *planned = false;
@@ -104,6 +106,7 @@ static tmem_status plan_arena(const tmem_model_buffer *bufs, uint32_t n, uint64_
      * optimal. A work budget, not a time limit: a prediction must not
      * depend on how busy the machine is. */
     d.node_limit = TMEM_FIT_PLAN_NODES;
+    d.flags = flags;
     if (!st) st = tmem_plan_solve(p, &d, &plan);
     tmem_plan_info info;
     if (!st && tmem_plan_get_info(plan, &info) == TMEM_OK) {
@@ -134,7 +137,8 @@ static tmem_status layer_arena(const req *r, tmem_model_layer_kind kind, uint64_
     }
     tmem_model_graph g;
     tmem_status st = tmem_model_graph_get(r->m, kind, n, c ? c : n, r->flags, &g);
-    if (!st) st = plan_arena(g.bufs, g.buf_count, lb, arena, planned);
+    uint32_t plan_flags = kind == TMEM_MODEL_LAYER_VISION ? 0 : TMEM_FIT_TEXT_PLAN_FLAGS;
+    if (!st) st = plan_arena(g.bufs, g.buf_count, plan_flags, lb, arena, planned);
     if (st) return st;
     arena_entry *e = &memo->e[memo->n < MEMO_CAP ? memo->n++ : memo->next++ % MEMO_CAP];
     *e = (arena_entry){kind, n, c, *lb, *arena, *planned};
@@ -234,10 +238,15 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     }
     o->arena_from_planner = planned;
     /* the last position's f32 logits per sequence (a step's output, transient),
-     * and the token ids of the context (the output ring, int32) */
-    uint64_t logits, tokens;
-    if (tmem__mul_overflow((uint64_t)m->n_vocab * 4, r->n_seqs, &logits) ||
-        tmem__mul_overflow(ctx * 4, r->n_seqs, &tokens))
+     * and the token ids of the context (the output ring, int32). */
+    /* Each of these is its own heap, which commits whole granules of its
+     * type's pool (a page): the lines are what the heaps commit, so a budget
+     * of exactly total_dirty admits a run that fits in it. */
+    uint64_t logits, tokens, act;
+    uint64_t g_act = role_granule(r->ctx, TMEM_ROLE_ACTIVATION), g_tok = role_granule(r->ctx, TMEM_ROLE_OUTPUT_TOKENS);
+    if (!round_to((uint64_t)m->n_vocab * 4, g_act, &logits) || !round_to(ctx * 4, g_tok, &tokens) ||
+        !round_to(o->activation_arena, g_act, &act) || tmem__mul_overflow(logits, r->n_seqs, &logits) ||
+        tmem__mul_overflow(tokens, r->n_seqs, &tokens))
         return tmem__err(TMEM_E_OVERFLOW);
 
     item(r, o, TMEM_FIT_ITEM_WEIGHTS_TEXT, TMEM_ROLE_WEIGHTS, true, text_w, &ovf);
@@ -248,7 +257,7 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     uint64_t snaps;
     if (tmem__mul_overflow(state, r->snapshots, &snaps)) return tmem__err(TMEM_E_OVERFLOW);
     if (linear && snaps) item(r, o, TMEM_FIT_ITEM_STATE_SNAPSHOTS, TMEM_ROLE_RECURRENT_STATE, false, snaps, &ovf);
-    item(r, o, TMEM_FIT_ITEM_ACTIVATIONS, TMEM_ROLE_ACTIVATION, false, o->activation_arena, &ovf);
+    item(r, o, TMEM_FIT_ITEM_ACTIVATIONS, TMEM_ROLE_ACTIVATION, false, act, &ovf);
     if (image) {
         item(r, o, TMEM_FIT_ITEM_VISION_ACTIVATIONS, TMEM_ROLE_VISION_INTERMEDIATE, false, o->vision_arena, &ovf);
         item(r, o, TMEM_FIT_ITEM_VISION_EMBEDDINGS, TMEM_ROLE_VISION_INTERMEDIATE, false, vis_embd, &ovf);
@@ -257,6 +266,7 @@ static tmem_status compute(const req *r, uint64_t ctx, uint32_t iw, uint32_t ih,
     item(r, o, TMEM_FIT_ITEM_LOGITS, TMEM_ROLE_ACTIVATION, false, logits, &ovf);
     if (r->scratch) item(r, o, TMEM_FIT_ITEM_SCRATCH, TMEM_ROLE_SCRATCH, false, r->scratch, &ovf);
     item(r, o, TMEM_FIT_ITEM_TOKENS, TMEM_ROLE_OUTPUT_TOKENS, false, tokens, &ovf);
+    if (r->tokenizer) item(r, o, TMEM_FIT_ITEM_TOKENIZER, TMEM_ROLE_OUTPUT_TOKENS, false, r->tokenizer, &ovf);
     o->peak_dirty_encode_first = o->total_dirty;
     if (image && !ovf) {
         /* phases of an encode-first run; dirty lines only (weights are clean) */
@@ -346,6 +356,7 @@ static tmem_status resolve(const tmem_fit_desc *d, req *r) {
     r->n_seqs = d->n_seqs ? d->n_seqs : 1;
     r->snapshots = d->state_snapshots;
     r->scratch = d->scratch_bytes;
+    r->tokenizer = d->tokenizer_bytes;
     r->chunk = d->prefill_chunk ? d->prefill_chunk : TMEM_FIT_DEFAULT_CHUNK;
     r->block = d->kv_block_tokens ? d->kv_block_tokens : TMEM_KV_DEFAULT_BLOCK_TOKENS;
     r->flags = d->graph_flags;

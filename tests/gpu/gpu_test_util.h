@@ -1,6 +1,7 @@
 /* What tests/gpu/test_vulkan.c and test_cuda.c share: a heap holding one
  * allocation with its device span, and a second process that imports an
- * exported fd (argv: --import-child FD SIZE OFFSET; the fd crosses exec). */
+ * exported fd (argv: --import-child FD SIZE OFFSET; the fd crosses exec);
+ * the heap counters the vision encoder's test and bench hold flat. */
 #ifndef TMEM_GPU_TEST_UTIL_H
 #define TMEM_GPU_TEST_UTIL_H
 
@@ -14,6 +15,21 @@
 #include "harness.h"
 #include "typedmem/gpu.h"
 #include "typedmem/trace.h"
+
+/* Committed bytes and allocations made, summed over every type of ctx. */
+typedef struct gpu_counters {
+    uint64_t committed, allocs;
+} gpu_counters;
+static inline gpu_counters gpu_heap_counters(tmem_context *ctx) {
+    gpu_counters c = {0, 0};
+    for (uint32_t i = 0; i < tmem_type_count(ctx); i++) {
+        tmem_type *t;
+        tmem_type_stats ts;
+        if (tmem_type_at(ctx, i, &t) == TMEM_OK && tmem_type_get_stats(t, &ts) == TMEM_OK)
+            c.committed += ts.committed.current, c.allocs += ts.alloc_count;
+    }
+    return c;
+}
 
 /* A type, or NULL with the reason printed. */
 static inline tmem_type *gpu_type(tmem_context *ctx, const char *name, tmem_placement pl, uint64_t reserve,

@@ -36,7 +36,7 @@ set(ALLOW_plan base os) # os: the exact search's second thread, nothing else
 set(ALLOW_bind base os backend core heap plan)
 set(ALLOW_io base os backend core plan)
 set(ALLOW_surface base os backend core heap)
-set(ALLOW_kv base os backend core heap)
+set(ALLOW_kv base os backend core heap device)
 set(ALLOW_model base os backend core heap plan surface kv)
 set(ALLOW_trace base os backend core)
 set(ALLOW_stats base os backend core heap device)

@@ -21,6 +21,8 @@ foreach(a IN LISTS ARCHIVES)
   foreach(l IN LISTS lines)
     if(l MATCHES "^[0-9a-fA-F]+ [A-Za-z] ([^ ]+)$")
       set(sym "${CMAKE_MATCH_1}")
+      # ASan's ODR indicator for a global (__odr_asan.NAME): check NAME.
+      string(REGEX REPLACE "^__odr_asan[.]" "" sym "${sym}")
       math(EXPR total "${total} + 1")
       if(NOT sym MATCHES "^(${PREFIX})")
         get_filename_component(an ${a} NAME)

@@ -204,7 +204,7 @@ static void test_vision(void) {
     REQUIRE_OK(tmem_context_create(&cd, &ctx));
     for (int naive = 0; naive < 2; naive++) {
         tmrt_vision *v; /* the mode is the handle's (tmrt_vision_desc::memory) */
-        tmrt_vision_desc vd = {mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED};
+        tmrt_vision_desc vd = {mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED, NULL};
         REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK);
         tmrt_use_log log;
         tmrt__use_log_init(&log);

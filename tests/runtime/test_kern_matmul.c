@@ -3,8 +3,13 @@
  * multiples of the block (plus odd float widths), odd n_out, n_tok 1..37,
  * padded ldx/ldy and weight rows; y's padding untouched; the same bits for
  * 1..4 threads and for a token alone or in a batch; tmrt__kern_get_row.
+ * Run once per instruction set this CPU has (TMRT_KERN_ISA: the widest,
+ * then avx2, then scalar), so the AVX-512, AVX2 and scalar tiles each meet
+ * the oracle on the same odd shapes and tails.
  * Tolerance: |dy| <= 1e-5 * sum_i |W x| (f32 reassociation; the integer
  * block sums are exact). Fixed seed. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <stdio.h>
 #include "kern_test_util.h"
 
 static uint64_t seed;
@@ -262,12 +267,41 @@ static void test_neon_levels(void) {
 }
 #endif
 
+/* The path each type takes follows TMRT_KERN_ISA and the CPU. */
+static void test_paths(void) {
+    char buf[512];
+    size_t n = tmrt__kern_paths(buf, sizeof buf);
+    CHECK(n > 0 && n < sizeof buf && strlen(buf) == n);
+    bool quant512 = strstr(buf, "Q4_K avx512-vnni") != NULL;
+    const char *isa = getenv("TMRT_KERN_ISA");
+    if (isa && !strcmp(isa, "scalar")) CHECK_MSG(strstr(buf, "Q4_K scalar") && strstr(buf, "F16 scalar"), "%s", buf);
+    else if (isa && !strcmp(isa, "avx2"))
+        CHECK_MSG(!quant512 && (!tmrt__kern__have_avx2() || strstr(buf, "Q4_K avx2")), "%s", buf);
+    else CHECK_MSG(quant512 == tmrt__kern__have_avx512(), "%s", buf);
+    CHECK(tmrt__kern_paths(buf, 8) == n && strlen(buf) == 7); /* truncated, NUL-terminated */
+    printf("  kernels (TMRT_KERN_ISA=%s): %s\n", isa ? isa : "", (tmrt__kern_paths(buf, sizeof buf), buf));
+}
+
 int main(void) {
     seed = tmem_test_seed(0x6d61746d756c3031ull);
     RUN(test_scratch_and_support);
     RUN(test_ref_vs_dense);
-    RUN(test_random_shapes);
-    RUN(test_batch_invariance);
+    /* the widest paths first, then each narrower one on the same shapes */
+#if defined(__aarch64__)
+    /* NEON, then scalar (there is no narrower NEON cap; test_neon_levels
+     * takes each NEON level in turn) */
+    static const char *const isas[] = {NULL, "scalar"};
+#else
+    static const char *const isas[] = {NULL, "avx2", "scalar"};
+#endif
+    for (int i = 0; i < (int)(sizeof isas / sizeof isas[0]); i++) {
+        if (isas[i]) setenv("TMRT_KERN_ISA", isas[i], 1);
+        else unsetenv("TMRT_KERN_ISA");
+        RUN(test_paths);
+        RUN(test_random_shapes);
+        RUN(test_batch_invariance);
+    }
+    unsetenv("TMRT_KERN_ISA");
 #if defined(__aarch64__)
     RUN(test_neon_levels);
 #endif

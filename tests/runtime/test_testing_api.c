@@ -53,7 +53,7 @@ static void test_matmul_is_the_kernel(void) {
     for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
         size_t rb = tmrt_testing_row_bytes(types[t], n_in);
         REQUIRE(rb == tmrt__kern_row_bytes(types[t], n_in) && rb > 0);
-        unsigned char *data = aligned_alloc(64, rb * (size_t)n_out);
+        unsigned char *data = aligned_alloc(64, (rb * (size_t)n_out + 63) & ~(size_t)63);
         REQUIRE(data);
         for (int64_t o = 0; o < n_out; o++)
             REQUIRE_OK(tmrt_testing_quantize_row(types[t], w + o * n_in, data + (size_t)o * rb, n_in));

@@ -202,7 +202,7 @@ static void test_encode(tmem_context *ctx) {
     /* the same file in both modes: typed (mapped, planned heaps) and its
      * naive twin (read into malloc, a malloc per tensor) */
     tmrt_vision *v, *vn;
-    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED}, vnd = {path, TMRT_MEMORY_NAIVE};
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED, NULL}, vnd = {path, TMRT_MEMORY_NAIVE, NULL};
     REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK);
     REQUIRE(tmrt_vision_open(NULL, &vnd, &vn, &err) == TMEM_OK);
     CHECK(tmrt_vision_weight_bytes(v) == tmrt_vision_weight_bytes(vn));
@@ -284,7 +284,7 @@ static void test_smart_resize(void) {
 static void test_pixel_bounds(tmem_context *ctx) {
     tmrt_vision *v;
     tmrt_error err = {""};
-    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED};
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED, NULL};
     REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK); /* test_encode's tiny tower */
     tmem_surface *s = NULL;
     uint8_t *px = NULL;
@@ -326,7 +326,7 @@ static void test_hostile(tmem_context *ctx) {
     tmrt_error err = {""};
     REQUIRE(tmrt_vision_preset("tiny", &c) == TMEM_OK);
     tmrt_vision *v = NULL;
-    tmrt_vision_desc vd = {"/nonexistent.gguf", TMRT_MEMORY_TYPED}, vnd = {NULL, TMRT_MEMORY_NAIVE};
+    tmrt_vision_desc vd = {"/nonexistent.gguf", TMRT_MEMORY_TYPED, NULL}, vnd = {NULL, TMRT_MEMORY_NAIVE, NULL};
     CHECK_ST(tmrt_vision_open(ctx, &vd, &v, &err), TMEM_E_NOT_FOUND);
     CHECK(v == NULL && strstr(err.message, "nonexistent"));
     vnd.path = vd.path;

@@ -105,7 +105,7 @@ int main(void) {
     tmem_gguf_close(ref);
     tmrt_error err = {""};
     tmrt_vision *v = NULL;
-    tmrt_vision_desc vd = {mm, TMRT_MEMORY_TYPED};
+    tmrt_vision_desc vd = {mm, TMRT_MEMORY_TYPED, NULL};
     CHECK_MSG(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK, "%s", err.message);
     if (v) CHECK(tmrt_vision_get_config(v)->min_pixels == 1024); /* from preprocessor_config.json */
     tmrt_vision_close(v);

@@ -65,7 +65,7 @@ int main(void) {
         return 1;
     }
     tmrt_vision *vm[2]; /* the tower typed and naive */
-    tmrt_vision_desc vd[2] = {{mmproj, TMRT_MEMORY_TYPED}, {mmproj, TMRT_MEMORY_NAIVE}};
+    tmrt_vision_desc vd[2] = {{mmproj, TMRT_MEMORY_TYPED, NULL}, {mmproj, TMRT_MEMORY_NAIVE, NULL}};
     for (int mode = 0; mode < 2; mode++)
         if (tmrt_vision_open(ctx, &vd[mode], &vm[mode], &err) != TMEM_OK) {
             printf("FAIL: %s\n", err.message);

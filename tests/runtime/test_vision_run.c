@@ -4,6 +4,10 @@
  * --tokens, -n 0 --logits all:
  *  - --embeddings-out equals HF's image embeddings (<= 1e-3 x max, ~1e-6);
  *  - typed and naive runs give bit-identical embeddings and logits;
+ *  - --device vulkan (the encoder on the GPU, the text on the CPU): its
+ *    embeddings within 1e-4 x max of the CPU's, its logits within 1e-3 x max
+ *    of HF's (when the text prefix agrees, as below); skipped without a
+ *    Vulkan device;
  *  - the image matters: the logits after the image move when its rows are
  *    not spliced in (a run with --tokens only, image ids as plain tokens);
  *  - logits vs HF's ref_logits.f32 (M-RoPE positions with the image grid):
@@ -129,6 +133,30 @@ static void body(int *skipped) {
                "   (tmem run without an image) disagrees with HF on this checkpoint, so the image part cannot be\n"
                "   judged here\n", text);
         *skipped = 1;
+    }
+    /* the encoder on the GPU */
+    snprintf(cmd, sizeof cmd,
+             "'%s' run '%s/vlm.gguf' --mmproj '%s/tests/data/llamacpp/mmproj-qwen35-tiny-vlm-f32.gguf' "
+             "--image '%s/tests/data/images/rgb_128x96.png' --tokens %s -n 0 --logits all --device vulkan -t 2 "
+             "--logits-out '%s/logits_vk.f32' --embeddings-out '%s/emb_vk.f32' > '%s/out_vk.txt' 2>&1",
+             tool, dir, src, src, ids, dir, dir, dir);
+    if (system(cmd) != 0) {
+        snprintf(path, sizeof path, "grep -q 'no Vulkan device' '%s/out_vk.txt'", dir);
+        CHECK_MSG(system(path) == 0, "tmem run --device vulkan failed: see out_vk.txt");
+        printf("   SKIP part: --device vulkan: no Vulkan device\n");
+    } else {
+        size_t nlv, nev;
+        snprintf(path, sizeof path, "%s/logits_vk.f32", dir);
+        float *lv = read_f32(path, &nlv);
+        snprintf(path, sizeof path, "%s/emb_vk.f32", dir);
+        float *ev = read_f32(path, &nev);
+        REQUIRE(lv && ev && nlv == nr && nev == nre);
+        double ee = rel(ev, emb[0], nre, 0, 12, 64), le = rel(lv, ref, nr, 0, T, V);
+        double lc = rel(lv, logits[0], nr, 0, T, V);
+        printf("   --device vulkan: embeddings vs CPU %.2e x max, logits vs CPU %.2e, vs HF %.2e\n", ee, lc, le);
+        CHECK_MSG(ee <= 1e-4, "GPU embeddings off the CPU's by %.2e x max", ee);
+        if (text <= 1e-3) CHECK_MSG(le <= 1e-3, "logits with the GPU-encoded image off HF by %.2e x max", le);
+        free(lv), free(ev);
     }
     for (int m = 0; m < 3; m++) free(logits[m]);
     free(emb[0]), free(emb[1]), free(ref), free(ref_emb);

@@ -64,7 +64,7 @@ static void test_yuv(tmem_context *ctx) {
     snprintf(path, sizeof path, "%s/tiny-mmproj.gguf", dir);
     REQUIRE(tmrt_vision_write_random(&c, TMEM_GGML_F32, 11, path, &err) == TMEM_OK);
     tmrt_vision *v, *vn; /* the same file typed and naive */
-    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED}, vnd = {path, TMRT_MEMORY_NAIVE};
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED, NULL}, vnd = {path, TMRT_MEMORY_NAIVE, NULL};
     REQUIRE(tmrt_vision_open(ctx, &vd, &v, &err) == TMEM_OK);
     REQUIRE(tmrt_vision_open(NULL, &vnd, &vn, &err) == TMEM_OK);
     uint32_t out_h = tmrt_vision_get_config(v)->out_hidden;

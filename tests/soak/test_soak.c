@@ -335,7 +335,7 @@ static void test_soak(void) {
     snprintf(path, sizeof path, "%s/tests/data/llamacpp/mmproj-qwen35-tiny-vlm-f32.gguf",
              src ? src : ".");
     tmrt_error verr = {""};
-    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED};
+    tmrt_vision_desc vd = {path, TMRT_MEMORY_TYPED, NULL};
     tmem_status vrc = tmrt_vision_open(ctx, &vd, &img.vision, &verr);
     if (vrc != TMEM_OK) printf("   vision tower: %s\n", verr.message);
     REQUIRE(vrc == TMEM_OK);

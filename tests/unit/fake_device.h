@@ -57,7 +57,7 @@ static inline fake_dev fake_dev_make(void) {
     memset(&d, 0, sizeof d);
     d.be =
         (tmem__backend){"fake-gpu", dev_reserve, dev_release, dev_commit, dev_decommit, dev_advise,
-                        NULL,       NULL,        NULL,        NULL,       NULL};
+                        NULL,       NULL,        NULL,        NULL,       NULL, NULL, NULL};
     return d;
 }
 

@@ -335,10 +335,11 @@ static void test_fit_kinds(void) {
     tmem_model_desc m = preset("qwen3.5-0.8b");
     tmem_fit_desc f = request(&m, 8192, 1024, 0);
     f.scratch_bytes = 12345;
+    f.tokenizer_bytes = 6789;
     f.state_snapshots = 2;
     tmem_fit_result r;
     REQUIRE_OK(tmem_fit(&f, &r));
-    CHECK(r.item_count == TMEM_FIT_ITEM_KIND_COUNT); /* an image, DeltaNet, snapshots, scratch: every line */
+    CHECK(r.item_count == TMEM_FIT_ITEM_KIND_COUNT); /* an image, DeltaNet, snapshots, scratch, tokenizer: every line */
     for (uint32_t i = 0; i < r.item_count; i++) {
         const tmem_fit_item *it = &r.items[i];
         CHECK_MSG((unsigned)it->kind < TMEM_FIT_ITEM_KIND_COUNT && !strcmp(it->what, whats[it->kind]),
@@ -346,10 +347,12 @@ static void test_fit_kinds(void) {
         CHECK(it->kind == (tmem_fit_item_kind)i); /* listed in TMEM_FIT_ITEM_LIST's order */
         CHECK(tmem_fit_find(&r, it->kind) == it && tmem_fit_bytes(&r, it->kind) == it->bytes);
     }
-    CHECK(tmem_fit_bytes(&r, TMEM_FIT_ITEM_SCRATCH) == 12345);
-    f = request(&m, 8192, 0, 0); /* no image, no scratch */
+    CHECK(tmem_fit_bytes(&r, TMEM_FIT_ITEM_SCRATCH) == 12345 && tmem_fit_bytes(&r, TMEM_FIT_ITEM_TOKENIZER) == 6789);
+    CHECK(tmem_fit_find(&r, TMEM_FIT_ITEM_TOKENIZER)->role == TMEM_ROLE_OUTPUT_TOKENS);
+    f = request(&m, 8192, 0, 0); /* no image, no scratch, no tokenizer */
     REQUIRE_OK(tmem_fit(&f, &r));
-    CHECK(tmem_fit_find(&r, TMEM_FIT_ITEM_IMAGE) == NULL && tmem_fit_bytes(&r, TMEM_FIT_ITEM_SCRATCH) == 0);
+    CHECK(tmem_fit_find(&r, TMEM_FIT_ITEM_IMAGE) == NULL && tmem_fit_bytes(&r, TMEM_FIT_ITEM_SCRATCH) == 0 &&
+          tmem_fit_find(&r, TMEM_FIT_ITEM_TOKENIZER) == NULL);
     CHECK(tmem_fit_find(NULL, TMEM_FIT_ITEM_KV_CACHE) == NULL && tmem_fit_bytes(NULL, TMEM_FIT_ITEM_KV_CACHE) == 0);
     CHECK(tmem_fit_find(&r, TMEM_FIT_ITEM_KIND_COUNT) == NULL);
 }

@@ -55,6 +55,7 @@
 #define TMEMRT_RUNTIME_H
 
 #include <typedmem/typedmem.h>
+#include <typedmem/gpu.h>
 #include <tmemrt/defaults.h>
 #include <tmemrt/error.h>
 
@@ -104,12 +105,46 @@ typedef struct tmrt_hparams {
 
 typedef struct tmrt_model tmrt_model;
 
+/** @brief Which processor runs the forward pass. */
+typedef enum tmrt_device_kind {
+    TMRT_DEVICE_CPU = 0,        /**< the CPU kernels (the default) */
+    TMRT_DEVICE_VULKAN          /**< Vulkan compute (docs/runtime.md, "The GPU path") */
+} tmrt_device_kind;
+
+/** @brief A device for the forward pass. Zeroed = the CPU. */
+typedef struct tmrt_device {
+    tmrt_device_kind kind;
+    uint32_t index;             /**< among the API's devices (tmem info lists them), 0 = first */
+    uint64_t chunk_size;        /**< Vulkan: bytes of one device memory object; 0 = 1 GiB
+                                     (lowered to the driver's maxMemoryAllocationSize) */
+} tmrt_device;
+
 /** @brief Describes a model to open. Zeroed = defaults. */
 typedef struct tmrt_model_desc {
     const char *path;           /**< GGUF file; required */
     tmrt_memory_mode memory;    /**< TYPED: mapped into the WEIGHTS role's FILE type;
                                      NAIVE: read into malloc'd memory */
+    /** Where the forward pass runs; zeroed = the CPU. VULKAN: the device is
+     *  attached to the model's context (tmem_gpu_attach) and the weights
+     *  are placed in device memory at open (the file's pages imported where
+     *  the device can, else uploaded through one bounded staging ring: never
+     *  a dequantised or second host copy); every session of the model then
+     *  runs on the device. Typed mode only. */
+    tmrt_device device;
 } tmrt_model_desc;
+
+/** @brief Whether the runtime was built with the Vulkan compute path.
+ *  @par Threads safe */
+TMEM_API bool tmrt_device_built(tmrt_device_kind kind);
+
+/** @brief The device a model runs on (zeroed = CPU for NULL).
+ *  @par Threads safe */
+TMEM_API tmrt_device tmrt_model_device(const tmrt_model *m);
+
+/** @brief The library's gpu a Vulkan model attached (its driver budget:
+ *  tmem_gpu_get_info); NULL for a CPU model or NULL. Owned by the model.
+ *  @par Threads safe */
+TMEM_API tmem_gpu *tmrt_model_gpu(const tmrt_model *m);
 
 /** @brief Open a GGUF with llama.cpp's `qwen35` architecture: read the
  *  hyper-parameters, find every tensor and check its shape and type against
@@ -174,6 +209,10 @@ typedef struct tmrt_session_desc {
      *  with n_ctx 0 the default context grows to hold them (defaults.h's
      *  rule), even past n_ctx_train. Ignored when n_ctx is given. 0 = none. */
     uint32_t n_ctx_min;
+    /** Dirty bytes of the tokenizer that shares the session's budget
+     *  (tmrt_tokenizer_memory_bytes): the fit's "tokenizer" line, so the
+     *  admission counts it. 0 = none (no line). */
+    uint64_t tokenizer_bytes;
 } tmrt_session_desc;
 
 /** @brief Snapshots a typed session's cache has room for (its range of the
@@ -191,16 +230,22 @@ typedef struct tmrt_session_info {
     tmrt_memory_mode memory;
     uint32_t n_ctx, chunk, chunk_asked, threads;
     tmem_fit_result fit;        /**< the prediction for this session (tmem_fit) */
-    uint64_t scratch_bytes;     /**< per-op scratch (part of fit.total) */
+    uint64_t scratch_bytes;     /**< per-op scratch and the thread pool (the fit's "scratch" line) */
+    uint64_t tokenizer_bytes;   /**< tmrt_session_desc::tokenizer_bytes (the "tokenizer" line) */
     uint64_t activation_arena;  /**< the bound plan's arena */
     uint64_t naive_bytes;       /**< naive mode: bytes malloc'd (weights included) */
     uint32_t n_past;            /**< tokens in the sequence now */
+    tmrt_device_kind device;    /**< where it runs (the model's device) */
+    uint64_t device_arena;      /**< Vulkan, typed: the device activation arena (largest plan) */
+    uint64_t device_bytes;      /**< Vulkan: device bytes of the model's weights and this
+                                     session's buffers (typed: its blocks; naive: its own
+                                     VkDeviceMemory allocations) */
 } tmrt_session_info;
 
-/** @brief Create a session: size it with tmem_fit for n_ctx tokens at the
- *  prefill chunk, refuse it before anything is allocated when it cannot fit
- *  the budget (the largest chunk down to TMRT_MIN_CHUNK that fits is used unless
- *  NO_CHUNK_SHRINK), then build the activation plans, heaps, KV cache and
+/** @brief Create a session: admit it (tmrt_session_admit: tmem_fit for
+ *  n_ctx tokens at the prefill chunk), refuse it before anything is allocated
+ *  when it cannot fit the budget (the largest chunk down to TMRT_MIN_CHUNK
+ *  that fits is used unless NO_CHUNK_SHRINK), then build the activation plans, heaps, KV cache and
  *  state slot, thread pool and token buffer.
  *  @param[out] out   NULL on failure.
  *  @param[out] info  may be NULL; on TMEM_OK and on TMEM_E_BUDGET it holds
@@ -212,6 +257,28 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_session_create(tmrt_model *m, const tmr
                                                         tmrt_session **out, tmrt_session_info *info,
                                                         tmrt_error *err);
 
+/** @brief The admission of tmrt_session_create, without creating: the
+ *  same call tmrt_session_create makes first (`tmem fit --gguf` makes it
+ *  too, so the fit and the admission are one arithmetic). tmem_fit for
+ *  desc's context (0: the default rule), prefill chunk, threads and KV dtype
+ *  with the runtime's layer graphs, its per-op scratch and thread pool (the
+ *  "scratch" line) and desc->tokenizer_bytes (the "tokenizer" line),
+ *  against desc->budget (0: the model context's budget, typed; none,
+ *  naive); when that does not fit, the largest chunk down to TMRT_MIN_CHUNK
+ *  that does (unless NO_CHUNK_SHRINK). Whenever it returns TMEM_OK,
+ *  tmrt_session_create with the same model and desc finds room for every
+ *  heap it makes, in a context whose budget has the fit's dirty bytes free
+ *  (the tokenizer's included when counted).
+ *  @param[out] out  n_ctx, chunk (the one admitted), chunk_asked, threads,
+ *              scratch_bytes, tokenizer_bytes and the fit (on TMEM_E_BUDGET:
+ *              at the asked chunk, with max_ctx_tokens, the largest context
+ *              that fits the budget at that chunk); zeroed on other errors.
+ *  @return TMEM_OK (fits) | TMEM_E_BUDGET (does not) | TMEM_E_INVALID_ARG |
+ *          TMEM_E_UNSUPPORTED (KV dtype) | the errors of tmem_fit
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_session_admit(const tmrt_model *m, const tmrt_session_desc *desc,
+                                                       tmrt_session_info *out, tmrt_error *err);
+
 /** @brief Destroy a session. NULL is a no-op.
  *  @par Threads externally synchronized (no call on it in flight) */
 TMEM_API void tmrt_session_destroy(tmrt_session *s);
@@ -221,9 +288,10 @@ TMEM_API void tmrt_session_destroy(tmrt_session *s);
  *  @par Threads as the session (one thread at a time) */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_session_get_info(const tmrt_session *s, tmrt_session_info *out);
 
-/** @brief The fit of this session (same model, chunk, dtypes, scratch) at
- *  `n_tokens` of context instead of n_ctx: what a run that reached n_tokens
- *  holds (the paged cache commits only the blocks it uses).
+/** @brief The fit of this session (same model, chunk, dtypes, scratch,
+ *  tokenizer) with the KV line of `n_tokens` instead of n_ctx: what a run
+ *  that reached n_tokens holds (the paged cache commits only the blocks it
+ *  uses; every other buffer was made whole at creation).
  *  @return TMEM_OK | TMEM_E_INVALID_ARG | the errors of tmem_fit; *out as
  *          tmem_fit leaves it on failure
  *  @par Threads as the session */

@@ -51,6 +51,14 @@ TMEM_API int tmrt_testing_pool_threads(const tmrt_testing_pool *pool);
 TMEM_API void tmrt_testing_pool_for(tmrt_testing_pool *pool, int64_t n, int64_t grain, tmrt_testing_task_fn fn,
                                     void *user);
 
+/** @brief Which SIMD path each matmul weight type takes on this CPU now
+ *  (the environment's TMRT_KERN_ISA=avx2|scalar caps it), as one line of
+ *  text into buf (NUL-terminated, truncated to cap - 1 bytes; nothing
+ *  written if buf is NULL or cap 0), e.g. "F16 avx512, Q8_0 avx512-vnni, ...".
+ *  @return the length of the whole line
+ *  @par Threads safe */
+TMEM_API size_t tmrt_testing_kern_paths(char *buf, size_t cap);
+
 /** @brief A weight matrix in ggml layout: n_out rows of n_in elements, each
  *  row `row_bytes` long, of a tmem_ggml_type (F32, F16, BF16, Q8_0, Q4_K,
  *  Q6_K). */

@@ -108,6 +108,12 @@ typedef enum tmrt_tokenizer_flag {
     /** Copy the token strings into the table heap instead of indexing the
      *  mapping in place: the "plain" layout, for the benchmark comparison. */
     TMRT_TOKENIZER_COPY_STRINGS = 1u << 0,
+    /** tmrt_tokenizer_desc::scratch_bytes is the encode scratch heap's size
+     *  as given, 0 included (no heap): size it with
+     *  tmrt_tokenizer_scratch_bytes for the text to encode. A piece longer
+     *  than 256 bytes or a chat turn that finds no room fails with
+     *  TMEM_E_FULL. */
+    TMRT_TOKENIZER_SCRATCH_EXACT = 1u << 1,
 } tmrt_tokenizer_flag;
 
 /** @brief Where the tokenizer's memory goes. Zeroed = defaults. */
@@ -118,7 +124,8 @@ typedef struct tmrt_tokenizer_desc {
     tmem_type *scratch_type; /**< load-time indexes and long pieces; NULL = the type of
                                   TMEM_ROLE_SCRATCH */
     uint64_t scratch_bytes;  /**< encode scratch heap size (reserved, committed on demand);
-                                  0 = 16 MiB: pieces up to ~450 KiB */
+                                  0 = 16 MiB (pieces up to ~450 KiB) unless
+                                  TMRT_TOKENIZER_SCRATCH_EXACT */
     uint32_t flags;          /**< tmrt_tokenizer_flag bits */
 } tmrt_tokenizer_desc;
 
@@ -189,6 +196,33 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_get_info(const tmrt_tokenizer
  *  @par Threads safe */
 TMEM_API uint64_t tmrt_tokenizer_table_bytes(uint32_t n_vocab, uint64_t n_merges, uint32_t n_specials);
 
+/** @brief The scratch heap (tmrt_tokenizer_desc::scratch_bytes with
+ *  TMRT_TOKENIZER_SCRATCH_EXACT) that encoding any text of at most
+ *  text_bytes bytes needs: with tmrt_tokenizer_encode (chat false) 0 up to
+ *  256 bytes (short pieces merge on the stack), else the 36 bytes per byte
+ *  of the longest possible piece; with tmrt_tokenizer_chat (chat true: the
+ *  longer of the system and user texts) also the turn's copy. In whole
+ *  64 KiB chunks per allocation. UINT64_MAX when it overflows.
+ *  @par Threads safe */
+TMEM_API uint64_t tmrt_tokenizer_scratch_bytes(uint64_t text_bytes, bool chat);
+
+/** @brief The dirty bytes a tokenizer loaded from g with desc (NULL:
+ *  defaults) can hold: its table heap (exact: every table fills it) and its
+ *  encode scratch heap (what it can commit at most), each in whole pages of
+ *  its type; computed from the metadata's counts, building nothing. What a
+ *  memory plan adds for the tokenizer: `tmem run` passes it as
+ *  tmrt_session_desc::tokenizer_bytes, so the fit and the admission count
+ *  it. (The load's temporary index, tmrt_tokenizer_info::load_peak_bytes
+ *  minus table_bytes, is freed before load returns: before any session.)
+ *  @param[out] out  0 on failure.
+ *  @return TMEM_OK | the errors of tmrt_tokenizer_load_ex's checks of the
+ *          desc and the metadata's keys (TMEM_E_INVALID_ARG, TMEM_E_NOT_FOUND,
+ *          TMEM_E_UNSUPPORTED, TMEM_E_CORRUPT) | TMEM_E_OVERFLOW
+ *  @par Threads safe */
+TMEM_API TMEM_NODISCARD tmem_status tmrt_tokenizer_memory_bytes(tmem_context *ctx, const tmem_gguf *g,
+                                                                const tmrt_tokenizer_desc *desc, uint64_t *out,
+                                                                tmrt_error *err);
+
 /** @brief Vocabulary size (0 for NULL). @par Threads safe */
 TMEM_API uint32_t tmrt_tokenizer_n_vocab(const tmrt_tokenizer *tok);
 
@@ -205,8 +239,8 @@ typedef enum tmrt_tokenize_flag {
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL tok or n, NULL text with len >
  *          0, NULL ids with cap > 0, unknown flags) | TMEM_E_FULL (cap too
  *          small: ids holds the first cap tokens, *n the count needed) |
- *          TMEM_E_NO_MEMORY / TMEM_E_BUDGET (a piece longer than 256 bytes
- *          found no scratch: *n is 0) | TMEM_E_OVERFLOW (more than INT32_MAX
+ *          TMEM_E_NO_MEMORY / TMEM_E_BUDGET / TMEM_E_FULL (a piece longer
+ *          than 256 bytes found no scratch: *n is 0) | TMEM_E_OVERFLOW (more than INT32_MAX
  *          tokens) | TMEM_E_UNSUPPORTED (the text holds a byte the vocabulary
  *          has no token for: only vocabularies without all 256 byte tokens,
  *          like GPT-NeoX's, and only bytes valid UTF-8 never holds, 0xC0,

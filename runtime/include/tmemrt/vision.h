@@ -28,7 +28,19 @@
  *
  * Threads: a tmrt_vision is read-only after open (but for
  * tmrt_vision_set_pixel_bounds); tmrt_vision_encode may run from several
- * threads at once on one model (each call owns its memory).
+ * threads at once on one model (each call owns its memory; on a handle
+ * opened with a gpu the calls are serialised: they share its device arena
+ * and recording).
+ *
+ * GPU (tmrt_vision_desc::gpu, docs/vision.md "The GPU image path"): the
+ * weights are uploaded once at open; an encode plans a device arena for its
+ * grid and records the forward pass, both kept for the next encode of the
+ * same grid (a camera loop allocates nothing), and so is the import of the
+ * last NV12 surface (retained until another surface comes or the handle
+ * closes). An NV12 frame is read by a shader while the encode holds a use
+ * of it (tmem_surface_use_begin); a writer that marks its writes as uses
+ * (use_begin, lock, write, unlock, use_end) is never read half-written: the
+ * encode converts again, up to 8 times, then fails with TMEM_E_BUSY.
  */
 #ifndef TMEMRT_VISION_H
 #define TMEMRT_VISION_H
@@ -36,6 +48,7 @@
 #include <stddef.h>
 #include <typedmem/typedmem.h>
 #include <tmemrt/runtime.h>
+#include <typedmem/gpu.h>
 
 TMEM_EXTERN_C_BEGIN
 
@@ -66,6 +79,10 @@ typedef struct tmrt_vision_desc {
     tmrt_memory_mode memory;    /**< TYPED: mapped into the WEIGHTS role's FILE type, encodes
                                      on planned heaps; NAIVE: read into malloc'd memory, encodes
                                      with a malloc per tensor and a copy per image stage */
+    tmem_gpu *gpu;              /**< NULL: encode on the CPU. A Vulkan gpu attached to ctx (typed
+                                     mode only): the weights are uploaded to a DEVICE type at open
+                                     and every encode runs there (docs/vision.md, "The GPU image
+                                     path"); must outlive the handle */
 } tmrt_vision_desc;
 
 /** @brief Open an mmproj GGUF and check it against its config (every
@@ -75,11 +92,14 @@ typedef struct tmrt_vision_desc {
  *  @param[out] out  NULL on failure.
  *  @param[out] err  may be NULL; names the file, key or tensor.
  *  @return TMEM_OK | TMEM_E_INVALID_ARG (NULL desc, path or out, typed
- *          without ctx, an unknown mode) | TMEM_E_NOT_FOUND (cannot open, a
- *          missing key or tensor) | TMEM_E_UNSUPPORTED (another projector, a
- *          weight type the kernels lack) | TMEM_E_CORRUPT (a wrong shape,
- *          inconsistent keys, NaN) | TMEM_E_IO | TMEM_E_NO_MEMORY | the
- *          errors of tmem_gguf_open
+ *          without ctx, an unknown mode, a gpu with naive memory)
+ *          | TMEM_E_NOT_FOUND (cannot open, a missing key or tensor)
+ *          | TMEM_E_UNSUPPORTED (another projector, a weight type the kernels
+ *          lack; with a gpu: not Vulkan, no Vulkan in this build, the
+ *          device's types not attached to ctx, no host mapping for staging)
+ *          | TMEM_E_CORRUPT (a wrong shape, inconsistent keys, NaN) | TMEM_E_IO
+ *          | TMEM_E_NO_MEMORY | TMEM_E_BUDGET (the weights on the device) | the
+ *          errors of tmem_gguf_open and of the weight upload
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_open(tmem_context *ctx, const tmrt_vision_desc *desc,
                                                      tmrt_vision **out, tmrt_error *err);
@@ -146,7 +166,10 @@ typedef struct tmrt_vision_stats {
     uint64_t arena_bytes;     /**< the planned activation arena (typed) or the
                                    sum of the block's tensors (naive) */
     uint64_t scratch_bytes;   /**< attention tiles, matmul scratch */
-    uint32_t image_copies;    /**< copies of the image on its way to patches */
+    uint32_t image_copies;    /**< copies of the image on its way to patches (GPU: 1 for an
+                                   imported NV12 frame, the shader's conversion) */
+    uint64_t device_bytes;    /**< GPU: the device arena, the embeddings' and staging buffers */
+    uint32_t frame_tries;     /**< GPU, NV12: conversions run until one saw the frame unchanged */
 } tmrt_vision_stats;
 
 /** @brief The grid an image surface will get (no work done).
@@ -172,7 +195,9 @@ TMEM_API TMEM_NODISCARD tmem_status tmrt_vision_image_grid(const tmrt_vision *v,
  *          outside 0..256, an image the smart resize refuses)
  *          | TMEM_E_UNSUPPORTED (a format the naive chain cannot read)
  *          | TMEM_E_BUDGET | TMEM_E_NO_MEMORY | the errors of the surface
- *          conversion and of the planner; on failure the embeddings are
+ *          conversion and of the planner | GPU: TMEM_E_BUSY (an NV12 frame
+ *          rewritten during every try), TMEM_E_OS (device lost; err names the
+ *          call); on failure the embeddings are
  *          undefined and *image was released only when the patch tensor
  *          was already made
  *  @par Threads safe (calls on one model may run at once; each owns its memory) */

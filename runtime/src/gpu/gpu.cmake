@@ -19,7 +19,7 @@ endif()
 # The sources go into the object library the runtime's copies share
 # (runtime/CMakeLists.txt: typedmem_runtime, _testing, _planted); each copy
 # and the object library get the define and typedmem_gpu.
-file(GLOB _tmrt_vk_src CONFIGURE_DEPENDS ${TMRT_GPU_DIR}/*.c)
+file(GLOB _tmrt_vk_src CONFIGURE_DEPENDS ${TMRT_GPU_DIR}/*.c ${PROJECT_SOURCE_DIR}/runtime/src/gpurun/*.c)
 target_sources(typedmem_runtime_common PRIVATE ${_tmrt_vk_src})
 foreach(_t typedmem_runtime_common typedmem_runtime typedmem_runtime_testing typedmem_runtime_planted)
   if(TARGET ${_t})

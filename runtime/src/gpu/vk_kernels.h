@@ -50,7 +50,15 @@
     X(ATTENTION_DENSE, attention_dense, 6, PLAIN, 128, 0, 0, 0) \
     X(LAYERNORM, layernorm, 4, PLAIN, 256, 0, 0, 0) \
     X(GELU, gelu, 1, PLAIN, 256, 0, 0, 0) \
-    X(BIAS_ADD, bias_add, 2, PLAIN, 256, 0, 0, 0)
+    X(BIAS_ADD, bias_add, 2, PLAIN, 256, 0, 0, 0) \
+    X(PATCH_F32, patch_f32, 3, PLAIN, 256, 64, 64, 0) \
+    X(PATCH_F16, patch_f16, 3, S16, 256, 64, 64, 0) \
+    X(PATCH_BF16, patch_bf16, 3, S16, 256, 64, 64, 0) \
+    X(PATCH_Q8_0, patch_q8_0, 3, S16, 256, 64, 64, 0) \
+    X(PATCH_Q4_K, patch_q4_k, 3, PLAIN, 256, 64, 64, 0) \
+    X(PATCH_Q6_K, patch_q6_k, 3, S16, 256, 64, 64, 0) \
+    X(POS_EMBED, pos_embed, 2, PLAIN, 256, 0, 0, 0) \
+    X(VIS_ROPE, vis_rope, 1, PLAIN, 64, 0, 0, 0)
 
 typedef enum tmrt_vk_kernel {
 #define TMRT_VK_ENUM(id, ...) TMRT_VK_K_##id,

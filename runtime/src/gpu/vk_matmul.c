@@ -65,28 +65,54 @@ static void matvec_piece(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, const tmrt_v
 
 typedef struct mm_push {
     uint32_t n_in, n_out, row_bytes, w_base, n_tok, ldx, ldy, y_col0, row_tiles;
+    uint32_t grid_w, merge, patch, ow, plane; /* patch_<type> only (X_CHW) */
 } mm_push;
 
 static void matmat_piece(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, const tmrt_vk_wpiece *p, uint32_t ldx,
                          uint32_t ldy) {
-    tmrt_vk_kernel k = of_type(TMRT_VK_K_MATMAT_F32, m->w.type);
+    tmrt_vk_kernel k = of_type(m->chw ? TMRT_VK_K_PATCH_F32 : TMRT_VK_K_MATMAT_F32, m->w.type);
     const uint32_t *spec = tmrt__vk_spec(rec->vk, k); /* the tile: spec[1] rows x spec[2] tokens */
     mm_push pc = {m->w.n_in, p->rows, (uint32_t)m->w.row_bytes, p->w_base, m->n_tok, ldx, ldy, p->r0,
-                  (uint32_t)tmrt__vk_div_up(p->rows, spec[1])};
+                  (uint32_t)tmrt__vk_div_up(p->rows, spec[1]), 0, 0, 0, 0, 0};
+    if (m->chw) {
+        const tmrt_vk_patches *c = m->chw;
+        pc.grid_w = c->width / c->patch, pc.merge = c->merge, pc.patch = c->patch, pc.ow = c->width;
+        pc.plane = c->width * c->height;
+    }
     tmrt_vk_buf b[3] = {p->bind, m->x, m->y};
     uint64_t groups = (uint64_t)pc.row_tiles * tmrt__vk_div_up(m->n_tok, spec[2]);
-    tmrt__vk_dispatch(rec, k, b, 3, &pc, sizeof pc, groups);
+    tmrt__vk_dispatch(rec, k, b, 3, &pc, m->chw ? sizeof pc : 9 * sizeof(uint32_t), groups);
+}
+
+/* The patch embedding's image: a grid the patches tile, x holding it. */
+static bool chw_ok(tmrt_vk_rec *rec, const tmrt_vk_matmul *m, uint32_t ldy) {
+    const tmrt_vk_patches *c = m->chw;
+    uint32_t f = c->patch * c->merge;
+    if (!c->patch || !c->merge || c->patch > 64 || c->merge > 8 || !c->width || !c->height || c->width % f ||
+        c->height % f || m->w.n_in != 3 * c->patch * c->patch ||
+        (uint64_t)m->n_tok > (uint64_t)(c->width / c->patch) * (c->height / c->patch))
+        return tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "matmul: patches of %u (merge %u) over a %ux%u image, "
+                                 "n_in %u, %u tokens", c->patch, c->merge, c->width, c->height, m->w.n_in,
+                                 m->n_tok), false;
+    if (!tmrt__vk_wmat_ok(rec, "matmul", &m->w) || !tmrt__vk_buf_ok(rec, "matmul", "x", m->x) ||
+        !tmrt__vk_buf_ok(rec, "matmul", "y", m->y))
+        return false;
+    if (!m->n_tok || ldy < m->w.n_out || m->x.range < 3ull * c->width * c->height * 4 ||
+        m->y.range < ((uint64_t)(m->n_tok - 1) * ldy + m->w.n_out) * 4)
+        return tmrt__vk_rec_fail(rec, TMEM_E_INVALID_ARG, "matmul: image or y range too small, or ldy %u", ldy),
+               false;
+    return true;
 }
 
 tmem_status tmrt__vk_matmul(tmrt_vk_rec *rec, const tmrt_vk_matmul *m) {
     if (!tmrt__vk_rec_ok(rec)) return rec->status;
     uint32_t ldx = m->ldx ? m->ldx : m->w.n_in, ldy = m->ldy ? m->ldy : m->w.n_out;
-    if (!args_ok(rec, m, ldx, ldy)) return rec->status;
+    if (m->chw ? !chw_ok(rec, m, ldy) : !args_ok(rec, m, ldx, ldy)) return rec->status;
     uint32_t mv_max = m->mv_max_tok ? m->mv_max_tok : MV_MAX_TOK;
     tmrt_vk_wpiece p;
     for (uint32_t r0 = 0; r0 < m->w.n_out && rec->status == TMEM_OK; r0 += p.rows) {
         if (!tmrt__vk_wpiece(rec, &m->w, r0, &p)) break;
-        if (m->n_tok <= mv_max || m->x_rows.buffer) matvec_piece(rec, m, &p, ldx, ldy);
+        if (!m->chw && (m->n_tok <= mv_max || m->x_rows.buffer)) matvec_piece(rec, m, &p, ldx, ldy);
         else matmat_piece(rec, m, &p, ldx, ldy);
     }
     return rec->status;

@@ -43,13 +43,28 @@ uint32_t tmrt__vk_type_block(uint32_t type);
  * for Q8_0/Q4_K/Q6_K, by that rounding). Up to `mv_max_tok` tokens
  * (0 = 8), and gathered rows, go through the mat-vec kernels (decode, the LM
  * head), more through the tiled mat-mat kernels (prefill). */
+typedef struct tmrt_vk_patches tmrt_vk_patches;
 typedef struct tmrt_vk_matmul {
     tmrt_vk_wmat w;
     tmrt_vk_buf x, y, x_rows;
     uint32_t ldx, ldy;               /* floats; 0 = n_in, n_out */
     uint32_t n_tok;
     uint32_t mv_max_tok;
+    /* optional: x is an image and token t's row its patch (the vision
+     * patch embedding; tmrt_vk_patches below); then ldx, x_rows and
+     * mv_max_tok are unused and the mat-mat kernels always run. */
+    const tmrt_vk_patches *chw;
 } tmrt_vk_matmul;
+/* The vision encoder's patch rows read in place from a CHW image (3 planes
+ * of width x height floats, the conversion's output): token t < n_tok is
+ * the patch x patch square at the merge-order grid position of t
+ * (vision/ops.c tmrt__vis_token_pos), its row (c, py, px) channel-major,
+ * n_in = 3 patch^2: one frame's half of the Conv3d as a matmul (the
+ * temporal pair repeats the frame: the second half is a second matmul over
+ * the same image). width, height multiples of patch * merge. */
+struct tmrt_vk_patches {
+    uint32_t width, height, patch, merge;
+};
 tmem_status tmrt__vk_matmul(tmrt_vk_rec *rec, const tmrt_vk_matmul *m);
 
 /* ---- embedding lookup ------------------------------------------------------
@@ -257,5 +272,30 @@ typedef struct tmrt_vk_attention_dense {
     float scale;
 } tmrt_vk_attention_dense;
 tmem_status tmrt__vk_attention_dense(tmrt_vk_rec *rec, const tmrt_vk_attention_dense *a);
+
+
+/* x[t][i] += the learned position embedding (table: side x side rows of H,
+ * F32/F16/BF16; n_out = side^2, n_in >= H) bilinearly interpolated to a
+ * grid_w x grid_h patch grid at token t's merge-order position, as
+ * vision/ops.c tmrt__vis_add_pos_embed computes it (bit for bit: the same
+ * float operations in the same order), t < grid_w * grid_h, rows of H. */
+typedef struct tmrt_vk_pos_embed {
+    tmrt_vk_buf x;
+    tmrt_vk_wmat table;
+    uint32_t H, grid_w, grid_h, merge;
+} tmrt_vk_pos_embed;
+tmem_status tmrt__vk_pos_embed(tmrt_vk_rec *rec, const tmrt_vk_pos_embed *p);
+
+/* The vision encoder's 2D rotary positions in place on q (floats 0..H) and
+ * k (H..2H) of each token's row of ld floats (the qkv rows [q | k | v]):
+ * per head of head_dim (a multiple of 4, at most 96), pair (i, i + hd/2)
+ * rotated by row * f_i (i < hd/4) or col * f_(i - hd/4), f_j =
+ * 1 / 10000^(4j / hd), (row, col) token t's merge-order grid position
+ * (vision/attention.c tmrt__vis_rope). */
+typedef struct tmrt_vk_vis_rope {
+    tmrt_vk_buf qkv;
+    uint32_t n_tok, H, heads, ld, grid_w, merge;
+} tmrt_vk_vis_rope;
+tmem_status tmrt__vk_vis_rope(tmrt_vk_rec *rec, const tmrt_vk_vis_rope *r);
 
 #endif /* TMRT_VK_OPS_H */

@@ -181,4 +181,10 @@ float tmrt__kern_exp_sub_sum_ref(float *x, float m, int64_t n);
  * state. Threads: safe. */
 bool tmrt__kern_have_avx2(void);
 
+/* Writes which path each matmul weight type takes on this CPU now (after
+ * TMRT_KERN_ISA), e.g. "F32 avx512, ..., Q4_K avx512-vnni; x quantisation
+ * and vector ops avx2", NUL-terminated into buf (truncated to cap - 1 bytes;
+ * cap 0 writes nothing). Returns the length of the whole text. Threads: safe. */
+size_t tmrt__kern_paths(char *buf, size_t cap);
+
 #endif /* TMRT_KERN_H */

@@ -60,11 +60,25 @@ int64_t tmrt__kern_pool_chunk(int n_threads, int64_t n, int64_t grain);
 void tmrt__kern__tile_scalar(const kern_wmat *w, const void *x, size_t xstride, int64_t n_tok,
                        int64_t o0, int64_t o1, float *y, size_t ldy);
 
+/* ---- kern_cpu.c: the instruction sets the matmul may use ---- */
+/* NEON (aarch64 builds) sorts below AVX2: `isa >= KERN_ISA_AVX2` means the x86 paths */
+typedef enum kern_isa { KERN_ISA_SCALAR, KERN_ISA_NEON, KERN_ISA_AVX2, KERN_ISA_AVX512 } kern_isa;
+bool tmrt__kern__have_avx2(void);   /* AVX2 + FMA + F16C */
+bool tmrt__kern__have_avx512(void); /* and AVX-512 F, BW, VL, VNNI (and compiled in) */
+/* The widest this CPU has, capped by TMRT_KERN_ISA (kern_cpu.c). */
+kern_isa tmrt__kern__isa(void);
+/* The tile of `type` for `isa` (falling back to narrower ones, at worst the
+ * scalar tile); *name gets the path's name ("avx512-vnni", "avx2", ...). */
+kern_tile_fn tmrt__kern__tile_for(uint32_t type, kern_isa isa, const char **name);
+
 /* ---- kern_matmul_avx2.c (x86-64 only, call only if tmrt__kern__have_avx2()) ---- */
-bool tmrt__kern__have_avx2(void);
 kern_tile_fn tmrt__kern__tile_avx2(uint32_t type);   /* NULL: no AVX2 path for it */
 void tmrt__kern__quantize_q8_0_avx2(const float *x, kern_block_q8_0 *y, int64_t n);
 void tmrt__kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t n);
+
+/* ---- kern_matmul_avx512.c (x86-64, TMRT_HAVE_AVX512 builds only; call only if
+ * tmrt__kern__have_avx512()) ---- */
+kern_tile_fn tmrt__kern__tile_avx512(uint32_t type); /* NULL: no AVX-512 path for it */
 
 /* ---- kern_cpu.c: aarch64 features, from getauxval(AT_HWCAP / AT_HWCAP2)
  * (0 elsewhere). Advanced SIMD itself is part of every aarch64 CPU. ---- */

@@ -83,20 +83,11 @@ void tmrt__kern_matmul(const kern_wmat *w, const float *x, size_t ldx, int64_t n
     const kern_type_traits *t = tmrt__kern__traits(w->type);
     if (!t || n_tok <= 0 || w->n_out <= 0) return;
     matmul_job job = {.w = w, .x = x, .ldx = ldx, .n_tok = n_tok, .y = y, .ldy = ldy,
-                      .xform = t->xform, .tile = tmrt__kern__tile_scalar};
-#if TMRT_HAVE_AVX2
-    if (tmrt__kern__have_avx2()) {
-        kern_tile_fn simd_tile = tmrt__kern__tile_avx2(w->type);
-        job.simd = true;
-        if (simd_tile) job.tile = simd_tile;
-    }
-#endif
-#if TMRT_HAVE_NEON
-    {
-        kern_tile_fn simd_tile = tmrt__kern__tile_neon(w->type, tmrt__kern__cpu_features());
-        if (simd_tile) job.tile = simd_tile;
-    }
-#endif
+                      .xform = t->xform};
+    const char *path;
+    const kern_isa isa = tmrt__kern__isa();
+    job.tile = tmrt__kern__tile_for(w->type, isa, &path);
+    job.simd = isa >= KERN_ISA_AVX2; /* the AVX2 x quantisers: bit-identical to the scalar ones */
     if (t->xform == KERN_X_F32) {
         job.xin = x;
         job.xstride = ldx * sizeof(float);

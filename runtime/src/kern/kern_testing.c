@@ -66,3 +66,5 @@ void tmrt_testing_matmul_ref(const tmrt_testing_matrix *w, const float *x, size_
     kern_wmat m = wmat(w);
     tmrt__kern_matmul_ref(&m, x, ldx, n_tok, y, ldy);
 }
+
+size_t tmrt_testing_kern_paths(char *buf, size_t cap) { return tmrt__kern_paths(buf, buf ? cap : 0); }

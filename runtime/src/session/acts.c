@@ -28,12 +28,10 @@ tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_
     return tmem_model_graph_get(&m->mdesc, kind, n, n_ctx, TMRT_GRAPH_FLAGS, out);
 }
 
-/* Plan one graph: offsets[i] for buffer i, *arena the plan's height. The
- * prefill graphs get the fit calculator's settings (so the arena is the one
- * it predicted); the one-token graphs, a few KiB, the greedy portfolio only:
- * an exact search there costs a quarter second and megabytes of malloc for
- * bytes that do not matter. */
-static tmem_status plan_graph(const tmem_model_graph *g, bool exact, uint64_t *offsets, uint64_t *arena) {
+/* Plan one graph: offsets[i] for buffer i, *arena the plan's height, with
+ * the fit calculator's settings (TMEM_FIT_TEXT_PLAN_FLAGS: the greedy
+ * portfolio), so the prefill arena is the one it predicted. */
+static tmem_status plan_graph(const tmem_model_graph *g, uint64_t *offsets, uint64_t *arena) {
     const tmem_model_buffer *bufs = g->bufs;
     uint32_t count = g->buf_count;
     tmem_plan_problem *p;
@@ -49,8 +47,8 @@ static tmem_status plan_graph(const tmem_model_graph *g, bool exact, uint64_t *o
     }
     tmem_plan *plan = NULL;
     tmem_plan_desc d = {0};
-    d.node_limit = TMEM_FIT_PLAN_NODES; /* the fit calculator's budget, so both find the same arena */
-    if (!exact) d.flags = TMEM_PLAN_HEURISTIC_ONLY;
+    d.node_limit = TMEM_FIT_PLAN_NODES; /* the fit calculator's desc, so both find the same arena */
+    d.flags = TMEM_FIT_TEXT_PLAN_FLAGS;
     if (!st) st = tmem_plan_solve(p, &d, &plan);
     tmem_plan_info info;
     if (!st) st = tmem_plan_get_info(plan, &info);
@@ -147,7 +145,7 @@ tmem_status tmrt__acts_create(tmrt_session *s, tmrt_error *err) {
             return tmrt__fail(err, st, "layer graph: %s", tmem_strerror(st));
         if (s->memory == TMRT_MEMORY_NAIVE) continue;
         uint64_t h;
-        if ((st = plan_graph(&a->graph, sets[g].n > 1, offsets[g], &h)))
+        if ((st = plan_graph(&a->graph, offsets[g], &h)))
             return tmrt__fail(err, st, "activation plan: %s", tmem_strerror(st));
         if (h > arena) arena = h;
     }

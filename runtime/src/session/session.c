@@ -1,64 +1,41 @@
 /* session.c: one sequence's memory and its evaluation.
  *
- * Creation sizes the request with tmem_fit (the same graphs, dtypes and
- * scratch the session then allocates), refuses it before allocating anything
- * when it cannot fit the budget (or shrinks the prefill chunk when that
- * makes it fit), then builds, in typed mode: the planned activation arena
+ * Creation runs the admission (admit.c: tmem_fit over the same graphs,
+ * dtypes and scratch the session then allocates), which refuses the request
+ * before anything is allocated when it cannot fit the budget (or shrinks the
+ * prefill chunk when that makes it fit), then builds, in typed mode: the planned activation arena
  * (acts.c), a LINEAR scratch heap reset every step, the logits row, the
  * token buffer, the thread pool's memory, and a paged KV cache with the
  * sequence's recurrent-state slot; in naive mode the same with malloc. */
 #include <stdlib.h>
 #include <string.h>
 #include "session.h"
+#if TMRT_HAVE_VULKAN
+#include "gpurun/gpurun.h"
+#endif
 
-static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, uint32_t chunk, uint64_t budget,
-                              uint64_t scratch, tmem_fit_result *out) {
-    tmem_fit_desc f = {0};
-    f.model = &s->model->mdesc;
-    f.ctx = s->memory == TMRT_MEMORY_TYPED ? s->ctx : NULL;
-    f.ctx_tokens = n_tokens;
-    f.budget = budget;
-    f.prefill_chunk = chunk;
-    f.graph_flags = TMRT_GRAPH_FLAGS;
-    f.kv_dtype = s->kv_dtype;
-    f.state_dtype = TMEM_KV_DTYPE_F32;
-    f.scratch_bytes = scratch;
-    return tmem_fit(&f, out);
-}
-
-static tmem_status fit_at(tmrt_session *s, uint32_t chunk, uint64_t budget, uint64_t scratch,
-                          tmem_fit_result *out) {
-    return fit_tokens(s, s->n_ctx, chunk, budget, scratch, out);
+static tmem_status fit_tokens(const tmrt_session *s, uint32_t n_tokens, tmem_fit_result *out) {
+    return tmrt__session_fit(s->model, s->memory == TMRT_MEMORY_TYPED ? s->ctx : NULL, s->kv_dtype, n_tokens,
+                             s->chunk, 0, s->info.scratch_bytes, s->info.tokenizer_bytes, out);
 }
 
 tmem_status tmrt_session_fit(const tmrt_session *s, uint32_t n_tokens, tmem_fit_result *out) {
     if (!s || !out || !n_tokens) return TMEM_E_INVALID_ARG;
-    /* the prefill chunk of the session, even when n_tokens is smaller: its arena is what was bound */
-    tmem_status st = fit_tokens(s, n_tokens < s->chunk ? s->chunk : n_tokens, s->chunk, 0, s->info.scratch_bytes,
-                                out);
-    if (st || n_tokens >= s->chunk) return st;
-    /* ...with the KV and token lines of n_tokens */
+    /* the session's fit (its arena, buffers and token ring were made for
+     * n_ctx at its chunk) with the KV line of n_tokens: the paged cache is
+     * the one thing that grows */
+    tmem_status st = fit_tokens(s, s->n_ctx, out);
     tmem_fit_result small;
-    if ((st = fit_tokens(s, n_tokens, s->chunk, 0, s->info.scratch_bytes, &small))) return st;
+    if (st || (st = fit_tokens(s, n_tokens, &small))) return st;
     out->total = out->total_dirty = 0;
     for (uint32_t i = 0; i < out->item_count; i++) {
-        tmem_fit_item_kind k = out->items[i].kind;
-        if (k == TMEM_FIT_ITEM_KV_CACHE || k == TMEM_FIT_ITEM_TOKENS) out->items[i].bytes = tmem_fit_bytes(&small, k);
+        if (out->items[i].kind == TMEM_FIT_ITEM_KV_CACHE)
+            out->items[i].bytes = tmem_fit_bytes(&small, TMEM_FIT_ITEM_KV_CACHE);
         out->total += out->items[i].bytes;
         if (!out->items[i].clean) out->total_dirty += out->items[i].bytes;
     }
     out->kv_tokens = small.kv_tokens;
     return TMEM_OK;
-}
-
-/* The one rule of tmemrt/defaults.h: max(n_ctx_min, min(TMRT_DEFAULT_CTX, n_ctx_train)). */
-static uint32_t default_ctx(const tmrt_hparams *hp, uint32_t n_ctx_min) {
-    uint32_t c = hp->n_ctx_train && hp->n_ctx_train < TMRT_DEFAULT_CTX ? hp->n_ctx_train : TMRT_DEFAULT_CTX;
-    return n_ctx_min > c ? n_ctx_min : c;
-}
-
-static size_t session_scratch(const tmrt_session *s, uint32_t chunk, int threads) {
-    return tmrt__scratch_bytes(s->model, chunk, threads);
 }
 
 /* A LINEAR heap of `bytes` in `role`'s type with one allocation of all of it. */
@@ -108,6 +85,21 @@ static tmem_status shared_snapshot_type(tmem_context *ctx, tmem_type **out) {
     tmem_status st = tmem_type_create(ctx, &td, out);
     if (st == TMEM_E_EXISTS) st = tmem_type_find(ctx, td.name, out); /* another thread was first */
     return st;
+}
+
+/* The session's range of the snapshot type: TMRT_SESSION_SNAPSHOTS state
+ * slots, fewer when the budget (which is also the default types' reserve)
+ * holds fewer. Snapshots are address space until taken, and dropped first
+ * under pressure, so they are no line of the fit; but a range larger than
+ * the type's pool would fail the cache's creation (TMEM_E_FULL) for a
+ * request the fit admitted (issue 21: 4 x 19.3 MiB at a 75 MiB budget). */
+static uint64_t snapshot_range(tmem_type *snap_type, const tmem_fit_result *fit) {
+    uint64_t slot = tmem_fit_bytes(fit, TMEM_FIT_ITEM_RECURRENT_STATE), n = TMRT_SESSION_SNAPSHOTS;
+    tmem_type_info ti;
+    if (!slot) return 0;
+    if (fit->budget && fit->budget / slot < n) n = fit->budget / slot;
+    if (tmem_type_get_info(snap_type, &ti) == TMEM_OK && ti.reserve / slot < n) n = ti.reserve / slot;
+    return (n ? n : 1) * slot;
 }
 
 static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_error *err) {
@@ -172,7 +164,7 @@ static tmem_status kv_create(tmrt_session *s, const tmem_fit_result *fit, tmrt_e
     if (linear) {
         if ((st = shared_snapshot_type(s->ctx, &cd.snapshot_type)))
             return tmrt__fail(err, st, "snapshot type: %s", tmem_strerror(st));
-        cd.snapshot_budget = TMRT_SESSION_SNAPSHOTS * tmem_fit_bytes(fit, TMEM_FIT_ITEM_RECURRENT_STATE);
+        cd.snapshot_budget = snapshot_range(cd.snapshot_type, fit);
     }
     cd.on_evict = s->on_evict;
     cd.user = s->evict_user;
@@ -238,82 +230,74 @@ tmem_status tmrt_session_create(tmrt_model *m, const tmrt_session_desc *desc, tm
                                 tmrt_session_info *info, tmrt_error *err) {
     if (out) *out = NULL;
     if (info) memset(info, 0, sizeof *info);
-    if (!m || !desc || !out || (desc->flags & ~(uint32_t)TMRT_SESSION_NO_CHUNK_SHRINK))
-        return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: bad arguments");
-    if (desc->threads > 64) return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: %u threads (1..64)", desc->threads);
-    if (desc->kv_dtype != TMEM_KV_DTYPE_DEFAULT && desc->kv_dtype != TMEM_KV_DTYPE_F16 &&
-        desc->kv_dtype != TMEM_KV_DTYPE_F32)
-        return tmrt__fail(err, TMEM_E_UNSUPPORTED, "session: KV rows in %s (f16 or f32 supported)",
-                          tmem_kv_dtype_name(desc->kv_dtype));
+    if (!out) return tmrt__fail(err, TMEM_E_INVALID_ARG, "session: bad arguments");
+    /* admission first: nothing is allocated for a request that does not fit */
+    tmrt_session_info admitted;
+    tmem_status st = tmrt_session_admit(m, desc, &admitted, err);
+#if TMRT_HAVE_VULKAN
+    /* the host fit counts the roles the device path keeps on the device: on
+     * the device, its heaps' budget admits them */
+    if (st == TMEM_E_BUDGET && m && m->gpu) st = TMEM_OK;
+#endif
+    if (st) {
+        if (info && st == TMEM_E_BUDGET) *info = admitted;
+        return st;
+    }
     tmrt_session *s = calloc(1, sizeof *s);
     if (!s) return tmrt__fail(err, TMEM_E_NO_MEMORY, "no memory for the session");
     s->model = m;
     s->ctx = m->ctx;
     s->memory = m->memory;
     s->kv_dtype = desc->kv_dtype == TMEM_KV_DTYPE_F32 ? TMEM_KV_DTYPE_F32 : TMEM_KV_DTYPE_F16;
-    s->n_ctx = desc->n_ctx ? desc->n_ctx : default_ctx(&m->hp, desc->n_ctx_min);
-    uint32_t chunk = desc->chunk ? desc->chunk : TMRT_DEFAULT_CHUNK;
-    s->info.chunk_asked = chunk;
-    if (chunk > s->n_ctx) chunk = s->n_ctx;
-    s->info.memory = s->memory;
-    s->info.n_ctx = s->n_ctx;
-    s->info.threads = desc->threads ? desc->threads : 1;
+    s->info = admitted;
+    s->n_ctx = admitted.n_ctx;
+    s->chunk = admitted.chunk;
     s->on_evict = desc->on_evict;
     s->evict_user = desc->evict_user;
     s->run.model = m;
     for (uint32_t il = 0, a = 0; il < m->hp.n_layers; il++)
         if (!m->hp.recurrent[il]) s->run.attn_index[il] = a++;
-
-    uint64_t budget = desc->budget;
-    if (!budget && s->memory == TMRT_MEMORY_TYPED) {
-        tmem_budget_info bi;
-        if (tmem_context_budget(s->ctx, &bi) == TMEM_OK) budget = bi.budget;
-    }
-    /* admission: the fit at the asked chunk, then smaller chunks */
-    tmem_status st;
-    size_t pool_bytes = tmrt__kern_pool_bytes((int)s->info.threads);
-    size_t scratch = session_scratch(s, chunk, (int)s->info.threads);
-    if ((st = fit_at(s, chunk, budget, scratch + pool_bytes, &s->info.fit))) {
-        tmrt__fail(err, st, "fit: %s", tmem_strerror(st));
-        goto fail;
-    }
-    if (!s->info.fit.fits && !(desc->flags & TMRT_SESSION_NO_CHUNK_SHRINK)) {
-        for (uint32_t c = chunk / 2; c >= TMRT_MIN_CHUNK; c /= 2) {
-            tmem_fit_result r;
-            size_t sc = session_scratch(s, c, (int)s->info.threads);
-            if (fit_at(s, c, budget, sc + pool_bytes, &r) == TMEM_OK && r.fits) {
-                s->info.fit = r;
-                chunk = c;
-                scratch = sc;
-                break;
-            }
+#if TMRT_HAVE_VULKAN
+    if (m->gpu) {
+        /* the device path: activations, KV, state on the device (gpurun/);
+         * the host keeps the logits row, the sampler's scratch and the tokens */
+        uint32_t chunk = admitted.chunk_asked < admitted.n_ctx ? admitted.chunk_asked : admitted.n_ctx;
+        s->chunk = s->info.chunk = chunk;
+        s->info.threads = 1;
+        s->info.device = TMRT_DEVICE_VULKAN;
+        size_t sc = (size_t)m->hp.n_vocab * 8;
+        s->info.scratch_bytes = sc;
+        tmrt_gpu_session_desc gd = {s->n_ctx, chunk, s->kv_dtype == TMEM_KV_DTYPE_F32};
+        if ((st = tmrt__gpu_session_create(m, &gd, &s->gpu, &s->info.device_arena, err)) ||
+            (st = buffers_create(s, sc, err))) {
+            tmrt_session_destroy(s);
+            return st;
         }
-    }
-    s->chunk = chunk;
-    s->info.chunk = chunk;
-    s->info.scratch_bytes = scratch + pool_bytes;
-    if (!s->info.fit.fits) {
+        s->info.device_bytes = tmrt__gpu_session_device_bytes(s->gpu) + tmrt__gpu_model_weight_bytes(m->gpu, NULL);
+        tmem_gguf_info gi;
+        if (s->memory == TMRT_MEMORY_NAIVE && tmem_gguf_get_info(m->gguf, &gi) == TMEM_OK)
+            s->info.naive_bytes += gi.file_size; /* the twin's host copy of the file */
         if (info) *info = s->info;
-        st = tmrt__fail(err, TMEM_E_BUDGET,
-                        "%u tokens of context need %llu dirty bytes, the budget is %llu; the largest context that fits "
-                        "is %llu tokens",
-                        s->n_ctx, (unsigned long long)s->info.fit.total_dirty, (unsigned long long)budget,
-                        (unsigned long long)s->info.fit.max_ctx_tokens);
-        goto fail;
+        *out = s;
+        return TMEM_OK;
     }
+#endif
+    size_t scratch = tmrt__scratch_bytes(m, admitted.chunk, (int)admitted.threads); /* in the "scratch" line */
     if ((st = tmrt__acts_create(s, err)) || (st = kv_create(s, &s->info.fit, err)) ||
-        (st = buffers_create(s, scratch, err)))
-        goto fail;
+        (st = buffers_create(s, scratch, err))) {
+        tmrt_session_destroy(s);
+        return st;
+    }
     if (info) *info = s->info;
     *out = s;
     return TMEM_OK;
-fail:
-    tmrt_session_destroy(s);
-    return st;
 }
 
 void tmrt_session_destroy(tmrt_session *s) {
     if (!s) return;
+#if TMRT_HAVE_VULKAN
+    tmrt__gpu_session_destroy(s->gpu);
+#endif
     tmrt__kern_pool_fini(s->run.pool);
     tmem_kv_cache_destroy(s->cache);
     free(s->run.kv.blocks);
@@ -377,7 +361,7 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
     tmem_status st;
     for (uint32_t done = 0; done < b->n_tokens;) {
         uint32_t n = b->n_tokens - done < s->chunk ? b->n_tokens - done : s->chunk;
-        if ((st = grow(s, n, err)) || (st = reset_scratch(s))) return st;
+        if (!s->gpu && ((st = grow(s, n, err)) || (st = reset_scratch(s)))) return st;
         tmrt_step step = {0};
         step.tokens = b->tokens ? b->tokens + done : NULL;
         step.embd_rows = b->embd_rows;
@@ -393,6 +377,11 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
                       : b->logits == TMRT_LOGITS_LAST && last ? TMRT_LOGITS_LAST : TMRT_LOGITS_NONE;
         step.fn = fn;
         step.user = user;
+#if TMRT_HAVE_VULKAN
+        if (s->gpu) {
+            if ((st = tmrt__gpu_forward(s->gpu, &step, s->run.logits, err))) return st;
+        } else
+#endif
         if ((st = tmrt__forward(&s->run, &step))) return tmrt__fail(err, st, "logits consumer: %s", tmem_strerror(st));
         for (uint32_t i = 0; i < n; i++) s->tokens[s->n_past + i] = b->tokens ? b->tokens[done + i] : -1;
         s->n_past += n;
@@ -404,13 +393,13 @@ tmem_status tmrt_session_eval(tmrt_session *s, const tmrt_batch *b, tmrt_logits_
 
 tmem_status tmrt_session_snapshot(tmrt_session *s) {
     if (!s) return TMEM_E_INVALID_ARG;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     return tmem_kv_snapshot_take(s->cache, s->seq, NULL);
 }
 
 tmem_status tmrt_session_rollback(tmrt_session *s, uint32_t n_tokens) {
     if (!s) return TMEM_E_INVALID_ARG;
-    if (s->memory == TMRT_MEMORY_NAIVE) return TMEM_E_UNSUPPORTED;
+    if (s->memory == TMRT_MEMORY_NAIVE || s->gpu) return TMEM_E_UNSUPPORTED;
     tmem_status st = tmem_kv_seq_rollback(s->cache, s->seq, n_tokens);
     if (!st) {
         s->n_past = n_tokens;

@@ -28,7 +28,16 @@ struct tmrt_session {
     void *naive_bufs[TMRT_NAIVE_MAX_BUFS];
     uint32_t n_naive_bufs;
     void *pool_mem;
+    /* Vulkan (the model's device): every role of the step on the device */
+    struct tmrt_gpu_session *gpu;
 };
+
+/* admit.c: tmem_fit of a session of m (typed_ctx: name the lines' types by
+ * its role policy; NULL for the naive twin) at n_tokens and chunk, with the
+ * runtime's graph flags, KV dtype, "scratch" and "tokenizer" lines. */
+tmem_status tmrt__session_fit(const tmrt_model *m, tmem_context *typed_ctx, tmem_kv_dtype kv_dtype,
+                              uint32_t n_tokens, uint32_t chunk, uint64_t budget, uint64_t scratch,
+                              uint64_t tokenizer, tmem_fit_result *out);
 
 /* acts.c */
 tmem_status tmrt__graph(const tmrt_model *m, tmem_model_layer_kind kind, uint32_t n, uint32_t n_ctx,

@@ -99,6 +99,7 @@ tmem_status tmrt__bpe_piece(const tmrt_tokenizer *t, const uint8_t *s, size_t le
     void *mem = NULL;
     if (len > TOK_SHORT_PIECE) {
         if (len > (size_t)INT32_MAX) return TMEM_E_OVERFLOW;
+        if (!t->scratch) return TMEM_E_FULL; /* SCRATCH_EXACT with no scratch */
         tmem_status st = tmem_heap_alloc(t->scratch, (uint64_t)len * 36, 16, &mem);
         if (st != TMEM_OK) return st;
         w.heap = mem;

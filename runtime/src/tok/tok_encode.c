@@ -81,6 +81,7 @@ static tmem_status turn(const tmrt_tokenizer *t, int32_t start, int32_t end, con
     size_t rl = strlen(role);
     tok_emit(o, start);
     uint8_t *buf;
+    if (!t->scratch) return TMEM_E_FULL; /* SCRATCH_EXACT with no scratch */
     tmem_status st = tmem_heap_alloc(t->scratch, rl + 1 + len, 16, (void **)&buf);
     if (st != TMEM_OK) return st;
     memcpy(buf, role, rl);

@@ -17,6 +17,7 @@
 #define K_TYPES "tokenizer.ggml.token_type"
 #define K_MERGES "tokenizer.ggml.merges"
 #define DEFAULT_SCRATCH (16ull << 20)
+#define SCRATCH_CHUNK (64ull << 10)   /* a GENERAL heap's commit chunk (docs/heap.md) */
 #define ALLOC_SLACK 64u
 
 typedef struct loader {
@@ -435,9 +436,10 @@ static tmem_status resolve_types(loader *L, const tmrt_tokenizer_desc *d) {
     L->type = d ? d->type : NULL;
     L->scratch_type = d ? d->scratch_type : NULL;
     L->role = d && d->role ? d->role : TMEM_ROLE_OUTPUT_TOKENS;
-    L->scratch_bytes = d && d->scratch_bytes ? d->scratch_bytes : DEFAULT_SCRATCH;
     L->flags = d ? d->flags : 0;
-    if (L->flags & ~(uint32_t)TMRT_TOKENIZER_COPY_STRINGS)
+    L->scratch_bytes = d && (d->scratch_bytes || (L->flags & TMRT_TOKENIZER_SCRATCH_EXACT)) ? d->scratch_bytes
+                                                                                           : DEFAULT_SCRATCH;
+    if (L->flags & ~(uint32_t)(TMRT_TOKENIZER_COPY_STRINGS | TMRT_TOKENIZER_SCRATCH_EXACT))
         return tmrt__fail(L->err, TMEM_E_INVALID_ARG, "tokenizer: unknown flags");
     if (!L->type && tmem_role_get_type(L->ctx, TMEM_ROLE_OUTPUT_TOKENS, &L->type) != TMEM_OK)
         return tmrt__fail(L->err, TMEM_E_INVALID_ARG, "tokenizer: no type for the output_tokens role");
@@ -463,15 +465,33 @@ uint64_t tmrt_tokenizer_table_bytes(uint32_t n_vocab, uint64_t n_merges, uint32_
            (uint64_t)pair_capacity(n_merges) * 4 + (uint64_t)n_specials * 4;
 }
 
+/* The LINEAR table heap's size: every table the load allocates from it,
+ * each with its slack (create_heaps and tmrt_tokenizer_memory_bytes). */
+static uint64_t tables_heap_size(const loader *L) {
+    uint64_t n = L->n_vocab, m = L->n_merges_raw;
+    uint64_t copy = (L->flags & TMRT_TOKENIZER_COPY_STRINGS) ? L->region : 0;
+    return align_up(sizeof(tmrt_tokenizer)) + align_up((n + 1) * 4) + align_up(m * 8) +
+           align_up((uint64_t)pair_capacity(m) * 4) + align_up((uint64_t)L->n_specials * 4) + align_up(copy);
+}
+
+/* Round up to 64 KiB, or 0 for 0 (the GENERAL heap's commit chunk). */
+static uint64_t chunks(uint64_t v) { return (v + SCRATCH_CHUNK - 1) / SCRATCH_CHUNK * SCRATCH_CHUNK; }
+
+uint64_t tmrt_tokenizer_scratch_bytes(uint64_t text_bytes, bool chat) {
+    /* chat: one turn's "role\n" + text copied (the role is at most "system"),
+     * then encoded as one fragment; the copy lives while its pieces are merged */
+    uint64_t copy = chat ? text_bytes + 7 : 0, piece = chat ? copy : text_bytes;
+    if (piece > (UINT64_MAX - 2 * SCRATCH_CHUNK) / 40) return UINT64_MAX;
+    /* a piece over TOK_SHORT_PIECE bytes takes 36 bytes per byte (tok_bpe.c);
+     * each allocation in whole chunks (a small one takes a size-class page) */
+    uint64_t bpe = piece > TOK_SHORT_PIECE ? piece * 36 : 0;
+    return chunks(copy) + chunks(bpe);
+}
+
 static tmem_status create_heaps(loader *L) {
     uint64_t n = L->n_vocab, m = L->n_merges_raw;
-    if (m > UINT32_MAX / 2)
-        return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES,
-                          (unsigned long long)m);
     uint32_t pair_cap = pair_capacity(m);
-    uint64_t copy = (L->flags & TMRT_TOKENIZER_COPY_STRINGS) ? L->region : 0;
-    uint64_t size = align_up(sizeof(tmrt_tokenizer)) + align_up((n + 1) * 4) + align_up(m * 8) +
-                    align_up((uint64_t)pair_cap * 4) + align_up((uint64_t)L->n_specials * 4) + align_up(copy);
+    uint64_t size = tables_heap_size(L);
     tmem_heap_desc hd = {.kind = TMEM_HEAP_LINEAR, .type = L->type, .role = L->role, .size = size,
                          .name = "tokenizer.tables"};
     tmem_heap *tables;
@@ -501,7 +521,7 @@ static tmem_status create_heaps(loader *L) {
     L->specials = p;
     tmem_heap_desc sd = {.kind = TMEM_HEAP_GENERAL, .type = L->scratch_type, .role = TMEM_ROLE_SCRATCH,
                          .size = L->scratch_bytes, .flags = TMEM_HEAP_THREAD_SAFE, .name = "tokenizer.scratch"};
-    if ((st = tmem_heap_create(L->ctx, &sd, &t->scratch)) != TMEM_OK)
+    if (L->scratch_bytes && (st = tmem_heap_create(L->ctx, &sd, &t->scratch)) != TMEM_OK)
         return tmrt__fail(L->err, st, "tokenizer: scratch heap of %llu bytes: %s", (unsigned long long)L->scratch_bytes,
                           tmem_strerror(st));
     L->vocab_cap = (uint32_t)(n + n / 2 + 1);
@@ -533,7 +553,9 @@ static tmem_status copy_strings(loader *L) {
 
 /* ---- entry ---- */
 
-static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
+/* Everything the heaps are sized by: the desc's types, the keys' presence
+ * and types, the counts (and with COPY_STRINGS the strings' extent). */
+static tmem_status count(loader *L, const tmrt_tokenizer_desc *desc) {
     tmem_status st = resolve_types(L, desc);
     if (st != TMEM_OK) return st;
     if ((st = read_kind(L)) != TMEM_OK) return st;
@@ -553,6 +575,9 @@ static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
                           (unsigned long long)n_types, L->n_vocab);
     if ((st = find_array(L, K_MERGES, TMEM_GGUF_STRING, true, &L->merges_kv, &L->n_merges_raw, &found)) != TMEM_OK)
         return st;
+    if (L->n_merges_raw > UINT32_MAX / 2)
+        return tmrt__fail(L->err, TMEM_E_UNSUPPORTED, "%s: %llu merges, too many", K_MERGES,
+                          (unsigned long long)L->n_merges_raw);
     /* count the specials before sizing the heap (types are fixed-size: O(1) each) */
     {
         uint32_t specials = 0;
@@ -565,6 +590,12 @@ static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
         L->n_specials = specials;
     }
     if ((L->flags & TMRT_TOKENIZER_COPY_STRINGS) && (st = index_tokens(L, true)) != TMEM_OK) return st;
+    return TMEM_OK;
+}
+
+static tmem_status load(loader *L, const tmrt_tokenizer_desc *desc) {
+    tmem_status st = count(L, desc);
+    if (st != TMEM_OK) return st;
     if ((st = create_heaps(L)) != TMEM_OK) return st;
     L->t->info.pretok = L->pretok;
     L->n_specials = 0;
@@ -601,6 +632,32 @@ tmem_status tmrt_tokenizer_load_ex(tmem_context *ctx, const tmem_gguf *g, const 
         return st;
     }
     *out = L.t;
+    return TMEM_OK;
+}
+
+/* What a heap of `size` bytes of `type` commits at most: whole pages of its
+ * pool (the last chunk is clipped at the carved range: heap/commit.c). */
+static tmem_status heap_bytes(const tmem_type *type, uint64_t size, uint64_t *out) {
+    *out = 0;
+    return size ? tmem_type_heap_bytes(type, size, out) : TMEM_OK;
+}
+
+tmem_status tmrt_tokenizer_memory_bytes(tmem_context *ctx, const tmem_gguf *g, const tmrt_tokenizer_desc *desc,
+                                        uint64_t *out, tmrt_error *err) {
+    if (out) *out = 0;
+    if (err) err->message[0] = 0;
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.ctx = ctx;
+    L.g = g;
+    L.err = err;
+    if (!ctx || !g || !out) return tmrt__fail(L.err, TMEM_E_INVALID_ARG, "tokenizer: NULL context, file or output");
+    tmem_status st = count(&L, desc);
+    uint64_t tables = 0, scratch = 0;
+    if (st == TMEM_OK && (st = heap_bytes(L.type, tables_heap_size(&L), &tables)) == TMEM_OK)
+        st = heap_bytes(L.scratch_type, L.scratch_bytes, &scratch);
+    if (st != TMEM_OK) return st == TMEM_E_OVERFLOW ? tmrt__fail(L.err, st, "tokenizer: sizes overflow") : st;
+    *out = tables + scratch;
     return TMEM_OK;
 }
 

@@ -40,7 +40,7 @@ tmem_status tmrt_vision_image_grid(const tmrt_vision *v, tmem_surface *image, tm
 
 /* The vision block's table (tmem_model_graph_get) for this patch count: what
  * both modes size the block's buffers from. */
-static tmem_status block_graph(const tmrt_vision *v, uint32_t patches, tmem_model_graph *out, tmrt_error *err) {
+tmem_status tmrt__vis_block_graph(const tmrt_vision *v, uint32_t patches, tmem_model_graph *out, tmrt_error *err) {
     tmem_model_desc m;
     if (tmem_model_preset("qwen3.5-0.8b", &m) != TMEM_OK)
         return tmrt__fail(err, TMEM_E_NOT_FOUND, "no base model preset");
@@ -53,18 +53,24 @@ static tmem_status block_graph(const tmrt_vision *v, uint32_t patches, tmem_mode
     return TMEM_OK;
 }
 
-/* The block graph as a plan problem, layer_in and layer_out pinned at offset
- * 0 (their lifetimes do not overlap). */
-static tmem_status plan_block(const tmem_model_graph *gr, tmem_plan **plan, tmrt_error *err) {
+tmem_status tmrt__vis_plan_block(const tmem_model_graph *gr, uint64_t align, uint64_t image_bytes, tmem_plan **plan,
+                                 tmrt_error *err) {
     tmem_plan_problem *pb;
     if (tmem_plan_problem_create(&pb) != TMEM_OK) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
     tmem_status st = TMEM_OK;
+    uint32_t first = 0;
     for (uint32_t i = 0; i < gr->buf_count && st == TMEM_OK; i++) {
         const tmem_model_buffer *mb = &gr->bufs[i];
         tmem_plan_buffer b = {0};
-        b.id = mb->name, b.size = mb->size, b.alignment = 64, b.start = mb->start, b.end = mb->end;
+        b.id = mb->name, b.size = mb->size, b.alignment = align, b.start = mb->start, b.end = mb->end;
         if (mb->id == TMEM_MODEL_BUF_LAYER_IN || mb->id == TMEM_MODEL_BUF_LAYER_OUT)
             b.flags = TMEM_PLAN_BUFFER_FIXED, b.offset = 0;
+        if (mb->id == TMEM_MODEL_BUF_LAYER_IN) first = mb->start;
+        st = tmem_plan_problem_add(pb, &b, NULL);
+    }
+    if (image_bytes && st == TMEM_OK) { /* read by the patch embedding, layer_in's first step only */
+        tmem_plan_buffer b = {0};
+        b.id = "image", b.size = image_bytes, b.alignment = align, b.start = first, b.end = (int64_t)first + 1;
         st = tmem_plan_problem_add(pb, &b, NULL);
     }
     tmem_plan_desc pd = {0};
@@ -160,6 +166,7 @@ tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_
     if (!v || !image || !*image || !embeddings || ld < v->cfg.out_hidden || d.n_threads < 0 || d.n_threads > 256)
         return tmrt__fail(err, TMEM_E_INVALID_ARG,
                           "encode: NULL model, image or embeddings, ld below out_hidden, or threads outside 0..256");
+    if (v->gpu_enc) return tmrt__vis_vk_encode(v, image, &d, embeddings, ld, stats, err);
     int threads = d.n_threads > 0 ? d.n_threads : 1;
     bool naive = v->memory == TMRT_MEMORY_NAIVE;
     tmrt_vision_grid g;
@@ -204,7 +211,7 @@ tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_
     /* 2. activations, scratch, threads */
     size_t pool_bytes = threads > 1 ? tmrt__kern_pool_bytes(threads) : 0;
     scratch_bytes = attn_floats * 4 + 4 * H * 4 + mm_bytes + pool_bytes + 4 * 64;
-    if ((st = block_graph(v, (uint32_t)P, &b.act.graph, err))) goto out;
+    if ((st = tmrt__vis_block_graph(v, (uint32_t)P, &b.act.graph, err))) goto out;
     b.act.slot = TMRT_SLOT_VISION;
     b.act.log = v->use_log;
     if (naive) {
@@ -222,7 +229,7 @@ tmem_status tmrt_vision_encode(tmrt_vision *v, tmem_surface **image, const tmrt_
         for (uint32_t i = 0; i < b.act.graph.buf_count; i++)
             if (b.act.graph.bufs[i].id != TMEM_MODEL_BUF_LAYER_OUT) arena_bytes += b.act.graph.bufs[i].size;
     } else {
-        if ((st = plan_block(&b.act.graph, &plan, err))) goto out;
+        if ((st = tmrt__vis_plan_block(&b.act.graph, 64, 0, &plan, err))) goto out;
         tmem_heap_desc arena_desc;
         if ((st = tmem_plan_heap_desc(plan, &arena_desc)) != TMEM_OK) {
             (void)tmrt__fail(err, st, "vision arena: %s", tmem_status_name(st));

@@ -224,15 +224,16 @@ static tmem_status load(tmrt_vision *v, tmrt_error *err) {
 tmem_status tmrt_vision_open(tmem_context *ctx, const tmrt_vision_desc *desc, tmrt_vision **out, tmrt_error *err) {
     if (out) *out = NULL;
     if (!desc || !desc->path || !out || (desc->memory == TMRT_MEMORY_TYPED && !ctx) ||
-        (unsigned)desc->memory > TMRT_MEMORY_NAIVE)
+        (unsigned)desc->memory > TMRT_MEMORY_NAIVE || (desc->gpu && desc->memory != TMRT_MEMORY_TYPED))
         return tmrt__fail(err, TMEM_E_INVALID_ARG, "vision open: NULL path or output, a typed open without a "
-                          "context, or an unknown memory mode");
+                          "context, an unknown memory mode, or a gpu with naive memory");
     tmrt_vision *v = calloc(1, sizeof *v);
     if (!v) return tmrt__fail(err, TMEM_E_NO_MEMORY, "out of memory");
     v->memory = desc->memory;
     v->ctx = desc->memory == TMRT_MEMORY_TYPED ? ctx : NULL;
     tmem_status st = tmrt__gguf_open_in(ctx, desc->path, desc->memory, &v->gguf, &v->naive_bytes, err);
     if (st == TMEM_OK) st = load(v, err);
+    if (st == TMEM_OK && desc->gpu) st = tmrt__vis_vk_open(v, desc->gpu, &v->gpu_enc, err);
     if (st != TMEM_OK) {
         tmrt_vision_close(v);
         return st;
@@ -243,6 +244,7 @@ tmem_status tmrt_vision_open(tmem_context *ctx, const tmrt_vision_desc *desc, tm
 
 void tmrt_vision_close(tmrt_vision *v) {
     if (!v) return;
+    tmrt__vis_vk_close(v->gpu_enc);
     tmem_gguf_close(v->gguf);
     free(v->naive_bytes);
     free(v->blocks);

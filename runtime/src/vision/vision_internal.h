@@ -24,6 +24,8 @@ typedef struct vis_block {
     const float *qkv_b, *out_b, *up_b, *down_b;
 } vis_block;
 
+typedef struct tmrt_vis_vk tmrt_vis_vk;
+
 struct tmrt_vision {
     tmrt_memory_mode memory;    /* of the weights and of every encode */
     tmem_context *ctx;
@@ -35,6 +37,7 @@ struct tmrt_vision {
     vis_block *blocks;
     uint64_t weight_bytes;
     tmrt_use_log *use_log;      /* tests: record the block graph's uses (graph_acts.h); NULL = off */
+    tmrt_vis_vk *gpu_enc;       /* opened with a gpu: encodes run there (encoder_vk.c); NULL = CPU */
 };
 
 /* ---- ops.c ---- */
@@ -83,6 +86,28 @@ size_t tmrt__vis_matmul_scratch_bytes(const tmrt_vision *v, uint32_t n_tok, int 
 typedef tmem_status (*tmrt__vis_hook)(void *arg, int stage);
 tmem_status tmrt__vis_forward(const tmrt_vision *v, const tmrt_vision_grid *g, vis_buffers *b, float *embeddings,
                               size_t ld, kern_pool *pool, tmrt__vis_hook between, void *arg);
+
+/* ---- memory.c ---- */
+/* The vision block's table (tmem_model_graph_get) for this patch count. */
+tmem_status tmrt__vis_block_graph(const tmrt_vision *v, uint32_t patches, tmem_model_graph *out, tmrt_error *err);
+/* The block graph as a plan problem (buffer i of the graph = plan index i),
+ * layer_in and layer_out pinned at offset 0 (their lifetimes do not
+ * overlap), every buffer aligned to `align`; image_bytes > 0 adds the
+ * encoder's input image (index buf_count) alive in layer_in's first step
+ * (the patch embedding) only. */
+tmem_status tmrt__vis_plan_block(const tmem_model_graph *gr, uint64_t align, uint64_t image_bytes, tmem_plan **plan,
+                                 tmrt_error *err);
+
+/* ---- encoder_vk.c (TMRT_HAVE_VULKAN; else each returns TMEM_E_UNSUPPORTED) ---- */
+/* Upload the weights to `gpu` (a Vulkan gpu attached to v->ctx) and open the
+ * compute layer there. */
+tmem_status tmrt__vis_vk_open(tmrt_vision *v, tmem_gpu *gpu, tmrt_vis_vk **out, tmrt_error *err);
+void tmrt__vis_vk_close(tmrt_vis_vk *g);
+/* Device bytes of the uploaded weights. */
+uint64_t tmrt__vis_vk_weight_bytes(const tmrt_vis_vk *g);
+/* tmrt_vision_encode on the device (arguments checked by the caller). */
+tmem_status tmrt__vis_vk_encode(tmrt_vision *v, tmem_surface **image, const tmrt_vision_encode_desc *d,
+                                float *embeddings, size_t ld, tmrt_vision_stats *stats, tmrt_error *err);
 
 /* ---- preprocess.c ---- */
 /* The normalisation the conversion applies (scale 1/255, the config's mean/std). */

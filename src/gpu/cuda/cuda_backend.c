@@ -260,5 +260,5 @@ void tmem__cu_backend_init(tmem_gpu *gpu) {
         gpu->backends[served[k]] =
             (tmem__backend){"cuda",      cu_reserve,        cu_release,    cu_commit,
                             cu_decommit, tmem__gpu_advise,  cu_residency,  gpu,
-                            cu_locate,   cu_size_and_align, cu_memory_info};
+                            cu_locate,   cu_size_and_align, cu_memory_info, NULL, NULL};
 }

@@ -283,6 +283,7 @@ void tmem__vk_backend_init(tmem_gpu *gpu) {
         tmem__backend *be = &gpu->backends[p];
         *be = (tmem__backend){"vulkan",    vk_reserve,        vk_release,    vk_commit,
                               vk_decommit, tmem__gpu_advise,  vk_residency,  gpu,
-                              vk_locate,   vk_size_and_align, vk_memory_info};
+                              vk_locate,   vk_size_and_align, vk_memory_info,
+                              tmem__vk_copy, tmem__vk_fill};
     }
 }

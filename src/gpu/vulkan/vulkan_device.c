@@ -350,6 +350,7 @@ tmem_status tmem__vk_open(tmem_gpu *gpu, const tmem_gpu_desc *desc) {
     VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
     if (vk->fn.vkGetPhysicalDeviceProperties2) vk->fn.vkGetPhysicalDeviceProperties2(vk->physical, &p2);
+    vk->max_alloc = m3.maxMemoryAllocationSize;
     while (m3.maxMemoryAllocationSize && chunk > m3.maxMemoryAllocationSize) chunk >>= 1;
     if (chunk < 65536) chunk = 65536;
     gpu->chunk = chunk;

@@ -72,6 +72,7 @@ typedef struct tmem__vk {
     tmem_vk_features features;                   /* enabled on the device */
     bool has_f64;                                /* shaderFloat64 enabled: exact NV12 division */
     VkDeviceSize host_import_align;
+    VkDeviceSize max_alloc;                      /* maxMemoryAllocationSize (0 = unknown) */
     uint32_t type_of[TMEM_PLACEMENT_COUNT];      /* memory type per placement */
     uint32_t type_cached;                        /* HOST_CACHED visible type */
     uint32_t buffer_type_bits;                   /* memoryTypeBits of buffers */
@@ -104,6 +105,11 @@ void tmem__vk_unload(tmem__vk *vk);
 tmem_status tmem__vk_status(VkResult r);
 /* The pool's backend (vulkan_backend.c): fills gpu->backends. */
 void tmem__vk_backend_init(tmem_gpu *gpu);
+/* Device copies and fills of pool ranges (vulkan_copy.c): backend.h's hooks. */
+tmem_status tmem__vk_copy(const tmem__backend *be, const tmem__region *dst, uint64_t dst_off,
+                          const tmem__region *src, uint64_t src_off, uint64_t size);
+tmem_status tmem__vk_fill(const tmem__backend *be, const tmem__region *r, uint64_t off, uint64_t size,
+                          uint32_t value);
 /* Tear down the conversion pipeline (vulkan_convert.c). */
 void tmem__vk_convert_destroy(tmem__vk *vk);
 /* Run one command buffer to completion on the queue (vulkan_convert.c). */

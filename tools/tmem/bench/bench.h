@@ -29,10 +29,26 @@ int tmem_bench_run_image(int argc, char **argv, bool json);
 int tmem_bench_tok(int argc, char **argv, bool json);
 int tmem_bench_vision(int argc, char **argv, bool json);
 int tmem_bench_gpu(int argc, char **argv, bool json);
+int tmem_bench_gpu_run(int argc, char **argv, bool json);
 
 /* Run `/proc/self/exe args...` (args[0] is argv[0], NULL-terminated) with its
  * stdout into out (NUL-terminated, at most cap - 1 bytes). false if it could
  * not run or printed nothing. (bench_child.c) */
 bool tmem_bench_child(char *const *args, char *out, size_t cap);
+
+/* What tmem_bench_sampled saw of a child: its peak Private_Dirty (bytes,
+ * sampled from /proc/PID/smaps_rollup every TMEM_BENCH_SAMPLE_MS), wall and
+ * CPU seconds (user + system). */
+#define TMEM_BENCH_SAMPLE_MS 10
+typedef struct tmem_bench_sample {
+    double peak_dirty, wall_s, cpu_s;
+} tmem_bench_sample;
+
+/* Run argv[0] (a path) with argv, its stdout (and its stderr too if
+ * with_stderr; else stderr stays ours) into out (NUL-terminated, at most cap - 1
+ * bytes; the rest is drained and dropped), sampling its footprint meanwhile
+ * into *r. true if it ran and exited with status 0. (bench_child.c) */
+bool tmem_bench_sampled(char *const *argv, bool with_stderr, char *out, size_t cap,
+                        tmem_bench_sample *r);
 
 #endif

@@ -70,7 +70,7 @@ static int child(int argc, char **argv) {
     if (pthread_create(&s.th, NULL, sample_loop, &s) != 0) return 1;
     tmrt_error err = {{0}};
     tmrt_vision *v = NULL;
-    tmrt_vision_desc vd = {path, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED};
+    tmrt_vision_desc vd = {path, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED, NULL};
     int rc = tmrt_vision_open(ctx, &vd, &v, &err);
     tmem_surface *img = NULL;
     float *emb = NULL;

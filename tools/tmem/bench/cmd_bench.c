@@ -18,6 +18,8 @@ static const tmem_bench benches[] = {
             "encode/decode",
      tmem_bench_tok},
     {"gpu", "model graphs on CUDA: planned typed heap vs cudaMalloc per tensor vs cudaMallocAsync", tmem_bench_gpu},
+    {"gpu-run", "the runtime on Vulkan vs on the CPU (and llama.cpp -ngl 99): tok/s, device bytes, host dirty",
+     tmem_bench_gpu_run},
     {NULL, NULL, NULL}
 };
 

@@ -25,6 +25,8 @@
 #include "commands.h"
 #include "typedmem/typedmem.h"
 #include "typedmem/model.h"
+#include "tmemrt/runtime.h"
+#include "tmemrt/tokenizer.h"
 #include "tmemrt/vision.h"
 
 static bool parse_image(const char *v, void *out, const char **why) {
@@ -112,13 +114,14 @@ static int smart_resize(const tmem_gguf *mmproj, const char *mmproj_path, const 
 }
 
 static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r,
-                       const tmem_gguf *g, const fit_image *im) {
+                       const tmem_gguf *g, const fit_image *im, bool runtime) {
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
     tmem_ggml_type_info wt = {0};
     if (f->weight_dtype == TMEM_WEIGHT_DEFAULT && m->file_weight_bytes)
         if (tmem_ggml_type_get_info(m->file_weight_type, &wt) != TMEM_OK) wt.name = NULL;
-    printf("{\"version\":1,\"model\":{\"name\":\"%s\",\"arch\":\"%s\",\"layers\":%u,\"full_attention_layers\":%u,"
+    printf("{\"version\":1,\"source\":\"%s\",\"model\":{", runtime ? "runtime" : "library");
+    printf("\"name\":\"%s\",\"arch\":\"%s\",\"layers\":%u,\"full_attention_layers\":%u,"
            "\"linear_attention_layers\":%u,\"hidden\":%u,\"vocab\":%u,\"context_length\":%u,\"has_vision\":%s},",
            m->name, m->arch, m->n_layers, full, linear, m->n_embd, m->n_vocab, m->n_ctx_train,
            m->vis_depth ? "true" : "false");
@@ -195,7 +198,7 @@ static void print_json(const tmem_model_desc *m, const tmem_fit_desc *f, const t
 }
 
 static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const tmem_fit_result *r,
-                       const tmem_gguf *g, const fit_image *im) {
+                       const tmem_gguf *g, const fit_image *im, bool runtime) {
     uint32_t full, linear;
     tmem_model_layer_counts(m, &full, &linear);
     printf("model %s (%s): %u layers (%u full attention, %u Gated DeltaNet), hidden %u, vocab %u, context %u\n",
@@ -231,6 +234,9 @@ static void print_text(const tmem_model_desc *m, const tmem_fit_desc *f, const t
         }
         printf("\n");
     }
+    if (runtime)
+        printf("  sized by the reference runtime's admission (tmrt_session_admit, what `tmem run` checks): "
+               "prefill chunk %u\n", f->prefill_chunk);
     printf("\n%-22s %-20s %-18s %16s %11s\n", "type", "role", "what", "bytes", "MiB");
     for (uint32_t i = 0; i < r->item_count; i++) {
         const tmem_fit_item *it = &r->items[i];
@@ -268,12 +274,70 @@ static void report_gguf_error(const char *path, tmem_status st, const tmem_gguf_
     else fprintf(stderr, "tmem fit: %s: %s\n", path, tmem_strerror(st));
 }
 
+/* What `tmem run` would take for this request. */
+typedef struct run_request {
+    uint32_t threads;
+    uint64_t prompt_bytes;
+    bool chat;
+} run_request;
+
+/* Can the reference runtime run this request as `tmem run` would? Text
+ * only, one sequence, its KV dtypes and graphs: then the answer is its
+ * admission's, not a second estimate. */
+static bool runtime_request(const tmem_fit_desc *f) {
+    return !f->image_width && f->n_seqs <= 1 && !f->kv_block_tokens && !f->graph_flags &&
+           f->weight_dtype == TMEM_WEIGHT_DEFAULT && f->state_snapshots == 0 &&
+           (f->kv_dtype == TMEM_KV_DTYPE_DEFAULT || f->kv_dtype == TMEM_KV_DTYPE_F16 ||
+            f->kv_dtype == TMEM_KV_DTYPE_F32) &&
+           (f->state_dtype == TMEM_KV_DTYPE_DEFAULT || f->state_dtype == TMEM_KV_DTYPE_F32);
+}
+
+/* The fit of `tmem run GGUF` with these options: the session's admission
+ * (tmrt_session_admit), the tokenizer (sized as run sizes it) counted.
+ * 1: the runtime cannot open the file (then the library's fit answers),
+ * 0 with *r and *chunk set, -1 on an error (printed). */
+static int runtime_fit(tmem_context *ctx, const char *path, const tmem_fit_desc *f, const run_request *rq,
+                       tmem_fit_result *r, uint32_t *chunk) {
+    tmrt_model *m = NULL;
+    tmrt_model_desc md = {0};
+    md.path = path;
+    md.memory = TMRT_MEMORY_TYPED;
+    tmrt_error e = {""};
+    if (tmrt_model_open(ctx, &md, &m, &e) != TMEM_OK) return 1;
+    tmrt_tokenizer_desc tkd = {0};
+    tkd.flags = TMRT_TOKENIZER_SCRATCH_EXACT;
+    tkd.scratch_bytes = tmrt_tokenizer_scratch_bytes(rq->prompt_bytes, rq->chat);
+    tmrt_session_desc sd = {0};
+    sd.n_ctx = (uint32_t)f->ctx_tokens;
+    sd.chunk = f->prefill_chunk;
+    sd.threads = rq->threads;
+    sd.budget = f->budget;
+    sd.kv_dtype = f->kv_dtype;
+    tmem_status st = tmrt_tokenizer_memory_bytes(ctx, tmrt_model_gguf(m), &tkd, &sd.tokenizer_bytes, &e);
+    if (st == TMEM_E_NOT_FOUND) st = TMEM_OK, sd.tokenizer_bytes = 0; /* no tokenizer: run takes --tokens */
+    tmrt_session_info si;
+    if (st == TMEM_OK) st = tmrt_session_admit(m, &sd, &si, &e);
+    tmrt_model_close(m);
+    if (st != TMEM_OK && st != TMEM_E_BUDGET) {
+        fprintf(stderr, "tmem fit: %s: %s\n", path, e.message);
+        return -1;
+    }
+    *r = si.fit;
+    *chunk = si.chunk;
+    if (!f->budget) { /* report only: the admission used the discovered budget */
+        r->budget = 0, r->fits = true, r->max_ctx_tokens = 0;
+        r->max_image_width = r->max_image_height = 0;
+    }
+    return 0;
+}
+
 int tmem_cmd_fit(int argc, char **argv) {
     const char *model = NULL, *gguf = NULL, *mmproj = NULL;
     bool json = false, no_flash = false;
     uint32_t image[2] = {0, 0};
     fit_image im = {0};
     tmem_fit_desc f = {0};
+    run_request rq = {1, 0, false};
     const tmem_cli_opt opts[] = {
         TMEM_CLI_STR("--model", "NAME", "a preset (list below)", &model),
         TMEM_CLI_STR("--gguf", "FILE", "read the model from a llama.cpp GGUF (with --model: vision from the preset)",
@@ -293,6 +357,11 @@ int tmem_cmd_fit(int argc, char **argv) {
         TMEM_CLI_U32("--chunk", "N", "prefill tokens per step (default 512)", &f.prefill_chunk, 1, UINT32_MAX),
         TMEM_CLI_U32("--block", "N", "KV block tokens", &f.kv_block_tokens, 1, 65536),
         TMEM_CLI_FLAG("--no-flash", "attention without flash-attention (scores materialised)", &no_flash),
+        TMEM_CLI_U32("--threads", "N", "with --gguf: the run's threads (thread pool, kernel scratch; default 1)",
+                     &rq.threads, 1, 64),
+        TMEM_CLI_U64("--prompt-bytes", "N", "with --gguf: bytes of the run's -p text (tokenizer scratch; "
+                     "default 0, as with --tokens)", &rq.prompt_bytes, 0, UINT32_MAX),
+        TMEM_CLI_FLAG("--chat", "with --gguf: the run's --chat (tokenizer scratch for the turn)", &rq.chat),
         TMEM_CLI_U64("--min-pixels", "N", "smart resize: at least N pixels (default: the tower's)",
                      &im.min_pixels, 1, UINT32_MAX),
         TMEM_CLI_U64("--max-pixels", "N", "smart resize: at most N pixels (default: the tower's)",
@@ -379,14 +448,19 @@ int tmem_cmd_fit(int argc, char **argv) {
     f.model = &m;
     f.ctx = ctx; /* with --gguf: name types by the context's role policy */
     tmem_fit_result r;
-    tmem_status st = tmem_fit(&f, &r);
+    tmem_status st = TMEM_OK;
+    /* a GGUF the reference runtime opens: the answer of its admission, the
+     * one `tmem run` gets (same call); else the library's estimate */
+    int via = gguf && !mmproj && !model && runtime_request(&f) ? runtime_fit(ctx, gguf, &f, &rq, &r, &f.prefill_chunk) : 1;
+    if (via < 0) goto done;
+    if (via > 0) st = tmem_fit(&f, &r);
     if (st) {
         fprintf(stderr, "tmem fit: %s%s\n", tmem_strerror(st),
                 st == TMEM_E_INVALID_ARG && f.image_width ? " (does the image need more tokens than --ctx?)" : "");
         goto done;
     }
-    if (json) print_json(&m, &f, &r, g, &im);
-    else print_text(&m, &f, &r, g, &im);
+    if (json) print_json(&m, &f, &r, g, &im, via == 0);
+    else print_text(&m, &f, &r, g, &im, via == 0);
     rc = r.fits ? 0 : 3;
 done:
     tmem_gguf_close(mp);

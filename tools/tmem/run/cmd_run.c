@@ -25,7 +25,7 @@
 static const char usage_text[] =
     "usage: tmem run MODEL.gguf [-p TEXT | --tokens ID,ID,...] [-n N] [-t THREADS] [--ctx N]\n"
     "                [--chunk N] [--budget SIZE] [--seed S] [--temp T] [--top-k K] [--top-p P]\n"
-    "                [--chat] [--memory typed|naive] [--trace FILE] [--json]\n"
+    "                [--chat] [--memory typed|naive] [--device cpu|vulkan[:N]] [--trace FILE] [--json]\n"
     "                [--logits-out FILE] [--logits last|all] [--decode-from N]\n"
     "  -n N             tokens to generate (default 16; 0 = evaluate the prompt only)\n"
     "  --logits-out F   raw little-endian f32 rows of n_vocab: the last prompt position\n"
@@ -36,6 +36,9 @@ static const char usage_text[] =
     "                   vision encoder; `<image>` in -p marks its place (else it goes first);\n"
     "                   with --tokens give the expanded ids (<|image_pad|> once per token)\n"
     "  --min-pixels N --max-pixels N   the smart resize's bounds (default: the mmproj's)\n"
+    "  --device cpu|vulkan  where the vision encoder runs (default cpu; vulkan: weights and\n"
+    "                   activations in device memory, an NV12 frame imported and converted\n"
+    "                   by a shader; the text model stays on the CPU)\n"
     "exit: 0 ok, 1 runtime error, 2 usage, 3 does not fit the budget\n";
 
 typedef struct run_args {
@@ -43,6 +46,7 @@ typedef struct run_args {
     uint64_t n_gen, threads, ctx, chunk, budget, seed, top_k, decode_from;
     float temp, top_p;
     bool chat, json, logits_all, naive;
+    tmrt_device device;
     run_vision vision;
 } run_args;
 
@@ -84,6 +88,16 @@ static int parse(int argc, char **argv, run_args *a) {
         else if (!strcmp(o, "--logits")) {
             ok = v && (!strcmp(v, "last") || !strcmp(v, "all"));
             a->logits_all = ok && !strcmp(v, "all");
+        } else if (!strcmp(o, "--device")) {
+            ok = v && (!strcmp(v, "cpu") || !strncmp(v, "vulkan", 6));
+            if (ok && !strncmp(v, "vulkan", 6)) {
+                a->device.kind = TMRT_DEVICE_VULKAN;
+                uint64_t idx = 0;
+                if (v[6] == ':') ok = tmem_arg_u64(v + 7, &idx) && idx < 64;
+                else ok = v[6] == 0;
+                a->device.index = (uint32_t)idx;
+                a->vision.vulkan = ok; /* the vision encoder on the same device */
+            }
         } else if (!strcmp(o, "--memory")) {
             ok = v && (!strcmp(v, "typed") || !strcmp(v, "naive"));
             a->naive = ok && !strcmp(v, "naive");
@@ -103,6 +117,8 @@ static int parse(int argc, char **argv, run_args *a) {
     if (!a->prompt && !a->tokens) return usage_error("no prompt: give -p TEXT or --tokens ID,ID,...", NULL);
     if (a->chat && !a->prompt) return usage_error("--chat needs -p TEXT", NULL);
     if (a->trace && a->naive) return usage_error("--trace records typed memory: not with --memory naive", NULL);
+    if (a->device.kind == TMRT_DEVICE_VULKAN && run_vision_active(&a->vision))
+        return usage_error("--device vulkan runs the text model only (the image path is on the CPU)", NULL);
     return 0;
 }
 
@@ -172,14 +188,28 @@ int tmem_cmd_run(int argc, char **argv) {
     tmrt_model_desc md = {0};
     md.path = a.model;
     md.memory = a.naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED;
+    md.device = a.device;
     tmem_status st = tmrt_model_open(a.naive ? NULL : ctx, &md, &m, &e);
     if (st) {
         fprintf(stderr, "tmem run: %s\n", e.message);
         goto done;
     }
     const tmrt_hparams *hp = tmrt_model_hparams(m);
+    rep.gpu = tmrt_model_gpu(m);
     tmrt_error terr = {""};
-    st = tmrt_tokenizer_load(ctx, tmrt_model_gguf(m), &tok, &terr);
+    /* Text runs: the encode scratch sized for this prompt (none for
+     * --tokens), and the tokenizer a line of the session's admission (issue
+     * 21: a fixed 16 MiB heap the prediction did not contain). An image's
+     * prompt keeps the default scratch, its tables reported beside the fit. */
+    bool text_run = !run_vision_active(&a.vision);
+    tmrt_tokenizer_desc tkd = {0};
+    if (text_run) {
+        tkd.flags = TMRT_TOKENIZER_SCRATCH_EXACT;
+        tkd.scratch_bytes = a.prompt ? tmrt_tokenizer_scratch_bytes(strlen(a.prompt), a.chat) : 0;
+    }
+    uint64_t tokenizer_bytes = 0;
+    st = text_run ? tmrt_tokenizer_memory_bytes(ctx, tmrt_model_gguf(m), &tkd, &tokenizer_bytes, &terr) : TMEM_OK;
+    if (st == TMEM_OK) st = tmrt_tokenizer_load_ex(ctx, tmrt_model_gguf(m), &tkd, &tok, &terr);
     if (st && st != TMEM_E_NOT_FOUND) {
         fprintf(stderr, "tmem run: tokenizer: %s\n", terr.message);
         /* its tables and scratch did not fit: a refusal before the run
@@ -190,10 +220,9 @@ int tmem_cmd_run(int argc, char **argv) {
         }
         goto done;
     }
-    if (tok) {
-        tmrt_tokenizer_info ti;
-        if (tmrt_tokenizer_get_info(tok, &ti) == TMEM_OK) rep.tokenizer_bytes = ti.table_bytes;
-    }
+    if (!tok) tokenizer_bytes = 0;
+    tmrt_tokenizer_info ti;
+    if (tok && !text_run && tmrt_tokenizer_get_info(tok, &ti) == TMEM_OK) rep.tokenizer_bytes = ti.table_bytes;
 
     double t_prompt = now_s(); /* TTFT counts from here: image decode, encode, prefill */
     bool image = run_vision_active(&a.vision);
@@ -244,6 +273,7 @@ int tmem_cmd_run(int argc, char **argv) {
     if (prefill_span < (sd.chunk ? sd.chunk : TMRT_DEFAULT_CHUNK)) sd.chunk = prefill_span;
     sd.threads = (uint32_t)a.threads;
     sd.budget = a.budget;
+    sd.tokenizer_bytes = tokenizer_bytes; /* the fit's "tokenizer" line */
     /* --ctx absent: the session's default rule (tmemrt/defaults.h), grown to
      * what this request needs; rep.info.n_ctx reads back what it decided */
     uint64_t need = (uint64_t)n_prompt + a.n_gen;

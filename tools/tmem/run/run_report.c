@@ -88,6 +88,47 @@ static uint64_t type_peak(tmem_context *ctx, const char *name, uint64_t *dirty) 
     return ts.committed.peak;
 }
 
+/* --device vulkan: device bytes per role from the typed accounting
+ * (tmem_role_get_stats: device_in_use, current and peak), the total, and the
+ * driver's figure for the device heap where VK_EXT_memory_budget gives one. */
+static void device_memory(const run_report *r, tmem_context *ctx, bool json) {
+    uint64_t total = 0, total_peak = 0;
+    if (!json) fprintf(stderr, "device memory (MiB, typed accounting): role          now       peak\n");
+    else printf(", \"device\": \"vulkan\", \"device_roles\": [");
+    bool first = true;
+    for (int role = TMEM_ROLE_BUILTIN_FIRST; role < TMEM_ROLE_BUILTIN_END; role++) {
+        tmem_role_stats rs;
+        if (tmem_role_get_stats(ctx, (tmem_role)role, &rs) != TMEM_OK || !rs.device_in_use.peak) continue;
+        total += rs.device_in_use.current;
+        total_peak += rs.device_in_use.peak;
+        if (json)
+            printf("%s{\"role\": \"%s\", \"bytes\": %llu, \"peak\": %llu}", first ? "" : ", ",
+                   tmem_role_name(ctx, (tmem_role)role), (unsigned long long)rs.device_in_use.current,
+                   (unsigned long long)rs.device_in_use.peak);
+        else
+            fprintf(stderr, "  %-44s %10.2f %10.2f\n", tmem_role_name(ctx, (tmem_role)role),
+                    mib(rs.device_in_use.current), mib(rs.device_in_use.peak));
+        first = false;
+    }
+    uint64_t driver = 0;
+    bool have_driver = false;
+    tmem_gpu_info gi;
+    if (r->gpu && tmem_gpu_get_info(r->gpu, &gi) == TMEM_OK && gi.type_count) {
+        driver = gi.types[0].usage;
+        have_driver = gi.types[0].budget_from_driver;
+    }
+    if (r->naive) total = total_peak = r->info.device_bytes; /* the twin's own allocations, not typed */
+    if (json) {
+        printf("], \"device_bytes\": %llu, \"device_bytes_peak\": %llu, \"device_driver_usage\": %lld",
+               (unsigned long long)total, (unsigned long long)total_peak, have_driver ? (long long)driver : -1LL);
+        return;
+    }
+    if (r->naive) fprintf(stderr, "  (naive twin: a VkDeviceMemory per tensor, outside the typed accounting)\n");
+    fprintf(stderr, "  %-44s %10.2f %10.2f\n", "all roles", mib(total), mib(total_peak));
+    if (have_driver) fprintf(stderr, "  driver heap usage (VK_EXT_memory_budget): %.2f MiB\n", mib(driver));
+    else fprintf(stderr, "  driver heap usage: no VK_EXT_memory_budget on this device\n");
+}
+
 void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *tok, const int32_t *gen,
                        uint32_t n_gen, bool json) {
     const tmem_fit_result *fit = &r->info.fit, *used = r->used.item_count ? &r->used : fit;
@@ -137,6 +178,7 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
                    fit->items[i].clean ? "true" : "false");
         }
         printf("], \"ttft_s\": %.6f", r->ttft_s);
+        if (r->gpu) device_memory(r, ctx, true);
         if (r->vision) json_vision(r->vision);
         printf(", \"tokens\": [");
         for (uint32_t i = 0; i < n_gen; i++) printf("%s%d", i ? ", " : "", gen[i]);
@@ -174,6 +216,7 @@ void run_report_finish(run_report *r, tmem_context *ctx, const tmrt_tokenizer *t
                "process baseline %.2f MiB); RSS peak %.2f MiB\n",
             mib(predicted_ctx), mib(predicted), mib(committed), mib(r->peak_dirty), os_vs_pred,
             mib(r->baseline_dirty), mib(r->peak_rss));
+    if (r->gpu) device_memory(r, ctx, false);
 }
 
 double run_report_json_num(const char *json, const char *key) {

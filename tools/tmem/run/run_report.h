@@ -14,7 +14,7 @@ typedef struct run_report {
     tmrt_session_info info;
     tmem_fit_result used;          /* the fit at the tokens the run reached */
     uint32_t n_samples;
-    uint64_t tokenizer_bytes;      /* the tokenizer's resident tables */
+    uint64_t tokenizer_bytes;      /* the tokenizer's tables when no fit line has them (image runs) */
     uint64_t baseline_dirty;       /* Private_Dirty before the model was opened */
     uint64_t peak_dirty, peak_rss; /* sampled maxima */
     uint32_t prompt_tokens, generated_tokens, decoded_tokens;
@@ -23,6 +23,7 @@ typedef struct run_report {
     double ttft_s;                  /* prompt processing (image decode and encode included)
                                        to the first sampled token */
     const tmrt_vision_stats *vision; /* the image's encode, NULL without one */
+    tmem_gpu *gpu;                 /* --device vulkan: the model's device, else NULL */
 } run_report;
 
 void run_report_begin(run_report *r, const char *model, bool naive);

@@ -37,8 +37,23 @@ int run_vision_open(run_vision *rv, tmem_context *ctx, bool naive, const tmrt_to
         return -1;
     }
     rv->naive = naive;
-    tmrt_vision_desc vd = {rv->mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED};
-    tmem_status rc = tmrt_vision_open(ctx, &vd, &rv->v, &err);
+    tmem_status rc;
+    if (rv->vulkan) {
+        if (naive) {
+            fprintf(stderr, "tmem run: --device vulkan places the encoder in typed device memory: not with "
+                            "--memory naive\n");
+            return -1;
+        }
+        tmem_gpu_desc gd = {0};
+        gd.api = TMEM_GPU_VULKAN;
+        gd.chunk_size = 512ull << 20; /* the 0.8B encoder's weights and a 1024x1024 arena, a chunk each */
+        if ((rc = tmem_gpu_attach(ctx, &gd, &rv->gpu)) != TMEM_OK) {
+            fprintf(stderr, "tmem run: --device vulkan: no Vulkan device (%s)\n", tmem_status_name(rc));
+            return -1;
+        }
+    }
+    tmrt_vision_desc vd = {rv->mmproj, naive ? TMRT_MEMORY_NAIVE : TMRT_MEMORY_TYPED, rv->gpu};
+    rc = tmrt_vision_open(ctx, &vd, &rv->v, &err);
     if (rc != TMEM_OK) {
         fprintf(stderr, "tmem run: %s\n", err.message);
         return -1;
@@ -217,7 +232,13 @@ void run_vision_report(const run_vision *rv, FILE *f) {
             rv->image_w, rv->image_h, s->grid.width, s->grid.height, s->grid.n_patches, s->grid.n_tokens,
             s->preprocess_ms, s->image_copies, s->image_copies == 1 ? "y" : "ies", s->encode_ms,
             (double)s->patch_bytes / 1048576.0, (double)s->arena_bytes / 1048576.0,
-            (double)s->scratch_bytes / 1048576.0, rv->naive ? "naive: mallocs" : "typed: planned heaps");
+            (double)s->scratch_bytes / 1048576.0,
+            rv->naive    ? "naive: mallocs"
+            : rv->vulkan ? "vulkan: a planned device arena"
+                         : "typed: planned heaps");
+    if (rv->vulkan)
+        fprintf(f, "vision: on %s, device buffers %.1f MiB, %u conversion(s)\n", "vulkan",
+                (double)s->device_bytes / 1048576.0, s->frame_tries);
 }
 
 void run_vision_free(run_vision *rv) {
@@ -225,6 +246,7 @@ void run_vision_free(run_vision *rv) {
     tmem_heap_destroy(rv->embd_heap);
     tmem_surface_release(rv->img);
     tmrt_vision_close(rv->v);
+    tmem_gpu_release(rv->gpu);
     free(rv->positions);
     memset(rv, 0, sizeof *rv);
 }

@@ -15,6 +15,8 @@
 typedef struct run_vision {
     const char *mmproj, *image, *raw_spec, *raw_file, *embeddings_out;
     bool naive;
+    bool vulkan;               /* --device vulkan: the encoder on the GPU (the text stays on the CPU) */
+    tmem_gpu *gpu;
     uint64_t min_pixels, max_pixels; /* --min-pixels / --max-pixels; 0 = the mmproj's */
     tmrt_vision *v;
     tmem_surface *img;

@@ -8,6 +8,12 @@
 // accumulates a (BM/16) x (BN/16) block of y from shared vec4 reads; the
 // next step's weights and x are read into registers meanwhile.
 // Bindings: 0 W, 1 x f32 [n_tok][ldx], 2 y f32 [n_tok][ldy].
+// With X_CHW (patch_<type>.comp: the vision encoder's patch embedding, the
+// Conv3d's half of one frame as a matmul) x is an image, 3 planes of ow x oh
+// floats (CHW), and token t's row is its p x p patch, channel-major (c, py,
+// px: n_in = 3 p p), the patch at grid position (row, col) of token t in
+// merge order (vision/ops.c tmrt__vis_token_pos): the patch rows are read
+// from the image in place, never gathered into memory.
 layout(local_size_x = 256) in;
 const uint WG = 256u;
 layout(constant_id = 1) const uint BM = 64u;
@@ -21,6 +27,9 @@ layout(push_constant) uniform P {
     uint n_in, n_out, row_bytes, w_base;
     uint n_tok, ldx, ldy, y_col0;
     uint row_tiles;
+#ifdef X_CHW
+    uint grid_w, merge, psize, ow, plane;
+#endif
 } pc;
 
 shared vec4 As[BK][BM / 4u]; // As[k][r/4][r%4]: weights, k-major
@@ -37,10 +46,27 @@ void load_w(uint rb, uint k, bool ok, out float w[8]) {
     for (uint i = 0u; i < 8u; i++) w[i] = ok ? w[i] : 0.0;
 }
 
+#ifdef X_CHW
+// the first pixel of token t's patch in a plane
+#include "vis_pos.glsl"
+uint patch_base(uint t) {
+    uvec2 rc = vis_token_pos(t, pc.grid_w, pc.merge);
+    return rc.x * pc.psize * pc.ow + rc.y * pc.psize;
+}
+// 8 values of the patch at xb from k on: (c, py, px) of k in the image
+void load_x(uint xb, uint k, bool ok, out float v[8]) {
+    uint pp = pc.psize * pc.psize;
+    for (uint i = 0u; i < 8u; i++) {
+        uint e = k + i, c = e / pp, r = e - c * pp, py = r / pc.psize, px = r - py * pc.psize;
+        v[i] = ok && e < pc.n_in ? x[c * pc.plane + xb + py * pc.ow + px] : 0.0;
+    }
+}
+#else
 // 8 x values of the token row at xb from k on (zeros past n_in, and when !ok)
 void load_x(uint xb, uint k, bool ok, out float v[8]) {
     for (uint i = 0u; i < 8u; i++) v[i] = ok && k + i < pc.n_in ? x[xb + k + i] : 0.0;
 }
+#endif
 
 void main() {
     uint g = group_id(), rt = g % pc.row_tiles, tt = g / pc.row_tiles;
@@ -56,7 +82,11 @@ void main() {
     }
     for (uint i = 0u; i < LB; i++) {
         uint t = tok0 + tid / 4u + 64u * i;
+#ifdef X_CHW
+        xok[i] = t < pc.n_tok, xb[i] = patch_base(xok[i] ? t : 0u);
+#else
         xok[i] = t < pc.n_tok, xb[i] = (xok[i] ? t : 0u) * pc.ldx;
+#endif
     }
     vec4 acc[TM][TN / 4u];
     for (uint i = 0u; i < TM; i++)
