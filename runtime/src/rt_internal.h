@@ -172,6 +172,9 @@ void tmrt__rope(float *x, const tmrt_hparams *hp, const int32_t pos[4]);
  * AVX2, FMA and F16C): the f16 row loops of attention */
 float tmrt__dot_f16_avx2(const float *q, const uint16_t *k, uint32_t n);
 void tmrt__axpy_f16_avx2(float *acc, float p, const uint16_t *v, uint32_t n);
+/* forward/attention_neon.c (aarch64 builds): the same loops in NEON */
+float tmrt__dot_f16_neon(const float *q, const uint16_t *k, uint32_t n);
+void tmrt__axpy_f16_neon(float *acc, float p, const uint16_t *v, uint32_t n);
 /* f16 rows (KV cache, norms): the runtime's one half conversion, inline in
  * kern/kern_half.h (kern_f16_to_f32, kern_f32_to_f16) */
 /* forward/matmul.c: y = W x for n rows through the pool, scratch from r */

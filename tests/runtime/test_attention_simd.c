@@ -1,18 +1,26 @@
-/* The attention's F16C loops against the scalar ones, on random rows of
- * every length 1..300 (tails included), and the f16 conversion round trip
- * against the exactly representable values. Skips (77) off x86-64 or on a
- * CPU without AVX2/FMA/F16C. */
+/* The attention's SIMD f16 loops (F16C on x86-64, NEON on aarch64) against
+ * the scalar ones, on random rows of every length 1..300 (tails included),
+ * and the f16 conversion round trip against the exactly representable
+ * values. Skips (77) on other ISAs or on an x86-64 CPU without
+ * AVX2/FMA/F16C. */
 #include <math.h>
 #include <stdio.h>
 #include "harness.h"
 #include "rt_internal.h"
 
 int main(void) {
+#if defined(__x86_64__) || defined(__aarch64__)
 #if defined(__x86_64__)
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c")) {
         printf("SKIP: no AVX2/FMA/F16C on this CPU\n");
         return 77;
     }
+#define DOT_F16 tmrt__dot_f16_avx2
+#define AXPY_F16 tmrt__axpy_f16_avx2
+#else
+#define DOT_F16 tmrt__dot_f16_neon
+#define AXPY_F16 tmrt__axpy_f16_neon
+#endif
     tmem_rng rng;
     tmem_rng_init(&rng, tmem_test_seed(31));
     static float q[300], acc_s[300], acc_v[300];
@@ -27,10 +35,10 @@ int main(void) {
         }
         float ref = 0;
         for (uint32_t i = 0; i < n; i++) ref += q[i] * kern_f16_to_f32(k[i]);
-        float got = tmrt__dot_f16_avx2(q, k, n);
+        float got = DOT_F16(q, k, n);
         CHECK_MSG(fabs(got - ref) <= 1e-5 * (mag + 1), "n %u: dot %g vs %g", n, got, ref);
         for (uint32_t i = 0; i < n; i++) acc_s[i] += 0.37f * kern_f16_to_f32(k[i]);
-        tmrt__axpy_f16_avx2(acc_v, 0.37f, k, n);
+        AXPY_F16(acc_v, 0.37f, k, n);
         for (uint32_t i = 0; i < n; i++)
             CHECK_MSG(fabsf(acc_s[i] - acc_v[i]) <= 1e-6f * (fabsf(acc_s[i]) + 1), "n %u: axpy[%u]", n, i);
     }
@@ -43,7 +51,7 @@ int main(void) {
     CHECK(kern_f32_to_f16(1.0f + 1.0f / 2048) == 0x3C00u); /* a tie to even */
     return tmem_test_finish();
 #else
-    printf("SKIP: not an x86-64 build\n");
+    printf("SKIP: neither an x86-64 nor an aarch64 build\n");
     return 77;
 #endif
 }

@@ -191,6 +191,82 @@ static void test_batch_invariance(void) {
     free(mem);
 }
 
+#if defined(__aarch64__)
+/* Every NEON level this CPU has (plain ARMv8.0, then +dotprod), tile by
+ * tile, against the oracle on odd shapes: quantised tiles must give the
+ * oracle's bits (exact integer block sums, the oracle's f32 expression),
+ * float tiles the reassociation tolerance. Under qemu, -cpu cortex-a53 has
+ * no dotprod (only the first level runs), -cpu max has it. */
+static void test_neon_levels(void) {
+    const unsigned have = tmrt__kern__cpu_features();
+    printf("   aarch64 features: neon%s%s%s\n", (have & KERN_CPU_FP16) ? " fp16" : "",
+           (have & KERN_CPU_DOTPROD) ? " dotprod" : "", (have & KERN_CPU_I8MM) ? " i8mm" : "");
+    CHECK(have & KERN_CPU_NEON);
+    const unsigned levels[2] = {KERN_CPU_NEON, KERN_CPU_NEON | KERN_CPU_DOTPROD};
+    tmem_rng r;
+    tmem_rng_init(&r, seed + 11);
+    int cases = 0;
+    for (int li = 0; li < 2; li++) {
+        if ((levels[li] & have) != levels[li]) {
+            printf("   level %d (dotprod) not on this CPU: not run\n", li);
+            continue;
+        }
+        for (int ti = 0; ti < KERN_TEST_NTYPES; ti++) {
+            const uint32_t type = kern_test_types[ti];
+            const kern_type_traits *tr = tmrt__kern__traits(type);
+            kern_tile_fn tile = tmrt__kern__tile_neon(type, levels[li]);
+            CHECK(tile != NULL);
+            for (int trial = 0; trial < 6; trial++) {
+                const int64_t n_in = tr->block == 1 ? (int64_t)tmem_rng_range(&r, 1, 300)
+                                                    : tr->block * (int64_t)tmem_rng_range(&r, 1, 7);
+                const int64_t n_out = (int64_t)tmem_rng_range(&r, 1, 29);
+                const int64_t n_tok = (int64_t)tmem_rng_range(&r, 1, 9);
+                kern_wmat w = kern_test_wmat(&r, type, n_in, n_out, 0, 0.1f, NULL);
+                float *x = kern_test_alloc((size_t)(n_in * n_tok) * sizeof(float));
+                kern_test_fill(&r, x, n_in * n_tok, 1.0f);
+                float *want = kern_test_alloc((size_t)(n_out * n_tok) * sizeof(float));
+                float *got = kern_test_alloc((size_t)(n_out * n_tok) * sizeof(float));
+                float *wrow = kern_test_alloc((size_t)n_in * sizeof(float));
+                tmrt__kern_matmul_ref(&w, x, (size_t)n_in, n_tok, want, (size_t)n_out);
+                const size_t xs = tr->xform == KERN_X_F32 ? (size_t)n_in * sizeof(float)
+                                                          : tmrt__kern__xrow_bytes(tr->xform, n_in);
+                void *xq = tr->xform == KERN_X_F32 ? NULL : kern_test_alloc(xs * (size_t)n_tok);
+                for (int64_t t = 0; t < n_tok; t++) {
+                    if (tr->xform == KERN_X_Q8_0)
+                        tmrt__kern__quantize_q8_0(x + t * n_in, (void *)((char *)xq + t * xs), n_in);
+                    else if (tr->xform == KERN_X_Q8_K)
+                        tmrt__kern__quantize_q8_k(x + t * n_in, (void *)((char *)xq + t * xs), n_in);
+                }
+                /* in two row ranges, as two threads would */
+                const int64_t mid = n_out / 2;
+                tile(&w, xq ? xq : x, xs, n_tok, 0, mid, got, (size_t)n_out);
+                tile(&w, xq ? xq : x, xs, n_tok, mid, n_out, got, (size_t)n_out);
+                int bad = 0;
+                for (int64_t o = 0; o < n_out; o++) {
+                    tmrt__kern_get_row(&w, o, wrow);
+                    for (int64_t t = 0; t < n_tok; t++) {
+                        const float g = got[t * n_out + o], e = want[t * n_out + o];
+                        if (xq) bad += memcmp(&g, &e, sizeof g) != 0;
+                        else bad += fabs((double)g - e) > 1e-5 * magnitude(&w, wrow, x + t * n_in) + 1e-30;
+                    }
+                }
+                CHECK_MSG(bad == 0, "neon level %d %s %lldx%lld tok %lld: %d outputs off the oracle", li,
+                          kern_test_type_name(type), (long long)n_out, (long long)n_in,
+                          (long long)n_tok, bad);
+                cases++;
+                free((void *)w.data);
+                free(x);
+                free(want);
+                free(got);
+                free(wrow);
+                free(xq);
+            }
+        }
+    }
+    printf("   %d NEON tile cases checked against the oracle\n", cases);
+}
+#endif
+
 /* The path each type takes follows TMRT_KERN_ISA and the CPU. */
 static void test_paths(void) {
     char buf[512];
@@ -211,8 +287,14 @@ int main(void) {
     RUN(test_scratch_and_support);
     RUN(test_ref_vs_dense);
     /* the widest paths first, then each narrower one on the same shapes */
+#if defined(__aarch64__)
+    /* NEON, then scalar (there is no narrower NEON cap; test_neon_levels
+     * takes each NEON level in turn) */
+    static const char *const isas[] = {NULL, "scalar"};
+#else
     static const char *const isas[] = {NULL, "avx2", "scalar"};
-    for (int i = 0; i < 3; i++) {
+#endif
+    for (int i = 0; i < (int)(sizeof isas / sizeof isas[0]); i++) {
         if (isas[i]) setenv("TMRT_KERN_ISA", isas[i], 1);
         else unsetenv("TMRT_KERN_ISA");
         RUN(test_paths);
@@ -220,5 +302,8 @@ int main(void) {
         RUN(test_batch_invariance);
     }
     unsetenv("TMRT_KERN_ISA");
+#if defined(__aarch64__)
+    RUN(test_neon_levels);
+#endif
     return tmem_test_finish();
 }

@@ -17,6 +17,7 @@
 #include "tmemrt/image.h"
 #include "tmemrt/vision.h"
 
+#ifdef TMRT_HAVE_PNG
 static float *read_f32(const char *path, size_t n) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -29,6 +30,7 @@ static float *read_f32(const char *path, size_t n) {
     }
     return p;
 }
+#endif
 
 int main(void) {
 #ifndef TMRT_HAVE_PNG

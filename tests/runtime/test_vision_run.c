@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef TMRT_HAVE_PNG
 static float *read_f32(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -44,7 +45,6 @@ static double rel(const float *a, const float *ref, size_t n, size_t from, size_
     return m > 0 ? d / m : INFINITY;
 }
 
-#ifdef TMRT_HAVE_PNG
 /* 0 checked, 77 skipped something (printed) */
 static void body(int *skipped) {
     const char *src = getenv("TMEM_SOURCE_DIR"), *tool = getenv("TMEM_TOOL");

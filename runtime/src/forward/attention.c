@@ -15,19 +15,30 @@ typedef struct attn_task {
     const float *q_gate;        /* the ATTN op's buffers (taken on the dispatching thread) */
     float *attn_out;
     uint32_t kv_layer;
-    bool simd;          /* F16C + FMA loops for f16 rows */
+    bool simd;          /* SIMD loops for f16 rows (F16C + FMA, NEON) */
 } attn_task;
 
+/* SIMD_F16: the f16 row loops of this build's ISA (AVX2+F16C when the CPU
+ * has it, NEON on every aarch64 CPU), or none */
 #if TMRT_HAVE_AVX2
 #define SIMD_F16 1
+#define DOT_F16 tmrt__dot_f16_avx2
+#define AXPY_F16 tmrt__axpy_f16_avx2
+#define SIMD_F16_CPU() tmrt__kern_have_avx2()
+#elif TMRT_HAVE_NEON
+#define SIMD_F16 1
+#define DOT_F16 tmrt__dot_f16_neon
+#define AXPY_F16 tmrt__axpy_f16_neon
+#define SIMD_F16_CPU() true
 #else
 #define SIMD_F16 0
+#define SIMD_F16_CPU() false
 #endif
 
 static float dot_row(const float *q, const void *k, uint32_t n, bool f32, bool simd) {
     if (f32) return tmrt__kern_dot(q, k, n);
 #if SIMD_F16
-    if (simd) return tmrt__dot_f16_avx2(q, k, n);
+    if (simd) return DOT_F16(q, k, n);
 #else
     (void)simd;
 #endif
@@ -44,7 +55,7 @@ static void axpy_row(float *acc, float p, const void *v, uint32_t n, bool f32, b
     }
 #if SIMD_F16
     if (simd) {
-        tmrt__axpy_f16_avx2(acc, p, v, n);
+        AXPY_F16(acc, p, v, n);
         return;
     }
 #else
@@ -190,7 +201,7 @@ void tmrt__attention(tmrt_run *r, const tmrt_layer_weights *lw, uint32_t layer, 
 
     TMRT_OP(a, ATTN);
     attn_task at = {r, st, TMRT_ACT(a, Q_GATE), TMRT_ACT(a, ATTN_OUT), kv_layer,
-                    SIMD_F16 && tmrt__kern_have_avx2()};
+                    SIMD_F16 && SIMD_F16_CPU()};
     tmrt__kern_pool_for(r->pool, (int64_t)n * Hkv, 1, attend, &at);
 
     /* the output gate: attn *= sigmoid(gate), the gate being each head's

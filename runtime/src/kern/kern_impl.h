@@ -61,7 +61,8 @@ void tmrt__kern__tile_scalar(const kern_wmat *w, const void *x, size_t xstride, 
                        int64_t o0, int64_t o1, float *y, size_t ldy);
 
 /* ---- kern_cpu.c: the instruction sets the matmul may use ---- */
-typedef enum kern_isa { KERN_ISA_SCALAR, KERN_ISA_AVX2, KERN_ISA_AVX512 } kern_isa;
+/* NEON (aarch64 builds) sorts below AVX2: `isa >= KERN_ISA_AVX2` means the x86 paths */
+typedef enum kern_isa { KERN_ISA_SCALAR, KERN_ISA_NEON, KERN_ISA_AVX2, KERN_ISA_AVX512 } kern_isa;
 bool tmrt__kern__have_avx2(void);   /* AVX2 + FMA + F16C */
 bool tmrt__kern__have_avx512(void); /* and AVX-512 F, BW, VL, VNNI (and compiled in) */
 /* The widest this CPU has, capped by TMRT_KERN_ISA (kern_cpu.c). */
@@ -78,6 +79,33 @@ void tmrt__kern__quantize_q8_k_avx2(const float *x, kern_block_q8_k *y, int64_t 
 /* ---- kern_matmul_avx512.c (x86-64, TMRT_HAVE_AVX512 builds only; call only if
  * tmrt__kern__have_avx512()) ---- */
 kern_tile_fn tmrt__kern__tile_avx512(uint32_t type); /* NULL: no AVX-512 path for it */
+
+/* ---- kern_cpu.c: aarch64 features, from getauxval(AT_HWCAP / AT_HWCAP2)
+ * (0 elsewhere). Advanced SIMD itself is part of every aarch64 CPU. ---- */
+enum {
+    KERN_CPU_NEON = 1u << 0,     /* the *_neon.c paths run (aarch64 build) */
+    KERN_CPU_FP16 = 1u << 1,     /* FP16 arithmetic (HWCAP_ASIMDHP): detected, not used (docs/arm64.md) */
+    KERN_CPU_DOTPROD = 1u << 2,  /* SDOT/UDOT (HWCAP_ASIMDDP) */
+    KERN_CPU_I8MM = 1u << 3,     /* SMMLA (HWCAP2_I8MM): detected, not used yet */
+};
+unsigned tmrt__kern__cpu_features(void);
+
+/* ---- kern_matmul_neon.c (aarch64 only) ----
+ * The NEON tile for `type` given `features` (a subset of what the CPU has:
+ * the tests pass each level in turn), NULL if none. */
+kern_tile_fn tmrt__kern__tile_neon(uint32_t type, unsigned features);
+
+/* ---- kern_vec_neon.c (aarch64 only): the kern_vec_avx2.c set in NEON ---- */
+float tmrt__kern__dot_f32_neon(const float *a, const float *b, int64_t n);
+void tmrt__kern__axpy_neon(float *y, float a, const float *x, int64_t n);
+void tmrt__kern__scale_neon(float *x, float a, int64_t n);
+float tmrt__kern__sumsq_neon(const float *x, int64_t n);
+void tmrt__kern__rms_apply_neon(float *out, const float *x, const float *w, float w_offset, float s,
+                                int64_t n);
+void tmrt__kern__silu_mul_neon(float *out, const float *gate, const float *up, int64_t n);
+void tmrt__kern__silu_neon(float *out, const float *x, int64_t n);
+float tmrt__kern__max_neon(const float *x, int64_t n);
+float tmrt__kern__exp_sub_sum_neon(float *x, float m, int64_t n);
 
 /* ---- kern_vec_avx2.c ---- */
 float tmrt__kern__dot_f32_avx2(const float *a, const float *b, int64_t n);

@@ -1,5 +1,6 @@
 /* kern_vec.c: f32 vector primitives: scalar references (kern_*_ref) and the
- * entry points, which take the AVX2 path when the CPU has it. */
+ * entry points, which take the AVX2 path when the CPU has it, the NEON path
+ * on aarch64. */
 #include <math.h>
 #include "kern_impl.h"
 
@@ -69,34 +70,40 @@ float tmrt__kern_exp_sub_sum_ref(float *x, float m, int64_t n) {
 
 /* ---- dispatching entry points ---- */
 
+/* SIMD_OR_REF(call): run `call` (which returns) on the SIMD path of this
+ * build: AVX2 on x86-64 CPUs with AVX2/FMA/F16C, NEON on aarch64 (every
+ * aarch64 CPU has Advanced SIMD); else fall through to the scalar
+ * reference after it. SIMD(name) names the path's function. */
 #if TMRT_HAVE_AVX2
-#define AVX2_OR_REF(simd_call) \
-    do { if (tmrt__kern__have_avx2()) { simd_call; } } while (0)
+#define SIMD_OR_REF(...) do { if (tmrt__kern__have_avx2()) { __VA_ARGS__; } } while (0)
+#define SIMD(name) tmrt__kern__##name##_avx2
+#elif TMRT_HAVE_NEON
+#define SIMD_OR_REF(...) do { __VA_ARGS__; } while (0)
+#define SIMD(name) tmrt__kern__##name##_neon
 #else
-#define AVX2_OR_REF(simd_call) ((void)0)
+#define SIMD_OR_REF(...) ((void)0)
 #endif
 
 float tmrt__kern_dot(const float *a, const float *b, int64_t n) {
-    AVX2_OR_REF(return tmrt__kern__dot_f32_avx2(a, b, n));
+    SIMD_OR_REF(return SIMD(dot_f32)(a, b, n));
     return tmrt__kern_dot_ref(a, b, n);
 }
 
 void tmrt__kern_axpy(float *y, float a, const float *x, int64_t n) {
-    AVX2_OR_REF(tmrt__kern__axpy_avx2(y, a, x, n); return);
+    SIMD_OR_REF(SIMD(axpy)(y, a, x, n); return);
     tmrt__kern_axpy_ref(y, a, x, n);
 }
 
 void tmrt__kern_scale(float *x, float a, int64_t n) {
-    AVX2_OR_REF(tmrt__kern__scale_avx2(x, a, n); return);
+    SIMD_OR_REF(SIMD(scale)(x, a, n); return);
     tmrt__kern_scale_ref(x, a, n);
 }
 
 void tmrt__kern_rmsnorm_offset(float *out, const float *x, const float *w, float w_offset,
                          int64_t n, float eps) {
     if (n <= 0) return;
-    AVX2_OR_REF(tmrt__kern__rms_apply_avx2(out, x, w, w_offset,
-                                     rms_inverse(tmrt__kern__sumsq_avx2(x, n), n, eps), n);
-                return);
+    SIMD_OR_REF(SIMD(rms_apply)(out, x, w, w_offset, rms_inverse(SIMD(sumsq)(x, n), n, eps), n);
+              return);
     tmrt__kern_rmsnorm_offset_ref(out, x, w, w_offset, n, eps);
 }
 
@@ -105,24 +112,24 @@ void tmrt__kern_rmsnorm(float *out, const float *x, const float *w, int64_t n, f
 }
 
 void tmrt__kern_silu_mul(float *out, const float *gate, const float *up, int64_t n) {
-    AVX2_OR_REF(tmrt__kern__silu_mul_avx2(out, gate, up, n); return);
+    SIMD_OR_REF(SIMD(silu_mul)(out, gate, up, n); return);
     tmrt__kern_silu_mul_ref(out, gate, up, n);
 }
 
 void tmrt__kern_silu(float *out, const float *x, int64_t n) {
-    AVX2_OR_REF(tmrt__kern__silu_avx2(out, x, n); return);
+    SIMD_OR_REF(SIMD(silu)(out, x, n); return);
     tmrt__kern_silu_ref(out, x, n);
 }
 
 float tmrt__kern_exp_sub_sum(float *x, float m, int64_t n) {
-    AVX2_OR_REF(return tmrt__kern__exp_sub_sum_avx2(x, m, n));
+    SIMD_OR_REF(return SIMD(exp_sub_sum)(x, m, n));
     return tmrt__kern_exp_sub_sum_ref(x, m, n);
 }
 
 float tmrt__kern_softmax(float *x, int64_t n) {
     if (n <= 0) return -INFINITY;
-    AVX2_OR_REF(const float m = tmrt__kern__max_avx2(x, n);
-                tmrt__kern__scale_avx2(x, 1.0f / tmrt__kern__exp_sub_sum_avx2(x, m, n), n);
-                return m);
+    SIMD_OR_REF(const float m = SIMD(max)(x, n);
+              SIMD(scale)(x, 1.0f / SIMD(exp_sub_sum)(x, m, n), n);
+              return m);
     return tmrt__kern_softmax_ref(x, n);
 }

@@ -87,14 +87,19 @@ static double cpu_now(void) {
 /* Cycles per second of CPU time from a chain of dependent adds (one cycle
  * each): the clock while we run, whoever else shares the machine. */
 static double measure_hz(void) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
     const long iters = 50 * 1000 * 1000;
     double best = 0.0;
     for (int r = 0; r < 3; r++) {
         uint64_t x = 0;
         double t0 = cpu_now();
         for (long i = 0; i < iters; i++)
+#if defined(__x86_64__)
             __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+#else
+            __asm__ volatile("add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1"
+                             : "+r"(x));
+#endif
         double hz = 4.0 * (double)iters / (cpu_now() - t0);
         if (hz > best) best = hz;
     }

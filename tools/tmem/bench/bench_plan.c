@@ -325,8 +325,11 @@ int tmem_bench_plan(int argc, char **argv, bool json) {
     for (size_t s = 0; s < 2; s++) {
         for (uint32_t i = 0; i < counts[s]; i++) {
             char path[2048];
-            snprintf(path, sizeof path, "%s/%s", dirs[s], names[s][i]);
-            if (nr < 64 && run_file(path, names[s][i], suites[s].suite, limit, nodes, threads, &rows[nr])) nr++;
+            const int len = snprintf(path, sizeof path, "%s/%s", dirs[s], names[s][i]);
+            const bool fits = len > 0 && (size_t)len < sizeof path;
+            if (fits && nr < 64 &&
+                run_file(path, names[s][i], suites[s].suite, limit, nodes, threads, &rows[nr]))
+                nr++;
             free(names[s][i]);
             tmem_progress_update(&prog, ++seen);
         }
