@@ -50,6 +50,7 @@ typedef struct tmem_out_error {
  *  @return TMEM_OK | TMEM_E_EXISTS (same file as an input) |
  *          TMEM_E_INVALID_ARG (NULL path, special file) | TMEM_E_NOT_FOUND
  *          (dangling symlink); err's message says which (may be NULL)
+ *  @par On failure inputs are untouched; err holds the reason (when given)
  *  @par Threads safe */
 TMEM_API TMEM_NODISCARD tmem_status tmem_out_check(const char *path, const char *const *inputs, size_t n,
                                                    tmem_out_error *err);

@@ -320,7 +320,7 @@ tmem_status tmem_vk_import_mapping(tmem_gpu *gpu, const tmem_vk_mapping_desc *d,
     sort_ranges(rs, order, n);
     VkBufferUsageFlags usage =
         d->usage ? d->usage : VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-    const char *env = getenv("TMEM_VK_NO_IMPORT");
+    const char *env = tmem__os_getenv("TMEM_VK_NO_IMPORT");
     bool upload = (d->flags & TMEM_VK_MAPPING_UPLOAD) || (env && env[0] == '1');
     tmem_status st = TMEM_OK;
     if (!upload) {

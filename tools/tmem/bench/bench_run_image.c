@@ -296,7 +296,8 @@ static void print_text(const bench_args *a, const image_run r[2], const bench_pe
                "Private_Dirty %.1f MiB (ours %.1f: %.2fx)\n", p->encode_ms / 1e3, t->encode_ms / 1e3,
                ratio(p->encode_ms, t->encode_ms), p->prefill_tok_s, p->decode_tok_s, mib(p->peak_dirty),
                mib(t->peak_sampled), ratio(t->peak_sampled, p->peak_dirty));
-        printf("targets: encode >= 1.0x llama-mtmd-cli %s\n", ratio(p->encode_ms, t->encode_ms) >= 1 ? "met" : "NOT met");
+        printf("targets: encode >= 1.0x llama-mtmd-cli %s\n",
+               ratio(p->encode_ms, t->encode_ms) >= 1 ? "met" : "NOT met");
     } else {
         printf("no peer ran: pass --peer llama.cpp=BUILD_DIR to run llama-mtmd-cli on the same files in this run\n");
     }
