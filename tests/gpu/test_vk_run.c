@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "logits_sink.h"
 #include "gpu/gpu_internal.h"
 #include "gpurun/gpu_internal.h"
 
@@ -25,18 +26,6 @@
 static const char *src_dir(void) {
     const char *s = getenv("TMEM_SOURCE_DIR");
     return s ? s : ".";
-}
-
-typedef struct sink {
-    float *rows;
-    uint32_t n_vocab, base, cap;
-} sink;
-
-static tmem_status keep(void *user, uint32_t index, const float *logits, uint32_t n_vocab) {
-    sink *s = user;
-    if (n_vocab != s->n_vocab || s->base + index >= s->cap) return TMEM_E_INVALID_ARG;
-    memcpy(s->rows + (size_t)(s->base + index) * n_vocab, logits, n_vocab * sizeof *logits);
-    return TMEM_OK;
 }
 
 static int32_t g_tokens[N_TOK];

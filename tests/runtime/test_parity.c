@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "harness.h"
+#include "logits_sink.h"
 #include "tmemrt/runtime.h"
 
 typedef struct ref {
@@ -80,18 +81,6 @@ static bool read_ref(const char *dir, ref *r) {
     for (size_t i = 0; i < cells; i++)
         if (fabsf(r->prefill[i]) > r->max_abs) r->max_abs = fabsf(r->prefill[i]);
     return r->n_tokens > 0 && r->n_vocab > 0;
-}
-
-typedef struct sink {
-    float *rows;
-    uint32_t n_vocab, base, cap;
-} sink;
-
-static tmem_status keep(void *user, uint32_t index, const float *logits, uint32_t n_vocab) {
-    sink *s = user;
-    if (n_vocab != s->n_vocab || s->base + index >= s->cap) return TMEM_E_INVALID_ARG;
-    memcpy(s->rows + (size_t)(s->base + index) * n_vocab, logits, n_vocab * sizeof *logits);
-    return TMEM_OK;
 }
 
 /* All-position logits: prefill in `chunk`s up to decode_from (0 = all), then one token at a time. */
